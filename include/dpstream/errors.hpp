@@ -1,0 +1,41 @@
+// dpstream error types. Every error names what was wrong and where.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace dpstream {
+
+// A parameter given at construction is out of its domain (ε ≤ 0, δ ≥ 1, a NaN, ...).
+// The message names the parameter and the value received.
+class InvalidParameter : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// An input row failed validation in RowGuard (wrong dimension, NaN/Inf, norm over the bound).
+// The message names the row index and, where it applies, the column.
+class InvalidRow : public std::invalid_argument {
+ public:
+  InvalidRow(std::uint64_t row_index, const std::string& what)
+      : std::invalid_argument("row " + std::to_string(row_index) + ": " + what), row_index_(row_index) {}
+  std::uint64_t row_index() const noexcept { return row_index_; }
+
+ private:
+  std::uint64_t row_index_;
+};
+
+// A release would spend more privacy than the accountant's budget allows. Nothing was released.
+class BudgetExhausted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Serialized state (ledger, checkpoint, log) is corrupt or was made with other parameters.
+class CorruptInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace dpstream

@@ -1,0 +1,89 @@
+// Privacy accountant: a ledger of every release, its guarantee, and what the whole run has spent.
+//
+// Accounting (what a caller gets):
+//  * Each charge carries the guarantees known for it: a zCDP ρ (Gaussian: Δ²/(2σ²); pure ε: ε²/2)
+//    and a single-release (ε_i, δ_i) (Gaussian: its calibration target, or the analytic profile;
+//    pure: (ε, 0)).
+//  * Two valid bounds on the composition are computed at the budget's δ, and the smaller is used:
+//      basic:  (Σ ε_i, Σ δ_i)                              (Dwork & Roth 2014, Thm 3.16)
+//      zCDP:   Σ ε_i over charges without ρ  +  conv(Σ ρ over charges with ρ, δ − Σ δ_i of the former)
+//    where conv is the CKS 2020 conversion (or the standard one, as configured). Both bounds hold
+//    for the same run, so the minimum holds too.
+//    A bound is used only where its δ is within the budget's δ: basic needs Σ δ_i ≤ δ; zCDP needs
+//    δ − Σ δ_i (of charges without ρ) > 0 when there is any ρ, else it is +inf. With no ρ charged,
+//    the zCDP bound is the basic composition of the charges without ρ.
+//  * A charge is refused with BudgetExhausted (naming its label, the ε it would reach and the budget;
+//    the ledger is unchanged) when the smaller valid bound's ε exceeds the budget's ε. Comparisons
+//    with the budget (ε, and Σ δ_i against δ) allow a relative 1e-9 for float round-off.
+//  * charge_gaussian with `single` checks that the claim holds for σ (analytic_gaussian_delta at its ε
+//    ≤ its δ, relative slack 1e-6) and throws InvalidParameter otherwise.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::privacy {
+
+enum class ZcdpConversion { cks2020, standard };
+
+struct Charge {
+  std::string label;            // what was released, for the ledger ("covariance tree node", ...)
+  std::optional<double> rho;    // zCDP guarantee, if the mechanism has one
+  double epsilon = 0.0;         // single-release (ε, δ) guarantee
+  double delta = 0.0;
+};
+
+struct Spent {
+  double epsilon;        // the smaller of the two bounds, at δ = delta
+  double delta;          // the budget's δ (or Σ δ_i if basic composition is the smaller and uses less)
+  double basic_epsilon;  // Σ ε_i
+  double basic_delta;    // Σ δ_i
+  double zcdp_epsilon;   // the zCDP bound at the budget's δ (+inf if not applicable)
+  double rho;            // Σ ρ over charges that have one
+};
+
+class PrivacyAccountant {
+ public:
+  explicit PrivacyAccountant(EpsDelta budget, ZcdpConversion conversion = ZcdpConversion::cks2020);
+
+  // Charge a Gaussian release: ρ = Δ²/(2σ²). `single` is its single-release (ε, δ) guarantee when
+  // known (the calibration target); without it the charge counts in the basic bound as ε_i = +inf,
+  // i.e. only through ρ.
+  void charge_gaussian(const std::string& label, double l2_sensitivity, double sigma,
+                       std::optional<EpsDelta> single = std::nullopt);
+  // Charge a pure ε-DP release (Laplace, Huber): ρ = ε²/2 and (ε, 0).
+  void charge_pure(const std::string& label, double epsilon);
+  // Charge a release known only as (ε, δ)-DP (no zCDP guarantee).
+  void charge_approx(const std::string& label, const EpsDelta& guarantee);
+  // Charge a release known as ρ-zCDP only.
+  void charge_zcdp(const std::string& label, double rho);
+
+  // What the ledger would spend with `extra` added; does not change the ledger. `extra` must be in
+  // the ledger's domain (see deserialize), else InvalidParameter.
+  Spent spent_with(const Charge& extra) const;
+  Spent spent() const;
+  double remaining_epsilon() const;
+  const EpsDelta& budget() const noexcept { return budget_; }
+  ZcdpConversion conversion() const noexcept { return conversion_; }
+  const std::vector<Charge>& ledger() const noexcept { return ledger_; }
+
+  // Protobuf (lib/proto/privacy_ledger.proto, format_version 1) round trip. deserialize throws
+  // CorruptInput on unparsable bytes, another format_version, an invalid budget or conversion, entries
+  // out of domain (ρ present but not finite > 0; ρ set without has_rho; ε NaN or < 0; ε = +inf without
+  // ρ; δ outside [0, 1)), or a ledger that spends more than its own budget.
+  std::string serialize() const;
+  static PrivacyAccountant deserialize(const std::string& bytes);
+
+ private:
+  void charge(Charge c);
+  Spent compute(const std::vector<Charge>& ledger, const Charge* extra) const;
+
+  EpsDelta budget_;
+  ZcdpConversion conversion_;
+  std::vector<Charge> ledger_;
+};
+
+}  // namespace dpstream::privacy

@@ -1,0 +1,73 @@
+// Noise calibration: the one place where σ is derived from (ε, δ) or ρ, and where zCDP is converted
+// to (ε, δ). Every mechanism and every continual-release strategy calls these functions.
+#pragma once
+
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::privacy {
+
+// ---- Gaussian mechanism, one release ------------------------------------------------------------
+
+// `paper`: σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1; Analyze Gauss §2). The proof needs
+// ε < 1, so ε ≥ 1 is refused with InvalidParameter. With Δ = 1: σ(1, 1e-6) is refused (ε = 1 is not
+// < 1); σ(0.1, 1e-5) = 48.4481, and the *formula* value at (1, 1e-6) is 5.298803 (see
+// paper_gaussian_multiplier, which evaluates the formula without the domain check).
+double paper_gaussian_sigma(double l2_sensitivity, const EpsDelta& target);
+
+// The classical multiplier √(2 ln(1.25/δ))/ε without the ε < 1 check: for reproducing printed
+// figures only. Δ_{ε,δ} of Analyze Gauss.
+double paper_gaussian_multiplier(const EpsDelta& target);
+
+// Exact privacy profile of the Gaussian mechanism (Balle & Wang 2018, Thm 8): the smallest δ for
+// which N(0, σ²) noise on an l2-sensitivity-Δ query is (ε, δ)-DP:
+//   δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
+// ε must be finite and ≥ 0 (δ(0) is the total variation distance). The second term is evaluated as
+// exp(ε + log Φ(·)) with a log-erfc that does not underflow when e^ε would overflow (ε > 700).
+double analytic_gaussian_delta(double l2_sensitivity, double sigma, double epsilon);
+
+// `tight`, one release: the smallest σ with analytic_gaussian_delta(Δ, σ, ε) ≤ δ (bisection to a
+// relative 1e-12). Valid for every ε > 0. σ(Δ=1; 1, 1e-6) = 4.2247.
+double analytic_gaussian_sigma(double l2_sensitivity, const EpsDelta& target);
+
+// Dispatch on the calibration.
+double gaussian_sigma(double l2_sensitivity, const EpsDelta& target, Calibration calibration);
+
+// ---- zCDP -------------------------------------------------------------------------------------
+
+// The Gaussian mechanism with sensitivity Δ and noise σ is ρ-zCDP with ρ = Δ²/(2σ²) (Bun & Steinke
+// 2016, Prop 1.6). Compositions add ρ.
+double gaussian_rho(double l2_sensitivity, double sigma);
+// Inverse: σ = Δ/√(2ρ).
+double gaussian_sigma_for_rho(double l2_sensitivity, double rho);
+// Pure ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop 1.4).
+double pure_epsilon_rho(double epsilon);
+
+// ρ-zCDP ⇒ (ε, δ)-DP, standard bound: ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop 1.3).
+double epsilon_from_rho_standard(double rho, double delta);
+
+// ρ-zCDP ⇒ (ε, δ)-DP, Canonne, Kamath & Steinke 2020 (Cor 13):
+//   δ = inf_{α>1} exp((α−1)(αρ−ε)) · (1−1/α)^{α−1} / α.
+// delta_from_rho_cks gives that δ for an ε (ε finite and ≥ 0); epsilon_from_rho_cks the smallest ε for
+// a δ in (0, 1). Never larger than the standard bound; clamped at 0 (a negative value means (0, δ)-DP).
+// Both minimisations over α are exact (the objectives are unimodal in α; see calibration.cpp), so the
+// two functions are inverses of each other. Formula checked against OpenDP's cdp_delta proof and
+// Google dp_accounting's RDP → (ε, δ) conversion (references in calibration.cpp).
+double delta_from_rho_cks(double rho, double epsilon);
+double epsilon_from_rho_cks(double rho, double delta);
+
+// The largest ρ whose CKS conversion is within the budget: epsilon_from_rho_cks(ρ, δ) ≤ ε.
+// Used by `tight` calibration of compositions: a mechanism made of k Gaussian releases of
+// sensitivity Δ gets σ = gaussian_sigma_for_rho(Δ, rho_for_budget(target) / k).
+double rho_for_budget(const EpsDelta& target);
+
+// σ for `releases` Gaussian releases of sensitivity Δ that together must satisfy `target`:
+//   paper: basic composition, each release gets (ε/k, δ/k) and paper_gaussian_sigma (so ε/k ≥ 1 is
+//          refused);
+//   tight: zCDP, σ = Δ/√(2 ρ/k) with ρ = rho_for_budget(target). Also for k = 1, where it is larger
+//          than analytic_gaussian_sigma (CKS is a bound for every ρ-zCDP mechanism, not the Gaussian's
+//          exact profile): use analytic_gaussian_sigma for a single release.
+// releases must be ≥ 1; δ must be > 0.
+double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& target, long releases,
+                                      Calibration calibration);
+
+}  // namespace dpstream::privacy

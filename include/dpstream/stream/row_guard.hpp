@@ -1,0 +1,53 @@
+// RowGuard: the single place where input rows are checked before they reach any private summary.
+//
+// Checks, in order: dimension, finiteness of every entry, then the l2-norm bound. The norm bound is
+// what every sensitivity in the library rests on, so a row over it is either clipped
+// (a ← a·L/‖a‖₂, Analyze Gauss footnote 3; clipping is a per-row map and does not affect privacy)
+// and counted, or rejected with InvalidRow naming the row index. Nothing is dropped silently:
+// a row that fails a check either throws or is counted.
+#pragma once
+
+#include <cstdint>
+
+#include <Eigen/Core>
+
+namespace dpstream::stream {
+
+enum class OverNormPolicy { clip, reject };
+
+struct RowGuardOptions {
+  Eigen::Index dimension = 0;      // required, > 0
+  double norm_bound = 1.0;         // L, finite and > 0
+  OverNormPolicy over_norm = OverNormPolicy::clip;
+};
+
+struct RowGuardCounts {
+  std::uint64_t seen = 0;      // rows presented
+  std::uint64_t accepted = 0;  // rows passed on (clipped ones included)
+  std::uint64_t clipped = 0;   // rows scaled down to the bound
+  std::uint64_t rejected = 0;  // rows refused (an InvalidRow was thrown for each)
+};
+
+class RowGuard {
+ public:
+  explicit RowGuard(const RowGuardOptions& options);
+
+  // Checks `row` (the row_index-th of the stream, for messages) and clips it in place if the policy
+  // says so. Throws InvalidRow for wrong dimension, NaN/Inf (naming the column), or a norm over the
+  // bound under `reject`.
+  void admit(Eigen::Ref<Eigen::VectorXd> row);
+  // Same for a sparse row given as (indices, values): indices must be < dimension and strictly
+  // increasing.
+  void admit_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices, Eigen::Ref<Eigen::VectorXd> values);
+
+  const RowGuardCounts& counts() const noexcept { return counts_; }
+  const RowGuardOptions& options() const noexcept { return options_; }
+  std::uint64_t next_row_index() const noexcept { return counts_.seen; }
+
+ private:
+  void check_norm(Eigen::Ref<Eigen::VectorXd> values, std::uint64_t row_index);
+  RowGuardOptions options_;
+  RowGuardCounts counts_;
+};
+
+}  // namespace dpstream::stream

@@ -1,0 +1,163 @@
+// NoiseSource buffering and bulk sampling; the ChaCha20 (secure) and xoshiro256++ (seeded) generators.
+#include "dpstream/privacy/noise_source.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::privacy {
+
+void NoiseSource::refill() {
+  generate(buffer_);
+  pos_ = 0;
+}
+
+void NoiseSource::fill_words(std::span<std::uint64_t> out) {
+  // Hand out the buffered words first, so the stream is the same as out.size() calls to next_word().
+  const std::size_t buffered = std::min(kBufferWords - pos_, out.size());
+  std::copy_n(buffer_.begin() + static_cast<std::ptrdiff_t>(pos_), buffered, out.begin());
+  pos_ += buffered;
+  std::size_t done = buffered;
+  if (done == out.size()) return;
+
+  // The buffer is empty: generate whole buffer-sized blocks straight into `out` (no copy). Whole
+  // blocks keep the keystream alignment identical to successive refills.
+  const std::size_t bulk = (out.size() - done) / kBufferWords * kBufferWords;
+  if (bulk > 0) {
+    generate(out.subspan(done, bulk));
+    done += bulk;
+  }
+  const std::size_t rest = out.size() - done;
+  if (rest > 0) {
+    refill();
+    std::copy_n(buffer_.begin(), rest, out.begin() + static_cast<std::ptrdiff_t>(done));
+    pos_ = rest;
+  }
+}
+
+void NoiseSource::fill_gaussian(std::span<double> out, double sigma) {
+  if (!(std::isfinite(sigma) && sigma >= 0.0)) {
+    std::ostringstream msg;
+    msg << "fill_gaussian: sigma must be finite and >= 0, got " << sigma;
+    throw InvalidParameter(msg.str());
+  }
+  const auto& z = detail::kZiggurat;
+  const std::size_t n = out.size();
+  std::size_t i = 0;
+  // The fast path of gaussian(), run over the buffer with a local cursor so the loop carries no
+  // refill check per sample; pos_ is synchronised only around the rare slow path (which draws words).
+  while (i < n) {
+    if (pos_ == kBufferWords) refill();
+    std::size_t p = pos_;
+    const std::size_t stop = std::min(kBufferWords, p + (n - i));
+    bool took_slow_path = false;
+    while (p < stop) {
+      const std::uint64_t w = buffer_[p++];
+      const unsigned layer = static_cast<unsigned>(w & 0xFF);
+      const double u = (static_cast<double>(static_cast<std::int64_t>(w) >> 11) + 0.5) * 0x1.0p-52;
+      if (std::fabs(u) < z.ratio[layer]) {
+        out[i++] = sigma * (u * z.x[layer]);
+        continue;
+      }
+      pos_ = p;
+      const double slow = gaussian_slow(layer, u);
+      if (slow == slow) out[i++] = sigma * slow;  // NaN: rejected, the next word starts afresh
+      took_slow_path = true;
+      break;  // the slow path may have moved pos_ (or refilled): continue from there
+    }
+    if (!took_slow_path) pos_ = p;
+  }
+}
+
+double NoiseSource::exponential() { return -std::log(uniform_open()); }
+
+double NoiseSource::laplace(double b) {
+  if (!(std::isfinite(b) && b > 0.0)) {
+    std::ostringstream msg;
+    msg << "laplace: scale b must be finite and > 0, got " << b;
+    throw InvalidParameter(msg.str());
+  }
+  // One word: bit 0 is the sign, bits 11-63 the open uniform of the exponential (disjoint bits, so
+  // independent). ±b·Exp(1) has exactly the Laplace law.
+  const std::uint64_t w = next_word();
+  const double magnitude = -b * std::log((static_cast<double>(w >> 11) + 0.5) * 0x1.0p-53);
+  return (w & 1) ? -magnitude : magnitude;
+}
+
+// ---- SecureNoiseSource --------------------------------------------------------------------------
+
+SecureNoiseSource::SecureNoiseSource() {
+  if (sodium_init() < 0) throw std::runtime_error("SecureNoiseSource: libsodium failed to initialise");
+  randombytes_buf(key_.data(), key_.size());
+}
+
+SecureNoiseSource::~SecureNoiseSource() { sodium_memzero(key_.data(), key_.size()); }
+
+void SecureNoiseSource::generate(std::span<std::uint64_t> out) {
+  // The keystream is the encryption of zeros; xor_ic lets us continue from block_counter_, so no
+  // block is ever produced twice under this key. Chunks of 64 blocks bound the zero input's size.
+  static constexpr std::size_t kChunkBytes = 4096;
+  static constexpr std::size_t kBlockBytes = 64;
+  static const std::array<unsigned char, kChunkBytes> zeros{};
+  auto* bytes = reinterpret_cast<unsigned char*>(out.data());
+  std::size_t remaining = out.size_bytes();
+  while (remaining > 0) {
+    const std::size_t len = std::min(remaining, kChunkBytes);
+    const std::uint64_t blocks = (len + kBlockBytes - 1) / kBlockBytes;  // a partial block is discarded
+    if (block_counter_ > std::numeric_limits<std::uint64_t>::max() - blocks) {
+      throw std::runtime_error("SecureNoiseSource: ChaCha20 block counter exhausted");  // after 2^70 bytes
+    }
+    crypto_stream_chacha20_xor_ic(bytes, zeros.data(), len, nonce_.data(), block_counter_, key_.data());
+    block_counter_ += blocks;
+    bytes += len;
+    remaining -= len;
+  }
+}
+
+// ---- SeededNoiseSource --------------------------------------------------------------------------
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+SeededNoiseSource::SeededNoiseSource(std::uint64_t seed) : seed_(seed) {
+  // splitmix64 is a bijection of its counter, so the four words are never all zero (xoshiro's one
+  // forbidden state).
+  std::uint64_t sm = seed;
+  for (auto& s : state_) s = splitmix64(sm);
+}
+
+void SeededNoiseSource::generate(std::span<std::uint64_t> out) {
+  // xoshiro256++ (Blackman & Vigna 2019), with the state in locals so it stays in registers.
+  std::uint64_t s0 = state_[0], s1 = state_[1], s2 = state_[2], s3 = state_[3];
+  for (auto& word : out) {
+    word = rotl(s0 + s3, 23) + s0;
+    const std::uint64_t t = s1 << 17;
+    s2 ^= s0;
+    s3 ^= s1;
+    s1 ^= s2;
+    s0 ^= s3;
+    s2 ^= t;
+    s3 = rotl(s3, 45);
+  }
+  state_ = {s0, s1, s2, s3};
+}
+
+std::unique_ptr<NoiseSource> make_secure_noise_source() { return std::make_unique<SecureNoiseSource>(); }
+
+}  // namespace dpstream::privacy

@@ -1,0 +1,58 @@
+#include "dpstream/privacy/params.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::privacy {
+
+std::string format_value(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::array<char, 64> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), value);  // shortest round trip
+  return std::string(buf.data(), res.ptr);
+}
+
+void require_positive(const char* name, double value) {
+  if (!(std::isfinite(value) && value > 0.0)) {
+    throw InvalidParameter(std::string(name) + " must be finite and > 0, got " + format_value(value));
+  }
+}
+
+EpsDelta::EpsDelta(double epsilon, double delta) : epsilon_(epsilon), delta_(delta) {
+  require_positive("epsilon", epsilon);
+  // Written so that NaN fails: every comparison with NaN is false.
+  if (!(delta >= 0.0 && delta < 1.0)) {
+    throw InvalidParameter("delta must be in [0, 1), got " + format_value(delta));
+  }
+}
+
+std::string EpsDelta::to_string() const {
+  return "(epsilon=" + format_value(epsilon_) + ", delta=" + format_value(delta_) + ")";
+}
+
+Zcdp::Zcdp(double rho) : rho_(rho) { require_positive("rho", rho); }
+
+std::string Zcdp::to_string() const { return "rho=" + format_value(rho_); }
+
+const char* to_string(Calibration c) noexcept {
+  switch (c) {
+    case Calibration::paper: return "paper";
+    case Calibration::tight: return "tight";
+  }
+  return "unknown";
+}
+
+const char* to_string(Neighbours n) noexcept {
+  switch (n) {
+    case Neighbours::add_remove_row: return "add_remove_row";
+    case Neighbours::replace_row: return "replace_row";
+  }
+  return "unknown";
+}
+
+}  // namespace dpstream::privacy

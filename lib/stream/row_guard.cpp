@@ -1,0 +1,98 @@
+#include "dpstream/stream/row_guard.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::stream {
+
+RowGuard::RowGuard(const RowGuardOptions& options) : options_(options) {
+  if (options.dimension <= 0)
+    throw InvalidParameter("row guard: dimension must be > 0, got " + std::to_string(options.dimension));
+  if (!std::isfinite(options.norm_bound) || options.norm_bound <= 0) {
+    std::ostringstream msg;
+    msg << "row guard: norm_bound must be finite and > 0, got " << options.norm_bound;
+    throw InvalidParameter(msg.str());
+  }
+}
+
+namespace {
+void require_finite(const Eigen::Ref<const Eigen::VectorXd>& values, std::uint64_t row_index,
+                    const Eigen::VectorXi* indices) {
+  for (Eigen::Index i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i])) continue;
+    const Eigen::Index column = indices ? (*indices)[i] : i;
+    std::ostringstream msg;
+    msg << "entry at column " << column << " is " << values[i] << " (must be finite)";
+    throw InvalidRow(row_index, msg.str());
+  }
+}
+}  // namespace
+
+void RowGuard::check_norm(Eigen::Ref<Eigen::VectorXd> values, std::uint64_t row_index) {
+  // stableNorm: a row of huge finite entries must not overflow to +inf and then be "clipped" to 0.
+  const double norm = values.stableNorm();
+  if (norm <= options_.norm_bound) return;
+  if (options_.over_norm == OverNormPolicy::reject) {
+    ++counts_.rejected;
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "l2 norm " << norm << " exceeds the bound " << options_.norm_bound
+        << " (policy: reject; use clip to scale such rows down)";
+    throw InvalidRow(row_index, msg.str());
+  }
+  values *= options_.norm_bound / norm;
+  // Rounding can leave the norm a few ulps above the bound; the sensitivity proofs need ≤ L exactly.
+  while (values.stableNorm() > options_.norm_bound) values *= (1.0 - 0x1.0p-52);
+  ++counts_.clipped;
+}
+
+void RowGuard::admit(Eigen::Ref<Eigen::VectorXd> row) {
+  const std::uint64_t row_index = counts_.seen++;
+  if (row.size() != options_.dimension) {
+    ++counts_.rejected;
+    throw InvalidRow(row_index, "dimension " + std::to_string(row.size()) + ", expected " +
+                                    std::to_string(options_.dimension));
+  }
+  try {
+    require_finite(row, row_index, nullptr);
+  } catch (const InvalidRow&) {
+    ++counts_.rejected;
+    throw;
+  }
+  check_norm(row, row_index);
+  ++counts_.accepted;
+}
+
+void RowGuard::admit_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
+                            Eigen::Ref<Eigen::VectorXd> values) {
+  const std::uint64_t row_index = counts_.seen++;
+  auto reject = [&](const std::string& what) {
+    ++counts_.rejected;
+    throw InvalidRow(row_index, what);
+  };
+  if (indices.size() != values.size())
+    reject("sparse row has " + std::to_string(indices.size()) + " indices but " +
+           std::to_string(values.size()) + " values");
+  for (Eigen::Index i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0 || indices[i] >= options_.dimension)
+      reject("sparse index " + std::to_string(indices[i]) + " at position " + std::to_string(i) +
+             " is outside [0, " + std::to_string(options_.dimension) + ")");
+    if (i > 0 && indices[i] <= indices[i - 1])
+      reject("sparse indices must be strictly increasing; position " + std::to_string(i) + " has " +
+             std::to_string(indices[i]) + " after " + std::to_string(indices[i - 1]));
+  }
+  const Eigen::VectorXi index_copy = indices;
+  try {
+    require_finite(values, row_index, &index_copy);
+  } catch (const InvalidRow&) {
+    ++counts_.rejected;
+    throw;
+  }
+  check_norm(values, row_index);
+  ++counts_.accepted;
+}
+
+}  // namespace dpstream::stream

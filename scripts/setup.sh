@@ -1,0 +1,37 @@
+# Sourced by demo.sh and test.sh: install missing Debian packages, configure and build.
+# Only Debian's package archive is used; nothing else is fetched.
+
+DPSTREAM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Debian packages the build needs (and why):
+#   meson ninja-build pkg-config g++ — the build; protobuf-compiler + libprotobuf-dev — row logs,
+#   ledgers, checkpoints; libeigen3-dev — all linear algebra; libsodium-dev — ChaCha20 keystream for
+#   the secure noise source; libboost-dev — Boost.Circular_buffer; catch2 — the tests;
+#   libcli11-dev — command lines of the tools.
+DPSTREAM_PACKAGES=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libprotobuf-dev
+                   protobuf-compiler libsodium-dev libboost-dev libcli11-dev)
+
+dpstream_install_packages() {
+  local missing=()
+  for p in "${DPSTREAM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "== installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+}
+
+# dpstream_build DIR [meson options...]: configure DIR once (reconfigure if options change), build it.
+dpstream_build() {
+  local dir="$1"; shift
+  if [ ! -f "$DPSTREAM_ROOT/$dir/build.ninja" ]; then
+    meson setup "$DPSTREAM_ROOT/$dir" "$DPSTREAM_ROOT" "$@"
+  else
+    meson configure "$DPSTREAM_ROOT/$dir" "$@" >/dev/null
+  fi
+  ninja -C "$DPSTREAM_ROOT/$dir"
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs what the build needs, builds, and runs the default Catch2 suite through `meson test`:
+# once in a release build and once under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Ends with one line "N passed, N failed" (meson's test counts, both builds together); exits
+# non-zero on any failure.
+#   scripts/test.sh            release + sanitizers, suite `unit`
+#   scripts/test.sh --quick    release only
+#   scripts/test.sh --slow     also the long statistical suite `slow`
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+
+quick=0; suites=(--suite unit)
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    --slow) suites=(--suite unit --suite slow) ;;
+    *) echo "usage: scripts/test.sh [--quick] [--slow]" >&2; exit 2 ;;
+  esac
+done
+
+dpstream_install_packages
+
+passed=0; failed=0
+run_suite() {
+  local dir="$1"; local log="$DPSTREAM_ROOT/$dir/test-summary.txt"
+  echo "== meson test in $dir"
+  set +e
+  meson test -C "$DPSTREAM_ROOT/$dir" "${suites[@]}" --print-errorlogs --num-processes 2 | tee "$log"
+  set -e
+  # meson's own summary lines: "Ok: N", "Fail: N", "Unexpected Pass: N", "Timeout: N".
+  local ok fail
+  ok=$(awk '/^Ok:/ {print $2}' "$log"); ok=${ok:-0}
+  fail=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $NF} END {print s+0}' "$log")
+  if [ "$ok" -eq 0 ] && [ "$fail" -eq 0 ]; then fail=1; echo "no test ran in $dir"; fi
+  passed=$((passed + ok)); failed=$((failed + fail))
+}
+
+dpstream_build build -Dbuildtype=release
+run_suite build
+if [ "$quick" -eq 0 ]; then
+  # halt_on_error makes every UBSan report a test failure, not a warning in a log.
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  dpstream_build build-sanitize -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_ndebug=false
+  run_suite build-sanitize
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

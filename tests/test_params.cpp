@@ -1,0 +1,92 @@
+// Privacy parameters: domains, messages, to_string.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/params.hpp"
+
+using namespace dpstream::privacy;
+using dpstream::InvalidParameter;
+using Catch::Contains;
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+TEST_CASE("EpsDelta keeps valid values", "[params]") {
+  const EpsDelta p(0.5, 1e-6);
+  CHECK(p.epsilon() == 0.5);
+  CHECK(p.delta() == 1e-6);
+  CHECK(p.to_string() == "(epsilon=0.5, delta=1e-06)");
+
+  // δ = 0 is pure ε-DP; δ just below 1 and very large finite ε are in the domain.
+  CHECK(EpsDelta(1.0, 0.0).delta() == 0.0);
+  CHECK(EpsDelta(1.0, std::nextafter(1.0, 0.0)).delta() < 1.0);
+  CHECK(EpsDelta(1e300, 0.0).epsilon() == 1e300);
+  CHECK(EpsDelta(std::numeric_limits<double>::denorm_min(), 0.0).epsilon() > 0.0);
+}
+
+TEST_CASE("EpsDelta rejects epsilon outside (0, inf) naming epsilon and the value", "[params]") {
+  REQUIRE_THROWS_WITH(EpsDelta(-1.0, 1e-6), "epsilon must be finite and > 0, got -1");
+  REQUIRE_THROWS_WITH(EpsDelta(0.0, 1e-6), "epsilon must be finite and > 0, got 0");
+  REQUIRE_THROWS_WITH(EpsDelta(-0.0, 1e-6), Contains("epsilon") && Contains("got -0"));
+  REQUIRE_THROWS_WITH(EpsDelta(kNaN, 1e-6), Contains("epsilon") && Contains("nan"));
+  REQUIRE_THROWS_WITH(EpsDelta(kInf, 1e-6), Contains("epsilon") && Contains("inf"));
+  REQUIRE_THROWS_WITH(EpsDelta(-kInf, 1e-6), Contains("epsilon") && Contains("-inf"));
+  REQUIRE_THROWS_AS(EpsDelta(-1.0, 1e-6), InvalidParameter);
+}
+
+TEST_CASE("EpsDelta rejects delta outside [0, 1) naming delta and the value", "[params]") {
+  REQUIRE_THROWS_WITH(EpsDelta(1.0, -1e-9), "delta must be in [0, 1), got -1e-09");
+  REQUIRE_THROWS_WITH(EpsDelta(1.0, 1.0), "delta must be in [0, 1), got 1");
+  REQUIRE_THROWS_WITH(EpsDelta(1.0, 1.5), Contains("delta") && Contains("1.5"));
+  REQUIRE_THROWS_WITH(EpsDelta(1.0, kNaN), Contains("delta") && Contains("nan"));
+  REQUIRE_THROWS_WITH(EpsDelta(1.0, kInf), Contains("delta") && Contains("inf"));
+  REQUIRE_THROWS_AS(EpsDelta(1.0, 1.0), InvalidParameter);
+  // When both are bad, epsilon is reported (checked first).
+  REQUIRE_THROWS_WITH(EpsDelta(-1.0, 2.0), Contains("epsilon"));
+}
+
+TEST_CASE("Zcdp requires finite rho > 0", "[params]") {
+  CHECK(Zcdp(0.25).rho() == 0.25);
+  CHECK(Zcdp(0.25).to_string() == "rho=0.25");
+  REQUIRE_THROWS_WITH(Zcdp(0.0), "rho must be finite and > 0, got 0");
+  REQUIRE_THROWS_WITH(Zcdp(-2.0), Contains("rho") && Contains("-2"));
+  REQUIRE_THROWS_WITH(Zcdp(kNaN), Contains("rho") && Contains("nan"));
+  REQUIRE_THROWS_WITH(Zcdp(kInf), Contains("rho") && Contains("inf"));
+  REQUIRE_THROWS_AS(Zcdp(0.0), InvalidParameter);
+}
+
+TEST_CASE("require_positive names the parameter and the value", "[params]") {
+  REQUIRE_NOTHROW(require_positive("sigma", 1e-300));
+  REQUIRE_THROWS_WITH(require_positive("sigma", 0.0), "sigma must be finite and > 0, got 0");
+  REQUIRE_THROWS_WITH(require_positive("l2_sensitivity", -3.5), "l2_sensitivity must be finite and > 0, got -3.5");
+  REQUIRE_THROWS_WITH(require_positive("sigma", kNaN), Contains("sigma") && Contains("nan"));
+  REQUIRE_THROWS_WITH(require_positive("sigma", kInf), Contains("sigma") && Contains("inf"));
+  REQUIRE_THROWS_AS(require_positive("x", -1.0), InvalidParameter);
+}
+
+TEST_CASE("format_value prints the shortest round-trip text", "[params]") {
+  CHECK(format_value(0.1) == "0.1");
+  CHECK(format_value(-1.0) == "-1");
+  CHECK(format_value(1e-6) == "1e-06");
+  CHECK(format_value(48.4481) == "48.4481");
+  CHECK(format_value(kInf) == "inf");
+  CHECK(format_value(-kInf) == "-inf");
+  CHECK(format_value(kNaN) == "nan");
+  // Round trip: the text reads back as the same double.
+  for (double v : {1.0 / 3.0, 5.298802527, 1e-300, 2.2250738585072014e-308}) {
+    CHECK(std::stod(format_value(v)) == v);
+  }
+}
+
+TEST_CASE("enum to_string", "[params]") {
+  CHECK(std::string(to_string(Calibration::paper)) == "paper");
+  CHECK(std::string(to_string(Calibration::tight)) == "tight");
+  CHECK(std::string(to_string(Neighbours::add_remove_row)) == "add_remove_row");
+  CHECK(std::string(to_string(Neighbours::replace_row)) == "replace_row");
+}
