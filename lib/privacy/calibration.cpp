@@ -258,4 +258,29 @@ double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& tar
   throw InvalidParameter("calibration must be paper or tight");
 }
 
+namespace {
+void require_levels(long levels) {
+  if (levels < 1) throw InvalidParameter("tree levels must be >= 1, got " + std::to_string(levels));
+}
+}  // namespace
+
+double tree_node_sigma(long levels, double l2_sensitivity, const EpsDelta& target,
+                       Calibration calibration) {
+  require_levels(levels);
+  require_positive("l2_sensitivity", l2_sensitivity);
+  switch (calibration) {
+    case Calibration::paper:
+      return gaussian_sigma_for_composition(l2_sensitivity, target, levels, Calibration::paper);
+    case Calibration::tight:
+      return analytic_gaussian_sigma(l2_sensitivity * std::sqrt(static_cast<double>(levels)), target);
+  }
+  throw InvalidParameter("calibration must be paper or tight");
+}
+
+double tree_node_sigma_joint_classical(long levels, double l2_sensitivity, const EpsDelta& target) {
+  require_levels(levels);
+  require_positive("l2_sensitivity", l2_sensitivity);
+  return l2_sensitivity * std::sqrt(static_cast<double>(levels)) * paper_gaussian_multiplier(target);
+}
+
 }  // namespace dpstream::privacy

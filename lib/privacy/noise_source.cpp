@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "dpstream/errors.hpp"
 
@@ -16,6 +17,19 @@ namespace dpstream::privacy {
 void NoiseSource::refill() {
   generate(buffer_);
   pos_ = 0;
+}
+
+std::vector<std::uint64_t> NoiseSource::pending_words() const {
+  return {buffer_.begin() + static_cast<std::ptrdiff_t>(pos_), buffer_.end()};
+}
+
+void NoiseSource::set_pending_words(std::span<const std::uint64_t> words) {
+  if (words.size() > kBufferWords)
+    throw InvalidParameter("noise source: " + std::to_string(words.size()) +
+                           " pending words exceed the buffer of " + std::to_string(kBufferWords));
+  // Keep them at the end of the buffer, so the next refill happens exactly when it would have.
+  pos_ = kBufferWords - words.size();
+  std::copy(words.begin(), words.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(pos_));
 }
 
 void NoiseSource::fill_words(std::span<std::uint64_t> out) {
@@ -156,6 +170,19 @@ void SeededNoiseSource::generate(std::span<std::uint64_t> out) {
     s3 = rotl(s3, 45);
   }
   state_ = {s0, s1, s2, s3};
+}
+
+SeededNoiseSource::State SeededNoiseSource::state() const {
+  return State{seed_, state_, pending_words()};
+}
+
+std::unique_ptr<SeededNoiseSource> SeededNoiseSource::from_state(const State& state) {
+  if (state.generator == std::array<std::uint64_t, 4>{})
+    throw InvalidParameter("seeded noise source: the generator state is all zero (not a xoshiro256++ state)");
+  auto source = std::make_unique<SeededNoiseSource>(state.seed);
+  source->state_ = state.generator;
+  source->set_pending_words(state.pending);
+  return source;
 }
 
 std::unique_ptr<NoiseSource> make_secure_noise_source() { return std::make_unique<SecureNoiseSource>(); }

@@ -55,4 +55,24 @@ double snap_to_grid(double value, double granularity) {
   return std::nearbyint(value / granularity) * granularity + 0.0;
 }
 
+void snap_to_grid(std::span<double> values, double granularity) {
+  snap_to_grid(0.0, granularity);  // validates the granularity once
+  const double inverse = 1.0 / granularity;  // exact: granularity is a power of two
+  if (!std::isfinite(inverse)) {  // granularity below 2^-1023 (σ < 2^-983): the scalar form divides
+    for (double& v : values) v = snap_to_grid(v, granularity);
+    return;
+  }
+  // Round half to even without a libm call: for |q| < 2^52, q ± 2^52 (sign of q) lies where the
+  // spacing of doubles is exactly 1, so the addition rounds q to an integer in the current
+  // (nearest-even) mode and the subtraction is exact — nearbyint, branch-free. It yields +0 for every
+  // q that rounds to zero, as the scalar form's "+ 0.0" does. |q| ≥ 2^52 is already on the grid (or
+  // inf/NaN) and passes through, as in the scalar form.
+  for (double& v : values) {
+    const double q = v * inverse;
+    const double magic = std::copysign(0x1.0p52, q);
+    const double snapped = ((q + magic) - magic) * granularity;
+    v = std::fabs(q) < 0x1.0p52 ? snapped : v;
+  }
+}
+
 }  // namespace dpstream::privacy

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 namespace dpstream::privacy {
 
@@ -86,6 +87,11 @@ class NoiseSource {
   double laplace(double b);
 
  protected:
+  // The words generated but not yet consumed, oldest first (for checkpoints of a seeded source).
+  std::vector<std::uint64_t> pending_words() const;
+  // Replace the buffer by `words` (at most the buffer size), to be consumed before the next refill.
+  void set_pending_words(std::span<const std::uint64_t> words);
+
   NoiseSource() = default;
   // Fill `out` entirely with fresh uniform words.
   virtual void generate(std::span<std::uint64_t> out) = 0;
@@ -121,6 +127,18 @@ class SeededNoiseSource final : public NoiseSource {
   explicit SeededNoiseSource(std::uint64_t seed);
   bool is_secure() const noexcept override { return false; }
   std::uint64_t seed() const noexcept { return seed_; }
+
+  // Everything needed to continue the exact same sequence: the generator's four words and the
+  // buffered words not yet consumed. A source restored from it draws what the original would have.
+  struct State {
+    std::uint64_t seed = 0;
+    std::array<std::uint64_t, 4> generator{};
+    std::vector<std::uint64_t> pending;
+  };
+  State state() const;
+  // Throws InvalidParameter for an all-zero generator (xoshiro's forbidden state) or too many
+  // pending words.
+  static std::unique_ptr<SeededNoiseSource> from_state(const State& state);
 
  protected:
   void generate(std::span<std::uint64_t> out) override;

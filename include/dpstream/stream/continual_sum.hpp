@@ -1,0 +1,163 @@
+// ContinualSum: continual release of a private prefix sum, row at a time (Analyze Gauss §4).
+//
+//   rows ──update()──▶ exact sum (accumulators.hpp) ──every B rows──▶ release: S_t + N_t ──▶ subscribers
+//                                                       ▲
+//                          noise strategy (tree_noise.hpp): N_t from node noise drawn once
+//
+// A "step" is a block of B rows (B = 1: release after every row). The tree is built over steps, so
+// blocks give fewer levels and less noise per release. Rows of a partial block wait for the block to
+// complete, or for flush(), which closes it as a (shorter) step.
+//
+// Privacy contract
+//  * Neighbouring relation: streams that differ in one row — added/removed (a streamed row replaced
+//    by 0 counts as removed) or replaced, as Options::relation says — with every row ‖a‖₂ ≤ L.
+//  * Sensitivity of one step's sum: VectorAccumulator L (replace 2L); CovarianceAccumulator L²
+//    (replace √2·L²) on the packed upper triangle. Every row is checked against L here (dimension and
+//    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
+//    (clip or reject), re-checked because privacy rests on it.
+//  * Noise and calibration: the strategy's (tree_noise.hpp): plain tree or Honaker, fixed horizon T
+//    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
+//    Covariance noise shape: paper_symmetric (i.i.d. upper triangle, mirrored) or goe (off-diagonal
+//    variance halved; proof in privacy/symmetric_gaussian.hpp, it applies node by node).
+//  * Guarantee and accounting: the whole stream of releases is (ε, δ)-DP for the target (μ-GDP with
+//    μ = mu()). The accountant, if given, is charged once at construction, before any row is seen
+//    (BudgetExhausted then, and nothing is built). A fixed horizon refuses rows past T·B with
+//    BudgetExhausted (the calibration covers T releases only); an unbounded stream never does.
+//  * Released values are snapped to a grid of spacing 2^⌈log₂(σ_t·2⁻⁴⁰)⌉, σ_t the release's noise std.
+//  * Noise source: the secure one (libsodium ChaCha20) unless Options::seed is set, which selects
+//    the seeded xoshiro source: reproducible, NOT secure (tests, reproducible replay).
+//
+// Checkpoints (serialize / save_checkpoint) hold the exact partial sums, so they are as sensitive
+// as the data: files are written with mode 0600, atomically (temporary file, fsync, rename). They
+// also hold every node noise a later release needs, so a restored stream never re-draws released
+// noise (re-drawing would let an observer average it away), the seeded source's state (a seeded
+// restore continues bit-identically), and the attached accountant's ledger. Restoring with other
+// options, or from corrupt or truncated bytes, throws CorruptInput naming the field.
+//
+// Cost per row: O(d) check + the accumulator's update (covariance: rank-k updates of buffered rows);
+// per release: the strategy's O(p) amortized noise (p = d or d(d+1)/2) plus O(p) to assemble the
+// release. Memory: O(p·log T).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/symmetric_gaussian.hpp"
+#include "dpstream/stream/accumulators.hpp"
+#include "dpstream/stream/continual_noise.hpp"
+#include "dpstream/stream/tree_noise.hpp"
+
+namespace dpstream::stream {
+
+struct ContinualSumOptions {
+  std::uint64_t horizon = 0;      // releases the stream is calibrated for; 0 = unbounded (epochs)
+  std::uint64_t block_rows = 1;   // B: rows per step, ≥ 1
+  TreeKind strategy = TreeKind::plain;
+  privacy::EpsDelta target{1.0, 1e-6};
+  privacy::Calibration calibration = privacy::Calibration::tight;
+  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  double row_norm_bound = 1.0;    // L
+  privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
+  std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
+  Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
+};
+
+template <class Accumulator>
+class ContinualSum {
+ public:
+  using Value = typename Accumulator::Value;
+
+  // What subscribers receive. noisy_prefix is valid during the callback and until the next release.
+  struct Release {
+    std::uint64_t step;    // 1-based release number
+    std::uint64_t rows;    // rows summed in this release
+    const Value& noisy_prefix;
+    double noise_variance;               // per entry (diagonal entries for a covariance)
+    double off_diagonal_noise_variance;  // covariance off-diagonal entries (= noise_variance unless goe)
+  };
+  using Subscriber = std::function<void(const Release&)>;
+
+  // Validates the options (InvalidParameter naming the bad one), calibrates and, if an accountant is
+  // given, charges it for the whole stream. The accountant must outlive this object.
+  ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
+               privacy::PrivacyAccountant* accountant = nullptr);
+
+  void subscribe(Subscriber subscriber);
+
+  // One row (its index in the stream is rows() for messages). Releases when the block completes.
+  void update(const Eigen::Ref<const Eigen::VectorXd>& row);
+  // Several rows, one per matrix row. All are checked before any is ingested (a bad row leaves the
+  // stream unchanged); the block may span release boundaries.
+  void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  // Closes a partial block as a step and releases it; no-op when no row is pending.
+  void flush();
+
+  bool has_release() const noexcept { return steps_ > 0; }
+  // The latest release (identical on every call; nothing is re-drawn). Throws before the first.
+  const Value& noisy_prefix() const;
+  Release latest() const;
+
+  std::uint64_t steps() const noexcept { return steps_; }
+  std::uint64_t rows() const noexcept { return exact_.rows(); }
+  std::uint64_t rows_pending() const noexcept { return rows() - rows_released_; }
+  Eigen::Index dimension() const noexcept { return dimension_; }
+  const ContinualSumOptions& options() const noexcept { return options_; }
+  const ContinualNoise& noise() const noexcept { return *noise_; }
+  double l2_sensitivity() const noexcept { return l2_sensitivity_; }
+  // Per-entry noise variance of release t (closed form; diagonal entries for a covariance).
+  double release_variance(std::uint64_t t) const { return noise_->release_variance(t); }
+  // Privacy of the whole stream: μ-GDP, and the (ε, δ) target it was calibrated to.
+  double mu() const { return noise_->mu(); }
+  const privacy::EpsDelta& guarantee() const noexcept { return options_.target; }
+  bool is_secure() const noexcept { return source_->is_secure(); }
+
+  // Checkpoints (see the header comment). deserialize/load_checkpoint take the options and dimension
+  // the stream was built with; an accountant given there is replaced by the checkpoint's ledger.
+  std::string serialize() const;
+  static ContinualSum deserialize(const std::string& bytes, Eigen::Index dimension,
+                                  const ContinualSumOptions& options,
+                                  privacy::PrivacyAccountant* accountant = nullptr);
+  void save_checkpoint(const std::string& path) const;
+  static ContinualSum load_checkpoint(const std::string& path, Eigen::Index dimension,
+                                      const ContinualSumOptions& options,
+                                      privacy::PrivacyAccountant* accountant = nullptr);
+
+ private:
+  struct NoCharge {};
+  ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
+               privacy::PrivacyAccountant* accountant, NoCharge);
+  void check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
+  void check_capacity(std::uint64_t more_rows) const;
+  void release_step();
+  double off_diagonal_scale() const noexcept;
+
+  Eigen::Index dimension_;
+  ContinualSumOptions options_;
+  double l2_sensitivity_;
+  privacy::PrivacyAccountant* accountant_;
+  std::unique_ptr<privacy::NoiseSource> source_;
+  std::unique_ptr<ContinualNoise> noise_;
+  Accumulator exact_;
+  Eigen::VectorXd release_noise_;  // N_t of the latest release, packed coordinates
+  Value latest_;
+  std::uint64_t steps_ = 0;
+  std::uint64_t rows_released_ = 0;  // rows summed in the latest release
+  std::vector<Subscriber> subscribers_;
+};
+
+extern template class ContinualSum<VectorAccumulator>;
+extern template class ContinualSum<CovarianceAccumulator>;
+
+using ContinualVectorSum = ContinualSum<VectorAccumulator>;
+using ContinualCovariance = ContinualSum<CovarianceAccumulator>;
+
+}  // namespace dpstream::stream

@@ -1,0 +1,345 @@
+#include "dpstream/stream/continual_sum.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "continual_sum.pb.h"
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/snap.hpp"
+
+namespace dpstream::stream {
+
+using privacy::format_value;
+
+namespace {
+
+const char* shape_name(privacy::SymmetricNoiseShape shape) {
+  return shape == privacy::SymmetricNoiseShape::goe ? "goe" : "paper_symmetric";
+}
+
+std::unique_ptr<privacy::NoiseSource> make_source(const ContinualSumOptions& options) {
+  if (options.seed) return std::make_unique<privacy::SeededNoiseSource>(*options.seed);
+  return privacy::make_secure_noise_source();
+}
+
+const ContinualSumOptions& validated(const ContinualSumOptions& options) {
+  if (options.block_rows < 1) throw InvalidParameter("continual sum: block_rows must be >= 1, got 0");
+  privacy::require_positive("row_norm_bound", options.row_norm_bound);
+  if (options.batch_rows < 0)
+    throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
+  if (options.horizon != 0 && options.horizon > UINT64_MAX / options.block_rows)
+    throw InvalidParameter("continual sum: horizon × block_rows overflows 64 bits");
+  return options;
+}
+
+// Write `bytes` to `path` so that a crash leaves either the old file or the new one, never a torn
+// one, and so that only the owner can read it (checkpoints hold raw data).
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("checkpoint " + path + ": " + what + ": " + reason);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) fail("cannot create " + tmp);
+  if (::fchmod(fd, 0600) != 0) { ::close(fd); fail("cannot set mode 0600"); }
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      fail("write failed");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) { ::close(fd); fail("fsync failed"); }
+  if (::close(fd) != 0) fail("close failed");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename failed");
+  // Make the rename itself durable.
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorruptInput("checkpoint " + path + ": cannot open: " + std::strerror(errno));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Index expected,
+                 const char* field, Eigen::VectorXd& to) {
+  if (from.size() != expected)
+    throw CorruptInput(std::string("continual sum checkpoint: ") + field + " holds " + std::to_string(from.size()) +
+                       " values, expected " + std::to_string(expected));
+  to = Eigen::Map<const Eigen::VectorXd>(from.data(), expected);
+}
+
+}  // namespace
+
+template <class Accumulator>
+ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
+                                        privacy::PrivacyAccountant* accountant, NoCharge)
+    : dimension_(dimension),
+      options_(validated(options)),
+      l2_sensitivity_(Accumulator::sensitivity(options.relation, options.row_norm_bound)),
+      accountant_(accountant),
+      source_(make_source(options)),
+      exact_(dimension, options.batch_rows) {
+  TreeNoiseOptions tree;
+  tree.kind = options.strategy;
+  tree.horizon = options.horizon;
+  tree.l2_sensitivity = l2_sensitivity_;
+  tree.target = options.target;
+  tree.calibration = options.calibration;
+  noise_ = make_tree_noise(tree, exact_.packed_size());
+  release_noise_ = Eigen::VectorXd::Zero(exact_.packed_size());
+}
+
+template <class Accumulator>
+ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
+                                        privacy::PrivacyAccountant* accountant)
+    : ContinualSum(dimension, options, accountant, NoCharge{}) {
+  if (accountant_ != nullptr) {
+    // One charge for the whole stream: it is one Gaussian mechanism with GDP parameter μ, i.e. the
+    // Gaussian mechanism with sensitivity μ and σ = 1 (ρ = μ²/2), whose (ε, δ) is the target.
+    const std::string label = std::string("continual ") + Accumulator::kKind + " sum (" + noise_->name() +
+                              ", " + (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
+                              " releases of " + std::to_string(options_.block_rows) + " rows)";
+    accountant_->charge_gaussian(label, noise_->mu(), 1.0, options_.target);
+  }
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::subscribe(Subscriber subscriber) {
+  if (!subscriber) throw InvalidParameter("continual sum: subscriber is empty");
+  subscribers_.push_back(std::move(subscriber));
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const {
+  if (row.size() != dimension_)
+    throw InvalidRow(index, "dimension " + std::to_string(row.size()) + ", expected " + std::to_string(dimension_));
+  // stableNorm, as RowGuard uses: a row it clipped passes exactly. NaN fails the comparison too.
+  const double norm = row.stableNorm();
+  if (!(norm <= options_.row_norm_bound))
+    throw InvalidRow(index, "l2 norm " + format_value(norm) + " is over the bound " +
+                                format_value(options_.row_norm_bound) +
+                                " the sensitivity assumes (pass rows through RowGuard to clip or reject)");
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::check_capacity(std::uint64_t more_rows) const {
+  if (options_.horizon == 0) return;
+  const std::uint64_t capacity = (options_.horizon - steps_) * options_.block_rows - rows_pending();
+  if (more_rows > capacity)
+    throw BudgetExhausted("continual sum: the stream was calibrated for " + std::to_string(options_.horizon) +
+                          " releases of " + std::to_string(options_.block_rows) + " rows; " +
+                          std::to_string(more_rows) + " more rows at row " + std::to_string(rows()) +
+                          " exceed the " + std::to_string(capacity) + " it can still release");
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::update(const Eigen::Ref<const Eigen::VectorXd>& row) {
+  check_row(row, rows());
+  check_capacity(1);
+  exact_.update(row);
+  if (rows_pending() == options_.block_rows) release_step();
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+  if (rows.cols() != dimension_)
+    throw InvalidRow(this->rows(), "block of dimension " + std::to_string(rows.cols()) + ", expected " +
+                                       std::to_string(dimension_));
+  for (Eigen::Index i = 0; i < rows.rows(); ++i) check_row(rows.row(i).transpose(), this->rows() + static_cast<std::uint64_t>(i));
+  check_capacity(static_cast<std::uint64_t>(rows.rows()));
+  Eigen::Index done = 0;
+  while (done < rows.rows()) {
+    const auto room = static_cast<Eigen::Index>(options_.block_rows - rows_pending());
+    const Eigen::Index take = std::min(room, rows.rows() - done);
+    exact_.update_block(rows.middleRows(done, take));
+    done += take;
+    if (rows_pending() == options_.block_rows) release_step();
+  }
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::flush() {
+  if (rows_pending() > 0) release_step();
+}
+
+template <class Accumulator>
+double ContinualSum<Accumulator>::off_diagonal_scale() const noexcept {
+  return options_.shape == privacy::SymmetricNoiseShape::goe ? std::sqrt(0.5) : 1.0;
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::release_step() {
+  noise_->advance(*source_, release_noise_);
+  ++steps_;
+  rows_released_ = rows();
+  const double variance = noise_->release_variance(steps_);
+  exact_.release(release_noise_, off_diagonal_scale(), privacy::snap_granularity(std::sqrt(variance)), latest_);
+  const Release release = latest();
+  for (const Subscriber& subscriber : subscribers_) subscriber(release);
+}
+
+template <class Accumulator>
+const typename ContinualSum<Accumulator>::Value& ContinualSum<Accumulator>::noisy_prefix() const {
+  if (steps_ == 0) throw InvalidParameter("continual sum: no release yet (" + std::to_string(rows()) + " rows pending)");
+  return latest_;
+}
+
+template <class Accumulator>
+typename ContinualSum<Accumulator>::Release ContinualSum<Accumulator>::latest() const {
+  const Value& value = noisy_prefix();
+  const double variance = noise_->release_variance(steps_);
+  const double scale = off_diagonal_scale();
+  return Release{steps_, rows_released_, value, variance, scale * scale * variance};
+}
+
+// ---- checkpoints ----------------------------------------------------------------------------------
+
+template <class Accumulator>
+std::string ContinualSum<Accumulator>::serialize() const {
+  proto::ContinualSumCheckpoint msg;
+  msg.set_format_version(1);
+  msg.set_value_kind(Accumulator::kKind);
+  msg.set_dimension(dimension_);
+  msg.set_horizon(options_.horizon);
+  msg.set_block_rows(options_.block_rows);
+  msg.set_row_norm_bound(options_.row_norm_bound);
+  msg.set_relation(privacy::to_string(options_.relation));
+  msg.set_epsilon(options_.target.epsilon());
+  msg.set_delta(options_.target.delta());
+  msg.set_calibration(privacy::to_string(options_.calibration));
+  msg.set_strategy(to_string(options_.strategy));
+  msg.set_shape(shape_name(options_.shape));
+  msg.set_rows(rows());
+  msg.set_rows_released(rows_released_);
+  msg.set_steps(steps_);
+  Eigen::VectorXd packed(exact_.packed_size());
+  exact_.pack(packed);
+  msg.mutable_exact_sum()->Add(packed.data(), packed.data() + packed.size());
+  msg.mutable_release_noise()->Add(release_noise_.data(), release_noise_.data() + release_noise_.size());
+  if (steps_ > 0) {
+    Accumulator::pack_value(latest_, packed);
+    msg.mutable_last_release()->Add(packed.data(), packed.data() + packed.size());
+  }
+  noise_->save(*msg.mutable_noise());
+  if (const auto* seeded = dynamic_cast<const privacy::SeededNoiseSource*>(source_.get())) {
+    msg.set_seeded(true);
+    const auto state = seeded->state();
+    proto::SeededSourceState& s = *msg.mutable_source();
+    s.set_seed(state.seed);
+    s.mutable_generator()->Add(state.generator.begin(), state.generator.end());
+    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
+  }
+  if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
+  return msg.SerializeAsString();
+}
+
+template <class Accumulator>
+ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::string& bytes, Eigen::Index dimension,
+                                                                 const ContinualSumOptions& options,
+                                                                 privacy::PrivacyAccountant* accountant) {
+  proto::ContinualSumCheckpoint msg;
+  if (bytes.empty() || !msg.ParseFromString(bytes))
+    throw CorruptInput("continual sum checkpoint: " + std::to_string(bytes.size()) +
+                       " bytes do not parse (truncated or not a checkpoint)");
+  if (msg.format_version() != 1)
+    throw CorruptInput("continual sum checkpoint: format_version " + std::to_string(msg.format_version()) +
+                       ", this build reads 1");
+  auto expect = [](const char* field, const std::string& got, const std::string& want) {
+    if (got != want)
+      throw CorruptInput(std::string("continual sum checkpoint: ") + field + " is " + got +
+                         ", the stream being restored has " + want + " (checkpoint made with other parameters)");
+  };
+  expect("value_kind", msg.value_kind(), Accumulator::kKind);
+  expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
+  expect("horizon", std::to_string(msg.horizon()), std::to_string(options.horizon));
+  expect("block_rows", std::to_string(msg.block_rows()), std::to_string(options.block_rows));
+  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
+  expect("relation", msg.relation(), privacy::to_string(options.relation));
+  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
+  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
+  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
+  expect("strategy", msg.strategy(), to_string(options.strategy));
+  expect("shape", msg.shape(), shape_name(options.shape));
+  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
+  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
+
+  ContinualSum sum(dimension, options, accountant, NoCharge{});
+  const Eigen::Index p = sum.exact_.packed_size();
+  if (msg.rows_released() > msg.rows() || (msg.steps() == 0) != (msg.rows_released() == 0) ||
+      msg.rows() - msg.rows_released() >= options.block_rows || msg.noise().steps() != msg.steps())
+    throw CorruptInput("continual sum checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
+                       ", released " + std::to_string(msg.rows_released()) + ", steps " +
+                       std::to_string(msg.steps()) + ", noise steps " + std::to_string(msg.noise().steps()) + ")");
+  Eigen::VectorXd packed;
+  copy_packed(msg.exact_sum(), p, "exact_sum", packed);
+  sum.exact_.unpack(packed, msg.rows());
+  copy_packed(msg.release_noise(), p, "release_noise", sum.release_noise_);
+  if (msg.steps() > 0) {
+    copy_packed(msg.last_release(), p, "last_release", packed);
+    Accumulator::unpack_value(packed, sum.latest_);
+  } else if (msg.last_release_size() != 0) {
+    throw CorruptInput("continual sum checkpoint: a last_release before the first step");
+  }
+  sum.noise_->load(msg.noise());
+  sum.steps_ = msg.steps();
+  sum.rows_released_ = msg.rows_released();
+  if (msg.seeded()) {
+    privacy::SeededNoiseSource::State state;
+    state.seed = msg.source().seed();
+    if (msg.source().generator_size() != 4)
+      throw CorruptInput("continual sum checkpoint: seeded source state has " +
+                         std::to_string(msg.source().generator_size()) + " generator words, expected 4");
+    std::copy(msg.source().generator().begin(), msg.source().generator().end(), state.generator.begin());
+    state.pending.assign(msg.source().pending().begin(), msg.source().pending().end());
+    try {
+      sum.source_ = privacy::SeededNoiseSource::from_state(state);
+    } catch (const InvalidParameter& e) {
+      throw CorruptInput(std::string("continual sum checkpoint: ") + e.what());
+    }
+  }
+  if (accountant != nullptr && !msg.ledger().empty()) *accountant = privacy::PrivacyAccountant::deserialize(msg.ledger());
+  return sum;
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
+  write_file_atomically(path, serialize());
+}
+
+template <class Accumulator>
+ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::string& path, Eigen::Index dimension,
+                                                                     const ContinualSumOptions& options,
+                                                                     privacy::PrivacyAccountant* accountant) {
+  try {
+    return deserialize(read_file(path), dimension, options, accountant);
+  } catch (const CorruptInput& e) {
+    throw CorruptInput("checkpoint " + path + ": " + e.what());
+  }
+}
+
+template class ContinualSum<VectorAccumulator>;
+template class ContinualSum<CovarianceAccumulator>;
+
+}  // namespace dpstream::stream
