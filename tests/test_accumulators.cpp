@@ -25,22 +25,26 @@ Eigen::MatrixXd random_rows(Eigen::Index n, Eigen::Index d, unsigned seed) {
 }  // namespace
 
 TEST_CASE("covariance accumulator: rows, blocks and batches all give AᵀA", "[accumulator]") {
-  const Eigen::MatrixXd a = random_rows(300, 17, 1);
-  const Eigen::MatrixXd exact = a.transpose() * a;
-  // Batch of 7 rows: 300 single rows cross many batch flushes.
-  CovarianceAccumulator by_row(17, 7), by_block(17), mixed(17, 5);
-  for (Eigen::Index i = 0; i < a.rows(); ++i) by_row.update(a.row(i).transpose());
-  by_block.update_block(a);
-  mixed.update_block(a.topRows(101));
-  for (Eigen::Index i = 101; i < 150; ++i) mixed.update(a.row(i).transpose());
-  mixed.update_block(a.bottomRows(150));
-  // Different summation orders: agreement to a few ulps of the entries' magnitude (|C_ij| ≲ 300·|a|²).
-  const double tol = 1e-12 * exact.cwiseAbs().maxCoeff();
-  for (const auto* acc : {&by_row, &by_block, &mixed}) {
-    CHECK(acc->rows() == 300);
-    const Eigen::MatrixXd m = acc->matrix();
-    CHECK((m - exact).cwiseAbs().maxCoeff() <= tol);
-    CHECK(m == m.transpose());  // bitwise symmetric
+  // d = 17 takes the rank-update path, d = 200 the column-panel GEMM path (3 panels, the last partial).
+  for (Eigen::Index d : {17, 200}) {
+    INFO("d = " << d);
+    const Eigen::MatrixXd a = random_rows(300, d, 1);
+    const Eigen::MatrixXd exact = a.transpose() * a;
+    // Batch of 7 rows: 300 single rows cross many batch flushes.
+    CovarianceAccumulator by_row(d, 7), by_block(d), mixed(d, 5);
+    for (Eigen::Index i = 0; i < a.rows(); ++i) by_row.update(a.row(i).transpose());
+    by_block.update_block(a);
+    mixed.update_block(a.topRows(101));
+    for (Eigen::Index i = 101; i < 150; ++i) mixed.update(a.row(i).transpose());
+    mixed.update_block(a.bottomRows(150));
+    // Different summation orders: agreement to a few ulps of the entries' magnitude (|C_ij| ≲ 300·|a|²).
+    const double tol = 1e-12 * exact.cwiseAbs().maxCoeff();
+    for (const auto* acc : {&by_row, &by_block, &mixed}) {
+      CHECK(acc->rows() == 300);
+      const Eigen::MatrixXd m = acc->matrix();
+      CHECK((m - exact).cwiseAbs().maxCoeff() <= tol);
+      CHECK(m == m.transpose());  // bitwise symmetric
+    }
   }
 }
 
