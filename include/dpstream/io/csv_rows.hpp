@@ -1,0 +1,98 @@
+// CSV rows: one row per line, comma-separated numbers.
+//
+// Reading: lines whose first non-blank character is '#' and blank lines are skipped (they are not
+// rows). The first other line is a header when CsvHeader says so (detect: when one of its fields is
+// not a number); the dimension is its field count, or that of the first data line. Every data line
+// must have that many fields. Fields are trimmed of spaces and tabs; a number is what
+// std::from_chars reads (decimal or scientific, "nan", "inf", "infinity", any case) with an optional
+// leading '+'. Magnitudes beyond double range read as ±inf or 0, as strtod does. Errors name the
+// 1-based line, the 0-based row index and, for a bad field, its 1-based column and text.
+//
+// Writing: each value in the shortest form that reads back to the same double (std::to_chars), so a
+// write → read round trip is exact, -0.0 included; NaN payloads are not kept (use a row log).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "dpstream/io/row_source.hpp"
+
+namespace dpstream::io {
+
+class CsvRowReader final : public RowSource {
+ public:
+  // Opens `path` and reads up to the first data line to learn the dimension. CorruptInput naming the
+  // path for a file that cannot be opened, is empty, or has no header or data line.
+  explicit CsvRowReader(const std::string& path, CsvHeader header = CsvHeader::detect, bool skip_malformed = false);
+  ~CsvRowReader() override;
+
+  Eigen::Index dimension() const override { return dimension_; }
+  // CorruptInput naming the line and row for a line with another number of fields, and the column
+  // and text for a field that is not a number. Both can be skipped.
+  bool next(RowRecord& out) override;
+  RowFormat format() const override { return RowFormat::csv; }
+
+  // The header's fields, trimmed and unquoted; empty when the file has no header.
+  const std::vector<std::string>& column_names() const noexcept { return column_names_; }
+
+ private:
+  bool read_line();  // the next line into line_ (without its end of line); false at the end
+  std::string where(std::uint64_t row_index) const;
+
+  struct FileCloser {
+    void operator()(std::FILE* f) const noexcept;
+  };
+  // getline(3)'s buffer, a member of its own so that it is freed when the constructor throws.
+  struct LineBuffer {
+    char* data = nullptr;
+    std::size_t capacity = 0;
+    LineBuffer() = default;
+    LineBuffer(const LineBuffer&) = delete;
+    LineBuffer& operator=(const LineBuffer&) = delete;
+    ~LineBuffer();
+  };
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  LineBuffer raw_;
+  std::string_view line_;
+  std::uint64_t line_number_ = 0;
+  std::uint64_t row_index_ = 0;
+  Eigen::Index dimension_ = 0;
+  bool pending_ = false;  // line_ holds the first data line, read while learning the dimension
+  std::vector<std::string> column_names_;
+  std::vector<std::string_view> fields_;
+};
+
+class CsvRowWriter {
+ public:
+  // Creates (or truncates) `path` with mode 0600 and writes the header line if `column_names` is not
+  // empty (it must then have `dimension` names). std::runtime_error naming the path if it cannot be
+  // created; InvalidParameter for dimension ≤ 0 or a header of another length.
+  CsvRowWriter(const std::string& path, Eigen::Index dimension, const std::vector<std::string>& column_names = {});
+  ~CsvRowWriter();
+  CsvRowWriter(const CsvRowWriter&) = delete;
+  CsvRowWriter& operator=(const CsvRowWriter&) = delete;
+
+  // InvalidParameter naming the row if its length is not the dimension.
+  void write(const Eigen::Ref<const Eigen::VectorXd>& row);
+  // Flushes and closes; std::runtime_error naming the path on an I/O error.
+  void close();
+
+  std::uint64_t rows_written() const noexcept { return rows_; }
+  std::uint64_t bytes_written() const noexcept { return bytes_; }
+
+ private:
+  std::string path_;
+  Eigen::Index dimension_;
+  std::FILE* file_ = nullptr;
+  std::string line_;
+  std::uint64_t rows_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace dpstream::io

@@ -1,0 +1,96 @@
+// RowSource: the one interface every reader of stored rows implements (protobuf row log, CSV, IDX),
+// and open_row_source, which picks the reader from a file's name or an explicit format.
+//
+// Readers stream: they hold one row at a time, never the whole file. They check the file's structure
+// (framing, dimension, numbers that parse) and throw CorruptInput naming the file and the position:
+// the 0-based row index, and the 1-based line number for text formats or the byte offset for binary
+// ones. NaN and ±Inf are passed through: whether a row is admissible is RowGuard's decision, not the
+// reader's. With skip_malformed a row that is malformed but whose extent is known (a CSV line, a
+// length-delimited message) is counted in skipped() and the reader goes on; a stream that cannot be
+// followed past the damage (a truncated message, a gzip error) always throws.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <Eigen/Core>
+
+namespace dpstream::io {
+
+// One row as read. `dense` always holds the full row (sparse rows are densified); a row stored
+// sparse also keeps its (indices, values) as stored, so a sparse consumer (RowGuard::admit_sparse,
+// a sparse accumulator) need not scan the dense copy.
+struct RowRecord {
+  Eigen::VectorXd dense;
+  bool sparse = false;
+  Eigen::VectorXi indices;   // sparse rows only: strictly increasing, < dimension
+  Eigen::VectorXd values;    // sparse rows only: one per index
+  std::optional<std::uint64_t> id;
+  std::optional<std::int64_t> timestamp;
+  std::uint64_t row_index = 0;  // 0-based position among the rows of the file (skipped ones count)
+  std::uint64_t line = 0;       // 1-based line number for text formats, 0 for binary ones
+};
+
+enum class RowFormat { automatic, pb, csv, idx };
+
+// Whether the first (non-comment) CSV line is a header. `detect`: it is one exactly when one of its
+// fields does not parse as a number.
+enum class CsvHeader { detect, present, absent };
+
+struct RowSourceOptions {
+  bool skip_malformed = false;  // count and skip malformed rows instead of throwing
+  double scale = 1.0;           // IDX only: every value is multiplied by it (1/255 maps bytes to [0, 1])
+  CsvHeader csv_header = CsvHeader::detect;
+};
+
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  RowSource(const RowSource&) = delete;
+  RowSource& operator=(const RowSource&) = delete;
+
+  // The length of every row, known once the source is open.
+  virtual Eigen::Index dimension() const = 0;
+  // Reads the next row into `out` (its buffers are reused) and returns true, or returns false at the
+  // end of the file. Throws CorruptInput as described above.
+  virtual bool next(RowRecord& out) = 0;
+  // Rows in the file if the format records it (row log header, IDX), else nullopt.
+  virtual std::optional<std::uint64_t> declared_rows() const { return std::nullopt; }
+  virtual RowFormat format() const = 0;
+
+  const std::string& path() const noexcept { return path_; }
+  std::uint64_t rows_returned() const noexcept { return returned_; }
+  std::uint64_t skipped() const noexcept { return skipped_; }
+  // Why the first skipped row was skipped (the message the reader would have thrown), or "".
+  const std::string& first_skip_reason() const noexcept { return first_skip_reason_; }
+
+ protected:
+  RowSource(std::string path, bool skip_malformed) : path_(std::move(path)), skip_malformed_(skip_malformed) {}
+  // A malformed row: throws CorruptInput(message) unless skipping, in which case it is counted.
+  void malformed(const std::string& message);
+
+  std::string path_;
+  bool skip_malformed_;
+  std::uint64_t returned_ = 0;
+  std::uint64_t skipped_ = 0;
+  std::string first_skip_reason_;
+};
+
+// "pb", "csv", "idx" (or "auto") to the enum; InvalidParameter naming the text otherwise.
+RowFormat parse_row_format(std::string_view name);
+const char* to_string(RowFormat format);
+// The format a file name implies: .pb / .rowlog → pb; .csv → csv; .idx, .idxN, -ubyte, .ubyte →
+// idx, also with .gz appended (the IDX reader reads gzip transparently; the others do not, so a
+// gzipped log or CSV is refused here). InvalidParameter naming the path when the name says nothing.
+RowFormat format_from_path(const std::string& path);
+
+// Opens `path` with the reader of `format` (automatic: format_from_path). Throws CorruptInput for a
+// file that cannot be opened or whose header is wrong, InvalidParameter for bad options.
+std::unique_ptr<RowSource> open_row_source(const std::string& path, RowFormat format = RowFormat::automatic,
+                                           const RowSourceOptions& options = {});
+
+}  // namespace dpstream::io

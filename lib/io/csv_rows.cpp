@@ -1,0 +1,250 @@
+#include "dpstream/io/csv_rows.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::io {
+
+namespace {
+
+std::string csv_name(const std::string& path) { return "csv " + path; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Not a row: blank, or a comment.
+bool skippable(std::string_view line) {
+  const std::string_view t = trim(line);
+  return t.empty() || t.front() == '#';
+}
+
+void split(std::string_view line, std::vector<std::string_view>& fields) {
+  fields.clear();
+  for (;;) {
+    const std::size_t comma = line.find(',');
+    fields.push_back(trim(line.substr(0, comma)));
+    if (comma == std::string_view::npos) return;
+    line.remove_prefix(comma + 1);
+  }
+}
+
+bool parse_number(std::string_view field, double& value) {
+  if (!field.empty() && field.front() == '+') {
+    field.remove_prefix(1);
+    if (field.empty() || field.front() == '-' || field.front() == '+') return false;
+  }
+  if (field.empty()) return false;
+  const char* end = field.data() + field.size();
+  const auto [ptr, ec] = std::from_chars(field.data(), end, value);
+  if (ptr != end) return false;
+  if (ec == std::errc()) return true;
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars leaves the value alone out of range; strtod gives ±inf or the underflowed value.
+    const std::string copy(field);
+    value = std::strtod(copy.c_str(), nullptr);
+    return true;
+  }
+  return false;
+}
+
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kMax = 40;
+  std::string s = "\"";
+  s.append(text.substr(0, kMax));
+  s += text.size() > kMax ? "\"..." : "\"";
+  return s;
+}
+
+std::string unquote(std::string_view field) {
+  if (field.size() < 2 || field.front() != '"' || field.back() != '"') return std::string(field);
+  std::string s;
+  field = field.substr(1, field.size() - 2);
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    s += field[i];
+    if (field[i] == '"' && i + 1 < field.size() && field[i + 1] == '"') ++i;
+  }
+  return s;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Reader
+
+void CsvRowReader::FileCloser::operator()(std::FILE* f) const noexcept { std::fclose(f); }
+
+CsvRowReader::CsvRowReader(const std::string& path, CsvHeader header, bool skip_malformed)
+    : RowSource(path, skip_malformed) {
+  file_.reset(std::fopen(path.c_str(), "rbe"));
+  if (!file_) throw CorruptInput(csv_name(path) + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(::fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+    throw CorruptInput(csv_name(path) + ": empty file (0 bytes)");
+
+  do {
+    if (!read_line())
+      throw CorruptInput(csv_name(path) + ": no header or data line (" + std::to_string(line_number_) +
+                         " lines, all blank or comments)");
+  } while (skippable(line_));
+  split(line_, fields_);
+  bool is_header = header == CsvHeader::present;
+  if (header == CsvHeader::detect) {
+    double ignored = 0;
+    for (const auto field : fields_) is_header = is_header || !parse_number(field, ignored);
+  }
+  dimension_ = static_cast<Eigen::Index>(fields_.size());
+  if (is_header) {
+    for (const auto field : fields_) column_names_.push_back(unquote(field));
+  } else {
+    pending_ = true;
+  }
+}
+
+CsvRowReader::~CsvRowReader() = default;
+
+CsvRowReader::LineBuffer::~LineBuffer() { std::free(data); }
+
+bool CsvRowReader::read_line() {
+  errno = 0;
+  const ssize_t n = ::getline(&raw_.data, &raw_.capacity, file_.get());
+  if (n < 0) {
+    if (std::ferror(file_.get()))
+      throw CorruptInput(csv_name(path_) + ": read error after line " + std::to_string(line_number_) + ": " +
+                         std::strerror(errno));
+    return false;
+  }
+  ++line_number_;
+  std::size_t length = static_cast<std::size_t>(n);
+  if (length > 0 && raw_.data[length - 1] == '\n') --length;
+  if (length > 0 && raw_.data[length - 1] == '\r') --length;
+  line_ = std::string_view(raw_.data, length);
+  return true;
+}
+
+std::string CsvRowReader::where(std::uint64_t row_index) const {
+  return csv_name(path_) + ": line " + std::to_string(line_number_) + " (row " + std::to_string(row_index) + ")";
+}
+
+bool CsvRowReader::next(RowRecord& out) {
+  for (;;) {
+    if (pending_) {
+      pending_ = false;
+    } else {
+      do {
+        if (!read_line()) return false;
+      } while (skippable(line_));
+    }
+    const std::uint64_t index = row_index_++;
+    split(line_, fields_);
+    if (static_cast<Eigen::Index>(fields_.size()) != dimension_) {
+      malformed(where(index) + ": " + std::to_string(fields_.size()) + " fields, expected " + std::to_string(dimension_) +
+                (column_names_.empty() ? " (the first data line's count)" : " (the header's count)"));
+      continue;
+    }
+    out.dense.resize(dimension_);
+    Eigen::Index bad = -1;
+    for (Eigen::Index j = 0; j < dimension_ && bad < 0; ++j)
+      if (!parse_number(fields_[static_cast<std::size_t>(j)], out.dense[j])) bad = j;
+    if (bad >= 0) {
+      malformed(where(index) + ", column " + std::to_string(bad + 1) + ": " +
+                quoted(fields_[static_cast<std::size_t>(bad)]) + " is not a number");
+      continue;
+    }
+    out.sparse = false;
+    out.indices.resize(0);
+    out.values.resize(0);
+    out.id.reset();
+    out.timestamp.reset();
+    out.row_index = index;
+    out.line = line_number_;
+    ++returned_;
+    return true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Writer
+
+CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
+                           const std::vector<std::string>& column_names)
+    : path_(path), dimension_(dimension) {
+  if (dimension <= 0)
+    throw InvalidParameter(csv_name(path) + ": dimension must be > 0, got " + std::to_string(dimension));
+  if (!column_names.empty() && static_cast<Eigen::Index>(column_names.size()) != dimension)
+    throw InvalidParameter(csv_name(path) + ": " + std::to_string(column_names.size()) + " column names for dimension " +
+                           std::to_string(dimension));
+  std::string header;
+  for (std::size_t j = 0; j < column_names.size(); ++j) {
+    const std::string& name = column_names[j];
+    if (name.find_first_of(",\"\r\n") != std::string::npos)
+      throw InvalidParameter(csv_name(path) + ": column name " + std::to_string(j + 1) + " " + quoted(name) +
+                             " holds a comma, quote or line break");
+    double ignored = 0;
+    // A name that reads as a number is quoted, so the reader still detects the header.
+    const bool numeric = parse_number(trim(name), ignored);
+    header += (j ? "," : "") + (numeric ? "\"" + name + "\"" : name);
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error(csv_name(path) + ": cannot create: " + std::strerror(errno));
+  file_ = ::fdopen(fd, "w");
+  if (file_ == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error(csv_name(path) + ": cannot open a stream: " + std::strerror(err));
+  }
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
+  if (!column_names.empty()) {
+    header += '\n';
+    if (std::fwrite(header.data(), 1, header.size(), file_) != header.size())
+      throw std::runtime_error(csv_name(path) + ": cannot write the header: " + std::strerror(errno));
+    bytes_ += header.size();
+  }
+}
+
+CsvRowWriter::~CsvRowWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void CsvRowWriter::write(const Eigen::Ref<const Eigen::VectorXd>& row) {
+  if (file_ == nullptr) throw InvalidParameter(csv_name(path_) + ": write after close()");
+  if (row.size() != dimension_)
+    throw InvalidParameter(csv_name(path_) + ": row " + std::to_string(rows_) + " has dimension " +
+                           std::to_string(row.size()) + ", expected " + std::to_string(dimension_));
+  line_.clear();
+  char buf[32];
+  for (Eigen::Index j = 0; j < row.size(); ++j) {
+    if (j) line_ += ',';
+    const auto result = std::to_chars(buf, buf + sizeof buf, row[j]);  // shortest exact form
+    line_.append(buf, result.ptr);
+  }
+  line_ += '\n';
+  if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size())
+    throw std::runtime_error(csv_name(path_) + ": cannot write row " + std::to_string(rows_) + ": " +
+                             std::strerror(errno));
+  bytes_ += line_.size();
+  ++rows_;
+}
+
+void CsvRowWriter::close() {
+  if (file_ == nullptr) return;
+  const bool failed = std::ferror(file_) != 0;
+  const int closed = std::fclose(file_);
+  const int err = errno;
+  file_ = nullptr;
+  if (failed || closed != 0) throw std::runtime_error(csv_name(path_) + ": cannot flush and close: " + std::strerror(err));
+}
+
+}  // namespace dpstream::io

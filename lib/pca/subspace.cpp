@@ -1,0 +1,415 @@
+#include "dpstream/pca/subspace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/SVD>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::pca {
+
+namespace {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using privacy::format_value;
+
+// Symmetry tolerance relative to max|C_ij| (see the header for why 1e-10).
+constexpr double kSymmetryTolerance = 1e-10;
+// Orthonormality tolerance of a basis: max|VᵀV − I| (see the header).
+constexpr double kOrthonormalityTolerance = 1e-8;
+// A column that keeps less than this fraction of its norm through Gram–Schmidt is numerically in
+// the span already; its direction is rounding noise, so it is replaced. Two Gram–Schmidt passes
+// leave a column orthogonal to working precision as long as its norm drops by less than ~1/ε
+// ("twice is enough", Giraud et al. 2005); 1e-10 keeps a wide margin from that limit.
+constexpr double kDeficientColumn = 1e-10;
+// Seed of the pseudo-random vectors that pad a short start and replace deficient columns. Fixed,
+// so a refresh is deterministic and its start never depends on the data.
+constexpr std::uint64_t kPadSeed = 0x5eed0f5bace;
+
+std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+struct MatrixSummary {
+  double max_abs = 0;
+  double frobenius = 0;
+};
+
+// Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each
+// tile above the diagonal is checked together with its mirror while both are in cache.
+MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& c) {
+  if (c.rows() != c.cols() || c.rows() == 0)
+    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
+                           dims(c.rows(), c.cols()));
+  const Index d = c.rows();
+  constexpr Index kTile = 32;
+  MatrixXd mirror(kTile, kTile);  // the mirror tile, transposed into contiguous storage
+  double max_abs = 0, sum_sq = 0, max_asym = 0;
+  bool finite = true;
+  for (Index j0 = 0; j0 < d && finite; j0 += kTile)
+    for (Index i0 = 0; i0 <= j0; i0 += kTile) {
+      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
+      const auto upper = c.block(i0, j0, in, jn);
+      auto lower_t = mirror.topLeftCorner(in, jn);
+      lower_t = c.block(j0, i0, jn, in).transpose();
+      // 0·x is 0 for every finite x and NaN otherwise: a vectorised finiteness test.
+      if (!std::isfinite((upper.array() * 0.0).sum() + (lower_t.array() * 0.0).sum())) {
+        finite = false;
+        break;
+      }
+      const double weight = i0 == j0 ? 1.0 : 2.0;  // an off-diagonal tile stands for its mirror too
+      max_abs = std::max(max_abs, upper.cwiseAbs().maxCoeff());
+      sum_sq += weight * upper.squaredNorm();
+      max_asym = std::max(max_asym, (upper - lower_t).cwiseAbs().maxCoeff());
+    }
+  if (!finite)
+    for (Index j = 0; j < d; ++j)
+      for (Index i = 0; i < d; ++i)
+        if (!std::isfinite(c(i, j)))
+          throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
+                                 ") is not finite, got " + format_value(c(i, j)));
+  if (max_asym > kSymmetryTolerance * max_abs) {
+    Index ai = 0, aj = 0;  // where the largest mismatch is, for the message
+    (c - c.transpose()).cwiseAbs().maxCoeff(&ai, &aj);
+    throw InvalidParameter(std::string(fn) + ": matrix is not symmetric: |C(" + std::to_string(ai) + "," +
+                           std::to_string(aj) + ") - C(" + std::to_string(aj) + "," + std::to_string(ai) +
+                           ")| = " + format_value(max_asym) + " exceeds 1e-10 * max|C_ij| = " +
+                           format_value(kSymmetryTolerance * max_abs));
+  }
+  // Within the tolerance the two triangles agree, so the upper one stands for the matrix in the norms.
+  return {max_abs, std::sqrt(sum_sq)};
+}
+
+void check_k(const char* fn, Index k, Index d) {
+  if (k < 1 || k > d)
+    throw InvalidParameter(std::string(fn) + ": k must be in [1, " + std::to_string(d) + "] (the dimension), got " +
+                           std::to_string(k));
+}
+
+void check_finite(const char* fn, const char* name, const Eigen::Ref<const MatrixXd>& v) {
+  for (Index j = 0; j < v.cols(); ++j)
+    for (Index i = 0; i < v.rows(); ++i)
+      if (!std::isfinite(v(i, j)))
+        throw InvalidParameter(std::string(fn) + ": " + name + "(" + std::to_string(i) + "," + std::to_string(j) +
+                               ") is not finite, got " + format_value(v(i, j)));
+}
+
+// d × m with 1 ≤ m ≤ d, finite, orthonormal columns within kOrthonormalityTolerance.
+void check_basis(const char* fn, const char* name, const Eigen::Ref<const MatrixXd>& v, Index d) {
+  if (v.rows() != d || v.cols() < 1 || v.cols() > d)
+    throw InvalidParameter(std::string(fn) + ": " + name + " must be " + std::to_string(d) +
+                           " x m with 1 <= m <= " + std::to_string(d) + ", got " + dims(v.rows(), v.cols()));
+  check_finite(fn, name, v);
+  const double err =
+      (v.transpose() * v - MatrixXd::Identity(v.cols(), v.cols())).cwiseAbs().maxCoeff();
+  if (!(err <= kOrthonormalityTolerance))
+    throw InvalidParameter(std::string(fn) + ": " + name + " must have orthonormal columns: max|" + name +
+                           "^T " + name + " - I| = " + format_value(err) + " exceeds 1e-8");
+}
+
+void check_options(const RefreshOptions& o) {
+  if (o.oversample < 0)
+    throw InvalidParameter("refresh options: oversample must be >= 0, got " + std::to_string(o.oversample));
+  if (o.max_blocks < 2)
+    throw InvalidParameter("refresh options: max_blocks must be >= 2, got " + std::to_string(o.max_blocks));
+  if (o.max_iterations < 1)
+    throw InvalidParameter("refresh options: max_iterations must be >= 1, got " +
+                           std::to_string(o.max_iterations));
+  if (!(o.tolerance > 0 && o.tolerance < 1))
+    throw InvalidParameter("refresh options: tolerance must be in (0, 1), got " + format_value(o.tolerance));
+  if (!(o.variance_tolerance >= 0 && o.variance_tolerance < 1))
+    throw InvalidParameter("refresh options: variance_tolerance must be in [0, 1), got " +
+                           format_value(o.variance_tolerance));
+}
+
+// The top `count` eigenpairs of c, algebraic order, from the full eigendecomposition.
+// SelfAdjointEigenSolver sorts ascending, so the top ones are the last columns, reversed.
+TopEigen full_top(const Eigen::Ref<const MatrixXd>& c, Index count) {
+  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c);
+  if (es.info() != Eigen::Success)
+    throw std::runtime_error("top_k_eigen: SelfAdjointEigenSolver did not converge");
+  TopEigen t;
+  t.values = es.eigenvalues().tail(count).reverse();
+  t.vectors = es.eigenvectors().rightCols(count).rowwise().reverse();
+  return t;
+}
+
+void fill_random(Eigen::Ref<VectorXd> x, privacy::NoiseSource& rng) {
+  for (Index i = 0; i < x.size(); ++i) x(i) = rng.gaussian();
+}
+
+// Makes the columns of z orthonormal and orthogonal to the (orthonormal) columns of q: two block
+// classical Gram–Schmidt passes against q (matrix products), then modified Gram–Schmidt, twice,
+// inside z. A column numerically in the span already (kDeficientColumn) is replaced by a fixed
+// pseudo-random vector treated the same way: whatever it adds to a Rayleigh–Ritz space is harmless.
+// If the caller has already projected z against q twice, it passes the column norms from before that
+// projection as `projected_from` and the block passes are skipped.
+void orthonormalize(const Eigen::Ref<const MatrixXd>& q, Eigen::Ref<MatrixXd> z, privacy::NoiseSource& rng,
+                    const VectorXd& projected_from = VectorXd()) {
+  VectorXd before = projected_from;
+  if (before.size() == 0) {
+    before = z.colwise().norm().transpose();
+    if (q.cols() > 0)
+      for (int pass = 0; pass < 2; ++pass) z.noalias() -= q * (q.transpose() * z);
+  }
+  for (Index j = 0; j < z.cols(); ++j) {
+    double reference = before(j);
+    for (int attempt = 0;; ++attempt) {
+      for (int pass = 0; pass < 2; ++pass)
+        if (j > 0) z.col(j).noalias() -= z.leftCols(j) * (z.leftCols(j).transpose() * z.col(j));
+      const double norm = z.col(j).norm();
+      if (norm > kDeficientColumn * reference && norm > 0) {
+        z.col(j) /= norm;
+        break;
+      }
+      if (attempt == 8)  // cannot happen while q.cols() + z.cols() ≤ d; guard against a logic error
+        throw std::logic_error("subspace: no independent direction left to orthonormalize");
+      fill_random(z.col(j), rng);
+      if (q.cols() > 0)
+        for (int pass = 0; pass < 2; ++pass) z.col(j).noalias() -= q * (q.transpose() * z.col(j));
+      reference = z.col(j).norm();
+    }
+  }
+}
+
+// The thick-restarted block Lanczos refresh (see the header). c is validated by the caller and
+// `summary` is its check_symmetric result. Leaves the k + p Ritz vectors in `block`; returns the top k.
+TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary& summary,
+                        const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
+                        RefreshStats& stats, MatrixXd& block) {
+  const Index d = c.rows();
+  const Index b = std::min(d, k + o.oversample);
+  // Blocks held before a restart: at most o.max_blocks, never more than d columns, and at most
+  // s ≈ 0.75·(d²b)^{1/3} columns so that the Rayleigh–Ritz eigenproblem (~9s³ flops, done after every
+  // block) stays within about twice the flops of the block product (2d²b). At d = 784 this does not
+  // bind; at d = 128 it keeps the small eigenproblems from costing more than the full solve.
+  const double cost_cap = 0.75 * std::cbrt(static_cast<double>(d) * static_cast<double>(d) * static_cast<double>(b));
+  const Index max_blocks =
+      std::min({o.max_blocks, d / b, std::max<Index>(2, static_cast<Index>(cost_cap) / b)});
+  ++stats.refreshes;
+  stats.last_iterations = 0;
+  stats.last_residual = 0;
+  auto full = [&] {
+    ++stats.full_solves;
+    TopEigen all = full_top(c, b);
+    block = all.vectors;
+    return TopEigen{all.vectors.leftCols(k), all.values.head(k)};
+  };
+  if (max_blocks < 2) return full();  // d < 2(k + p): no room for a Krylov space; the full solve is cheap
+
+  privacy::SeededNoiseSource rng(kPadSeed);
+  MatrixXd q(d, max_blocks * b), w(d, max_blocks * b);  // Krylov basis Q and W = ĈQ, block by block
+  MatrixXd h(max_blocks * b, max_blocks * b);          // Rayleigh quotient H = QᵀĈQ
+  auto matvec = [&](Index first) {  // W_j = Ĉ·Q_j, then H's new block column and row
+    w.middleCols(first, b).noalias() = c * q.middleCols(first, b);
+    h.block(0, first, first + b, b).noalias() = q.leftCols(first + b).transpose() * w.middleCols(first, b);
+    h.block(first, 0, b, first) = h.block(0, first, first, b).transpose();
+    ++stats.last_iterations;
+  };
+
+  // Start block: the first k + p columns of `start`, padded with pseudo-random ones.
+  const Index used = std::min(b, start.cols());
+  q.leftCols(used) = start.leftCols(used);
+  for (Index j = used; j < b; ++j) fill_random(q.col(j), rng);
+  orthonormalize(q.leftCols(0), q.leftCols(b), rng);
+  matvec(0);
+
+  // ‖Ĉ‖₂ ≥ ‖Ĉ‖_F/√d, and ≥ every |Ritz value|: the larger of the two is a lower bound (see the header).
+  const double frobenius_bound = summary.frobenius / std::sqrt(static_cast<double>(d));
+  Index blocks = 1;
+  for (;;) {
+    const Index s = blocks * b, last = s - b;
+    const Eigen::SelfAdjointEigenSolver<MatrixXd> es(h.topLeftCorner(s, s));
+    const VectorXd theta = es.eigenvalues().tail(b).reverse();                  // top b, descending
+    const MatrixXd ritz = es.eigenvectors().rightCols(b).rowwise().reverse();  // s × b
+    const double scale = std::max(frobenius_bound, es.eigenvalues().cwiseAbs().maxCoeff());
+
+    // F = (I − QQᵀ)W_last, twice (QᵀW_last is H's last block column). In exact arithmetic
+    // ĈQ = QH + F·[0 … 0 I], so the Ritz residual of y = Q·s is F·s_last: its norm comes from the
+    // b × b Gram matrix FᵀF, without forming y.
+    MatrixXd f = w.middleCols(last, b);
+    const VectorXd f_norms = f.colwise().norm().transpose();
+    f.noalias() -= q.leftCols(s) * h.block(0, last, s, b);
+    f.noalias() -= q.leftCols(s) * (q.leftCols(s).transpose() * f);
+    const MatrixXd gram = f.transpose() * f;
+    const MatrixXd s_last = ritz.bottomRows(b).leftCols(k);
+    const VectorXd implicit = (s_last.array() * (gram * s_last).array()).colwise().sum().transpose();
+    const VectorXd implicit_norms = implicit.cwiseMax(0.0).cwiseSqrt();
+    // The stopping rule (header): every residual ≤ tolerance·‖Ĉ‖, or, if asked, Σ residuals ≤
+    // variance_tolerance·|Σ top-k Ritz values|.
+    const double wanted_sum = std::abs(theta.head(k).sum());
+    auto accept = [&](const VectorXd& norms) {
+      return norms.maxCoeff() <= o.tolerance * scale ||
+             (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * wanted_sum);
+    };
+
+    MatrixXd y;
+    if (accept(implicit_norms)) {
+      // Confirm with the explicit residuals ĈY − YΘ (ĈY = W·S): the answer always meets the test.
+      y.noalias() = q.leftCols(s) * ritz;
+      MatrixXd r = w.leftCols(s) * ritz.leftCols(k);
+      r -= y.leftCols(k) * theta.head(k).asDiagonal();
+      const VectorXd norms = r.colwise().norm().transpose();
+      if (accept(norms)) {
+        stats.last_residual = norms.maxCoeff() / scale;
+        stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
+        stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
+        block = std::move(y);
+        return TopEigen{block.leftCols(k), theta.head(k)};
+      }
+    }
+    if (stats.last_iterations >= o.max_iterations) {
+      stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
+      stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
+      ++stats.fallbacks;
+      const int iterations = stats.last_iterations;
+      TopEigen result = full();
+      stats.last_iterations = iterations;
+      return result;
+    }
+    if (blocks == max_blocks) {
+      // Thick restart: continue from the b best Ritz vectors, whose products ĈY = W·S are known.
+      if (y.cols() == 0) y.noalias() = q.leftCols(s) * ritz;
+      MatrixXd cy = w.leftCols(s) * ritz;
+      q.leftCols(b) = y;
+      w.leftCols(b) = cy;
+      h.topLeftCorner(b, b).noalias() = y.transpose() * cy;
+      h.topLeftCorner(b, b) = (0.5 * (h.topLeftCorner(b, b) + h.topLeftCorner(b, b).transpose())).eval();
+      blocks = 1;
+      ++stats.restarts;
+      continue;
+    }
+    // Next block: the orthonormalised F, the new direction of the block Krylov space.
+    q.middleCols(s, b) = f;
+    orthonormalize(q.leftCols(s), q.middleCols(s, b), rng, f_norms);
+    matvec(s);
+    ++blocks;
+  }
+}
+
+// Validation of a start basis: d × m, m ≥ 1, finite (any quality: it is orthonormalised).
+void check_start(const char* fn, const Eigen::Ref<const MatrixXd>& start, Index d) {
+  if (start.rows() != d || start.cols() < 1)
+    throw InvalidParameter(std::string(fn) + ": start basis must be " + std::to_string(d) +
+                           " x m with m >= 1, got " + dims(start.rows(), start.cols()));
+  check_finite(fn, "start", start);
+}
+
+}  // namespace
+
+TopEigen top_k_eigen(const Eigen::Ref<const MatrixXd>& c, Index k) {
+  check_symmetric("top_k_eigen", c);
+  check_k("top_k_eigen", k, c.rows());
+  return full_top(c, k);
+}
+
+double sum_top_k_eigenvalues(const Eigen::Ref<const MatrixXd>& c, Index k) {
+  check_symmetric("sum_top_k_eigenvalues", c);
+  check_k("sum_top_k_eigenvalues", k, c.rows());
+  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c, Eigen::EigenvaluesOnly);
+  if (es.info() != Eigen::Success)
+    throw std::runtime_error("sum_top_k_eigenvalues: SelfAdjointEigenSolver did not converge");
+  return es.eigenvalues().tail(k).sum();
+}
+
+double captured_variance(const Eigen::Ref<const MatrixXd>& c, const Eigen::Ref<const MatrixXd>& v) {
+  check_symmetric("captured_variance", c);
+  check_basis("captured_variance", "V", v, c.rows());
+  const MatrixXd cv = c * v;
+  return (v.array() * cv.array()).sum();  // tr(VᵀCV) without the k × k product
+}
+
+Eigen::VectorXd principal_angles(const Eigen::Ref<const MatrixXd>& v, const Eigen::Ref<const MatrixXd>& w) {
+  check_basis("principal_angles", "V", v, v.rows());
+  check_basis("principal_angles", "W", w, v.rows());
+  if (w.cols() != v.cols())
+    throw InvalidParameter("principal_angles: V and W must have the same number of columns, got " +
+                           std::to_string(v.cols()) + " and " + std::to_string(w.cols()));
+  const Index k = v.cols();
+  const MatrixXd m = v.transpose() * w;
+  // Cosines, descending → angles ascending; sines of W − V·VᵀW, descending → reversed to ascending.
+  const VectorXd cosines = Eigen::JacobiSVD<MatrixXd>(m).singularValues();
+  const MatrixXd residual = w - v * m;
+  const VectorXd sines = Eigen::JacobiSVD<MatrixXd>(residual).singularValues().reverse();
+  VectorXd angles(k);
+  for (Index i = 0; i < k; ++i) {
+    // Each formula where it is well conditioned: arcsin below π/4, arccos above (Knyazev & Argentati).
+    const double s = std::min(1.0, sines(i));
+    angles(i) = s < std::sqrt(0.5) ? std::asin(s) : std::acos(std::min(1.0, cosines(i)));
+  }
+  std::sort(angles.begin(), angles.end());  // the two formulas can disagree in the last bits at π/4
+  return angles;
+}
+
+double projector_distance(const Eigen::Ref<const MatrixXd>& v, const Eigen::Ref<const MatrixXd>& w,
+                          ProjectorNorm norm) {
+  check_basis("projector_distance", "V", v, v.rows());
+  check_basis("projector_distance", "W", w, v.rows());
+  if (v.cols() != w.cols()) {
+    if (norm == ProjectorNorm::spectral) return 1.0;
+    const double cross = (v.transpose() * w).squaredNorm();
+    return std::sqrt(std::max(0.0, static_cast<double>(v.cols() + w.cols()) - 2.0 * cross));
+  }
+  // The nonzero eigenvalues of VVᵀ − WWᵀ are ±sin θᵢ, each once (Stewart & Sun, Thm I.5.5).
+  const VectorXd sines = principal_angles(v, w).array().sin();
+  return norm == ProjectorNorm::spectral ? sines.maxCoeff() : std::sqrt(2.0) * sines.norm();
+}
+
+TopEigen refresh_top_k(const Eigen::Ref<const MatrixXd>& c, const Eigen::Ref<const MatrixXd>& start, Index k,
+                       const RefreshOptions& options, RefreshStats* stats) {
+  const MatrixSummary summary = check_symmetric("refresh_top_k", c);
+  check_k("refresh_top_k", k, c.rows());
+  check_start("refresh_top_k", start, c.rows());
+  check_options(options);
+  RefreshStats local;
+  MatrixXd block;
+  return krylov_refresh(c, summary, start, k, options, stats != nullptr ? *stats : local, block);
+}
+
+SubspaceTracker::SubspaceTracker(Index dimension, Index k, const RefreshOptions& options)
+    : dimension_(dimension), k_(k), options_(options) {
+  if (dimension < 1)
+    throw InvalidParameter("SubspaceTracker: dimension must be >= 1, got " + std::to_string(dimension));
+  check_k("SubspaceTracker", k, dimension);
+  check_options(options);
+}
+
+const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
+  const MatrixSummary summary = check_symmetric("SubspaceTracker::refresh", c);
+  if (c.rows() != dimension_)
+    throw InvalidParameter("SubspaceTracker::refresh: matrix must be " + dims(dimension_, dimension_) +
+                           ", got " + dims(c.rows(), c.cols()));
+  if (!has_basis()) {
+    // Cold start: the exact answer, once; later refreshes start from it.
+    ++stats_.refreshes;
+    ++stats_.full_solves;
+    stats_.last_iterations = 0;
+    stats_.last_residual = 0;
+    const TopEigen all = full_top(c, std::min(dimension_, k_ + options_.oversample));
+    block_ = all.vectors;
+    current_ = TopEigen{all.vectors.leftCols(k_), all.values.head(k_)};
+    return current_;
+  }
+  MatrixXd next;
+  current_ = krylov_refresh(c, summary, block_, k_, options_, stats_, next);
+  block_ = std::move(next);
+  return current_;
+}
+
+void SubspaceTracker::set_start(const Eigen::Ref<const MatrixXd>& basis) {
+  check_start("SubspaceTracker::set_start", basis, dimension_);
+  block_ = basis;
+}
+
+void SubspaceTracker::reset() {
+  block_.resize(0, 0);
+  current_ = TopEigen{};
+}
+
+}  // namespace dpstream::pca

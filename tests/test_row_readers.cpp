@@ -1,0 +1,496 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/io/csv_rows.hpp"
+#include "dpstream/io/idx_rows.hpp"
+#include "dpstream/io/row_log.hpp"
+#include "dpstream/io/row_source.hpp"
+
+using dpstream::CorruptInput;
+using dpstream::InvalidParameter;
+using dpstream::io::CsvHeader;
+using dpstream::io::CsvRowReader;
+using dpstream::io::CsvRowWriter;
+using dpstream::io::IdxRowReader;
+using dpstream::io::RowFormat;
+using dpstream::io::RowRecord;
+using dpstream::io::RowSource;
+using dpstream::io::RowSourceOptions;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "dpstream-readers-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  REQUIRE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+  REQUIRE(gzclose(f) == Z_OK);
+}
+
+void put_be32(std::string& s, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) s += static_cast<char>((v >> shift) & 0xff);
+}
+
+// An IDX file: magic 0x0000TTNN, the sizes, then the raw big-endian values.
+std::string idx_file(std::uint8_t type, const std::vector<std::uint32_t>& sizes, const std::string& values) {
+  std::string s;
+  put_be32(s, (std::uint32_t(type) << 8) | std::uint32_t(sizes.size()));
+  for (auto size : sizes) put_be32(s, size);
+  return s + values;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+std::vector<RowRecord> read_all(RowSource& source) {
+  std::vector<RowRecord> rows;
+  RowRecord record;
+  while (source.next(record)) rows.push_back(record);
+  return rows;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// CSV
+
+TEST_CASE("csv: write → read is exact, with and without a header") {
+  TempDir dir;
+  std::vector<double> specials = {-0.0,
+                                  0.1,
+                                  1.0 / 3.0,
+                                  std::numeric_limits<double>::denorm_min(),
+                                  std::numeric_limits<double>::min(),
+                                  std::numeric_limits<double>::max(),
+                                  -std::numeric_limits<double>::max(),
+                                  std::numeric_limits<double>::infinity(),
+                                  -std::numeric_limits<double>::infinity(),
+                                  std::nextafter(1.0, 2.0),
+                                  123456789012345678.0,
+                                  -2.2250738585072014e-308};
+  const Eigen::Index dim = 4;
+  std::vector<Eigen::VectorXd> rows;
+  for (std::size_t i = 0; i + dim <= specials.size(); i += 2)
+    rows.push_back(Eigen::Map<Eigen::VectorXd>(specials.data() + i, dim));
+  std::srand(11);
+  for (int t = 0; t < 200; ++t) rows.push_back(Eigen::VectorXd::Random(dim) * std::pow(10.0, t % 41 - 20));
+
+  for (const bool with_header : {false, true}) {
+    DYNAMIC_SECTION("header " << with_header) {
+      const std::string path = dir.file(with_header ? "h.csv" : "n.csv");
+      {
+        std::vector<std::string> names;
+        if (with_header) names = {"a", "b", "3", "d"};  // "3" is numeric: the writer quotes it
+        CsvRowWriter writer(path, dim, names);
+        for (const auto& r : rows) writer.write(r);
+        writer.close();
+        REQUIRE(writer.rows_written() == rows.size());
+        REQUIRE(writer.bytes_written() == std::filesystem::file_size(path));
+      }
+      CsvRowReader reader(path);
+      REQUIRE(reader.dimension() == dim);
+      if (with_header) REQUIRE(reader.column_names() == std::vector<std::string>{"a", "b", "3", "d"});
+      else REQUIRE(reader.column_names().empty());
+      const auto read = read_all(reader);
+      REQUIRE(read.size() == rows.size());
+      for (std::size_t t = 0; t < rows.size(); ++t) {
+        INFO("row " << t);
+        REQUIRE(read[t].row_index == t);
+        REQUIRE(read[t].line == t + (with_header ? 2 : 1));
+        for (Eigen::Index j = 0; j < dim; ++j) REQUIRE(same_bits(read[t].dense[j], rows[t][j]));
+      }
+    }
+  }
+}
+
+TEST_CASE("csv: comments, blank lines, CRLF, spaces, signs and special values") {
+  TempDir dir;
+  const std::string path = dir.file("mixed.csv");
+  write_bytes(path,
+              "# produced by hand\r\n"
+              "\r\n"
+              " x , y ,z\r\n"
+              "1, +2.5 ,-3e2\r\n"
+              "   # an indented comment\n"
+              "nan,inf,-Infinity\n"
+              "\n"
+              "1e999,-1e999,1e-999\n"
+              "0x10,1,2");  // no final newline; 0x10 is not a decimal number
+  CsvRowReader reader(path);
+  REQUIRE(reader.dimension() == 3);
+  REQUIRE(reader.column_names() == std::vector<std::string>{"x", "y", "z"});
+  RowRecord r;
+  REQUIRE(reader.next(r));
+  REQUIRE(r.dense == Eigen::Vector3d(1.0, 2.5, -300.0));
+  REQUIRE(r.line == 4);
+  REQUIRE(r.row_index == 0);
+  REQUIRE(reader.next(r));  // NaN and Inf are RowGuard's to reject, not the reader's
+  REQUIRE(std::isnan(r.dense[0]));
+  REQUIRE(r.dense[1] == std::numeric_limits<double>::infinity());
+  REQUIRE(r.dense[2] == -std::numeric_limits<double>::infinity());
+  REQUIRE(r.line == 6);
+  REQUIRE(reader.next(r));  // out of range magnitudes read as strtod does
+  REQUIRE(r.dense[0] == std::numeric_limits<double>::infinity());
+  REQUIRE(r.dense[1] == -std::numeric_limits<double>::infinity());
+  REQUIRE(r.dense[2] == 0.0);
+  REQUIRE_THROWS_WITH(reader.next(r), Contains("line 9") && Contains("row 3") && Contains("column 1") &&
+                                          Contains("\"0x10\" is not a number"));
+  REQUIRE_FALSE(reader.next(r));
+}
+
+TEST_CASE("csv: header detection and the explicit header options") {
+  TempDir dir;
+  write_bytes(dir.file("numbers.csv"), "1,2\n3,4\n");
+  CsvRowReader detected(dir.file("numbers.csv"));
+  REQUIRE(detected.column_names().empty());
+  REQUIRE(read_all(detected).size() == 2);
+
+  CsvRowReader forced(dir.file("numbers.csv"), CsvHeader::present);
+  REQUIRE(forced.column_names() == std::vector<std::string>{"1", "2"});
+  REQUIRE(read_all(forced).size() == 1);
+
+  write_bytes(dir.file("named.csv"), "a,b\n1,2\n");
+  CsvRowReader absent(dir.file("named.csv"), CsvHeader::absent);
+  RowRecord r;
+  REQUIRE_THROWS_WITH(absent.next(r), Contains("line 1") && Contains("row 0") && Contains("\"a\" is not a number"));
+
+  write_bytes(dir.file("only_header.csv"), "# c\na,b,c\n");
+  CsvRowReader only_header(dir.file("only_header.csv"));
+  REQUIRE(only_header.dimension() == 3);
+  REQUIRE_FALSE(only_header.next(r));
+}
+
+TEST_CASE("csv: bad input names the line, row, column and text") {
+  TempDir dir;
+  const std::string missing = dir.file("missing.csv");
+  REQUIRE_THROWS_WITH(CsvRowReader(missing), Contains(missing) && Contains("cannot open"));
+  write_bytes(dir.file("empty.csv"), "");
+  REQUIRE_THROWS_WITH(CsvRowReader(dir.file("empty.csv")), Contains("empty.csv") && Contains("empty file"));
+  write_bytes(dir.file("comments.csv"), "# one\n\n# two\n");
+  REQUIRE_THROWS_WITH(CsvRowReader(dir.file("comments.csv")), Contains("no header or data line"));
+
+  const std::string text =
+      "a,b,c\n"      // line 1: header
+      "1,2,3\n"      // line 2, row 0
+      "4,5\n"        // line 3, row 1: too few
+      "# skip me\n"  // line 4
+      "6,seven,8\n"  // line 5, row 2: not a number
+      "9,10,\n"      // line 6, row 3: empty field
+      "11,12,13\n";  // line 7, row 4
+  write_bytes(dir.file("bad.csv"), text);
+  {
+    CsvRowReader reader(dir.file("bad.csv"));
+    RowRecord r;
+    REQUIRE(reader.next(r));
+    REQUIRE_THROWS_WITH(reader.next(r),
+                        Contains("line 3") && Contains("row 1") && Contains("2 fields, expected 3"));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 5") && Contains("row 2") && Contains("column 2") &&
+                                            Contains("\"seven\""));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 6") && Contains("row 3") && Contains("column 3") &&
+                                            Contains("\"\" is not a number"));
+    REQUIRE(reader.next(r));
+    REQUIRE(r.line == 7);
+    REQUIRE(r.row_index == 4);
+  }
+  {
+    CsvRowReader reader(dir.file("bad.csv"), CsvHeader::detect, /*skip_malformed=*/true);
+    const auto rows = read_all(reader);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[1].dense == Eigen::Vector3d(11, 12, 13));
+    REQUIRE(rows[1].row_index == 4);
+    REQUIRE(rows[1].line == 7);
+    REQUIRE(reader.skipped() == 3);
+    REQUIRE_THAT(reader.first_skip_reason(), Contains("line 3"));
+  }
+}
+
+TEST_CASE("csv writer refuses a wrong dimension and bad names") {
+  TempDir dir;
+  REQUIRE_THROWS_AS(CsvRowWriter(dir.file("a.csv"), 0), InvalidParameter);
+  REQUIRE_THROWS_WITH(CsvRowWriter(dir.file("b.csv"), 2, {"x"}), Contains("1 column names for dimension 2"));
+  REQUIRE_THROWS_WITH(CsvRowWriter(dir.file("c.csv"), 2, {"x", "y,z"}), Contains("column name 2"));
+  CsvRowWriter writer(dir.file("d.csv"), 2);
+  REQUIRE_THROWS_WITH(writer.write(Eigen::Vector3d::Zero()), Contains("row 0") && Contains("dimension 3, expected 2"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// IDX
+
+namespace {
+
+// 5 images of 3 × 4 bytes, value (7t + j) mod 256 with a few 0 and 255.
+std::string ubyte_images(std::uint32_t items = 5) {
+  std::string values;
+  for (std::uint32_t t = 0; t < items; ++t)
+    for (int j = 0; j < 12; ++j) values += static_cast<char>((t == 0 && j == 0) ? 255 : (7 * t + 40 * j) % 256);
+  return idx_file(0x08, {items, 3, 4}, values);
+}
+
+double ubyte_value(std::uint32_t t, int j) { return (t == 0 && j == 0) ? 255 : (7 * t + 40 * j) % 256; }
+
+}  // namespace
+
+TEST_CASE("idx: ubyte images, plain and gzipped, with and without scale") {
+  TempDir dir;
+  write_bytes(dir.file("images-idx3-ubyte"), ubyte_images());
+  write_gzip(dir.file("images-idx3-ubyte.gz"), ubyte_images());
+  for (const std::string name : {"images-idx3-ubyte", "images-idx3-ubyte.gz"}) {
+    for (const double scale : {1.0, 1.0 / 255}) {
+      DYNAMIC_SECTION(name << " scale " << scale) {
+        IdxRowReader reader(dir.file(name), scale);
+        REQUIRE(reader.gzipped() == (name.back() == 'z'));
+        REQUIRE(reader.dimension() == 12);
+        REQUIRE(reader.declared_rows() == std::optional<std::uint64_t>(5));
+        REQUIRE(reader.type_code() == 0x08);
+        REQUIRE(reader.item_shape() == std::vector<std::uint32_t>{3, 4});
+        const auto rows = read_all(reader);
+        REQUIRE(rows.size() == 5);
+        for (std::uint32_t t = 0; t < 5; ++t) {
+          REQUIRE(rows[t].row_index == t);
+          for (int j = 0; j < 12; ++j) REQUIRE(rows[t].dense[j] == ubyte_value(t, j) * scale);
+        }
+        if (scale != 1.0) {
+          REQUIRE(rows[0].dense.maxCoeff() == 1.0);
+          REQUIRE(rows[0].dense.minCoeff() >= 0.0);
+        }
+      }
+    }
+  }
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("images-idx3-ubyte"), 0.0), Contains("scale"));
+}
+
+TEST_CASE("idx: every value type, big-endian") {
+  TempDir dir;
+  auto check = [&](std::uint8_t type, const std::string& values, std::vector<double> expected) {
+    const std::string path = dir.file("t" + std::to_string(type) + ".idx");
+    write_bytes(path, idx_file(type, {2, 2}, values));
+    IdxRowReader reader(path);
+    REQUIRE(reader.dimension() == 2);
+    const auto rows = read_all(reader);
+    REQUIRE(rows.size() == 2);
+    for (int i = 0; i < 4; ++i) REQUIRE(same_bits(rows[i / 2].dense[i % 2], expected[i]));
+  };
+  check(0x08, std::string("\x00\x01\x80\xff", 4), {0, 1, 128, 255});
+  check(0x09, std::string("\x00\x01\x80\xff", 4), {0, 1, -128, -1});
+  check(0x0B, std::string("\x00\x01\x01\x00\x80\x00\xff\xff", 8), {1, 256, -32768, -1});
+  check(0x0C, std::string("\x00\x00\x00\x01\x00\x01\x00\x00\x80\x00\x00\x00\xff\xff\xff\xfe", 16),
+        {1, 65536, -2147483648.0, -2});
+  // float32: 1.0f = 3F800000, -2.5f = C0200000, +inf = 7F800000, 0.1f = 3DCCCCCD
+  check(0x0D, std::string("\x3f\x80\x00\x00\xc0\x20\x00\x00\x7f\x80\x00\x00\x3d\xcc\xcc\xcd", 16),
+        {1.0, -2.5, std::numeric_limits<double>::infinity(), double(0.1f)});
+  // float64: 1/3 = 3FD5555555555555, -0.0, denorm_min = 1, a NaN with a payload kept bit for bit
+  std::string f64("\x3f\xd5\x55\x55\x55\x55\x55\x55\x80\x00\x00\x00\x00\x00\x00\x00"
+                  "\x00\x00\x00\x00\x00\x00\x00\x01\x7f\xf8\x00\x00\x00\x00\x12\x34",
+                  32);
+  std::uint64_t nan_bits = 0x7ff8000000001234ULL;
+  double nan_payload;
+  std::memcpy(&nan_payload, &nan_bits, 8);
+  check(0x0E, f64, {1.0 / 3.0, -0.0, std::numeric_limits<double>::denorm_min(), nan_payload});
+}
+
+TEST_CASE("idx: bad files name the problem, the row and the byte counts") {
+  TempDir dir;
+  const std::string missing = dir.file("missing-idx3-ubyte");
+  REQUIRE_THROWS_WITH(IdxRowReader(missing), Contains(missing) && Contains("cannot open"));
+  write_bytes(dir.file("empty.idx"), "");
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("empty.idx")), Contains("empty file"));
+  write_bytes(dir.file("labels-idx1-ubyte"), idx_file(0x08, {3}, std::string("\x01\x02\x03", 3)));
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("labels-idx1-ubyte")), Contains("0x00000801") && Contains("label file"));
+  write_bytes(dir.file("png.idx"), "\x89PNG\r\n\x1a\n....");
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("png.idx")), Contains("bad magic 0x89504E47"));
+  write_bytes(dir.file("type.idx"), idx_file(0x0A, {1, 1}, "x"));
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("type.idx")), Contains("bad magic 0x00000A02"));
+  write_bytes(dir.file("header.idx"), ubyte_images().substr(0, 10));
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("header.idx")), Contains("the header") && Contains("short file"));
+
+  const std::string full = ubyte_images();  // 16 + 5 × 12 = 76 bytes
+  write_bytes(dir.file("short.idx"), full.substr(0, 70));
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("short.idx")),
+                      Contains("short file: 70 bytes, expected 76") && Contains("5 items × 12 values"));
+  write_bytes(dir.file("long.idx"), full + "xy");
+  REQUIRE_THROWS_WITH(IdxRowReader(dir.file("long.idx")), Contains("trailing bytes: 78 bytes, expected 76"));
+
+  // Gzipped, the size is only known as the data comes: rows before the cut are delivered.
+  write_gzip(dir.file("short.idx.gz"), full.substr(0, 70));
+  {
+    IdxRowReader reader(dir.file("short.idx.gz"));
+    RowRecord r;
+    for (int t = 0; t < 4; ++t) REQUIRE(reader.next(r));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("row 4") && Contains("uncompressed byte offset 64") &&
+                                            Contains("ends after 70 bytes, expected 76"));
+  }
+  write_gzip(dir.file("long.idx.gz"), full + "xy");
+  {
+    IdxRowReader reader(dir.file("long.idx.gz"));
+    RowRecord r;
+    for (int t = 0; t < 5; ++t) REQUIRE(reader.next(r));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("trailing data past the 5 items"));
+  }
+}
+
+TEST_CASE("idx: a damaged gzip stream is an error, never short data") {
+  TempDir dir;
+  // Enough incompressible-ish rows that the cut lands inside the deflate data.
+  std::string values;
+  std::uint32_t x = 12345;
+  for (int i = 0; i < 200 * 64; ++i) {
+    x = x * 1664525u + 1013904223u;
+    values += static_cast<char>(x >> 24);
+  }
+  const std::string plain = idx_file(0x08, {200, 8, 8}, values);
+  write_gzip(dir.file("ok.gz"), plain);
+  const std::string gz = read_bytes(dir.file("ok.gz"));
+
+  SECTION("truncated") {
+    write_bytes(dir.file("cut-idx3-ubyte.gz"), gz.substr(0, gz.size() / 2));
+    IdxRowReader reader(dir.file("cut-idx3-ubyte.gz"));
+    RowRecord r;
+    std::uint64_t rows = 0;
+    try {
+      while (reader.next(r)) ++rows;
+      FAIL("a truncated gzip file read to the end");
+    } catch (const CorruptInput& e) {
+      REQUIRE_THAT(e.what(), Contains("row " + std::to_string(rows)) && Contains("gzip stream truncated"));
+    }
+    REQUIRE(rows < 200);
+  }
+  SECTION("CRC mismatch") {
+    std::string bad = gz;
+    bad[bad.size() - 8] = static_cast<char>(bad[bad.size() - 8] ^ 0x01);  // the trailer's CRC-32
+    write_bytes(dir.file("crc-idx3-ubyte.gz"), bad);
+    // zlib inflates ahead of the reader, so the damage may surface at any row, or at the header.
+    auto read_through = [&] {
+      IdxRowReader reader(dir.file("crc-idx3-ubyte.gz"));
+      RowRecord r;
+      while (reader.next(r)) {}
+    };
+    REQUIRE_THROWS_WITH(read_through(), Contains("crc-idx3-ubyte.gz") && Contains("CRC") &&
+                                            Contains("incorrect data check"));
+  }
+  SECTION("corrupt deflate data") {
+    std::string bad = gz;
+    for (std::size_t i = gz.size() / 3; i < gz.size() / 3 + 16; ++i) bad[i] = static_cast<char>(~bad[i]);
+    write_bytes(dir.file("flip-idx3-ubyte.gz"), bad);
+    auto read_through = [&] {
+      IdxRowReader reader(dir.file("flip-idx3-ubyte.gz"));
+      RowRecord r;
+      while (reader.next(r)) {}
+    };
+    REQUIRE_THROWS_WITH(read_through(), Contains("flip-idx3-ubyte.gz") && Contains("gzip data corrupt"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The factory
+
+TEST_CASE("row formats from names, and open_row_source") {
+  using dpstream::io::format_from_path;
+  REQUIRE(format_from_path("a/b.pb") == RowFormat::pb);
+  REQUIRE(format_from_path("x.rowlog") == RowFormat::pb);
+  REQUIRE(format_from_path("x.CSV") == RowFormat::csv);
+  REQUIRE(format_from_path("/d/train-images-idx3-ubyte") == RowFormat::idx);
+  REQUIRE(format_from_path("/d/train-images-idx3-ubyte.gz") == RowFormat::idx);
+  REQUIRE(format_from_path("t10k.idx3") == RowFormat::idx);
+  REQUIRE(format_from_path("t10k.idx.gz") == RowFormat::idx);
+  REQUIRE_THROWS_WITH(format_from_path("rows.csv.gz"), Contains("decompress the CSV"));
+  REQUIRE_THROWS_WITH(format_from_path("dir.pb/rows.txt"), Contains("rows.txt") && Contains("cannot tell"));
+  REQUIRE(dpstream::io::parse_row_format("idx") == RowFormat::idx);
+  REQUIRE_THROWS_WITH(dpstream::io::parse_row_format("parquet"), Contains("\"parquet\""));
+
+  TempDir dir;
+  write_bytes(dir.file("r.csv"), "1,2,3\n");
+  write_bytes(dir.file("r-idx3-ubyte"), ubyte_images());
+  {
+    dpstream::io::RowLogWriter writer(dir.file("r.pb"), {3, 1, "", ""});
+    writer.write_dense(Eigen::Vector3d(1, 2, 3));
+    writer.close();
+  }
+  for (const std::string name : {"r.csv", "r.pb", "r-idx3-ubyte"}) {
+    auto source = dpstream::io::open_row_source(dir.file(name));
+    RowRecord r;
+    REQUIRE(source->next(r));
+    REQUIRE(source->path() == dir.file(name));
+  }
+  REQUIRE(dpstream::io::open_row_source(dir.file("r.csv"))->format() == RowFormat::csv);
+  REQUIRE(dpstream::io::open_row_source(dir.file("r.pb"))->format() == RowFormat::pb);
+  RowSourceOptions scaled;
+  scaled.scale = 0.5;
+  auto idx = dpstream::io::open_row_source(dir.file("r-idx3-ubyte"), RowFormat::automatic, scaled);
+  RowRecord r;
+  REQUIRE(idx->next(r));
+  REQUIRE(r.dense[0] == 127.5);
+  REQUIRE_THROWS_WITH(dpstream::io::open_row_source(dir.file("r.csv"), RowFormat::automatic, scaled),
+                      Contains("IDX reader only"));
+  // An explicit format wins over the name.
+  write_bytes(dir.file("rows.txt"), "4,5\n");
+  REQUIRE(dpstream::io::open_row_source(dir.file("rows.txt"), RowFormat::csv)->dimension() == 2);
+  REQUIRE_THROWS_WITH(dpstream::io::open_row_source(dir.file("r.csv"), RowFormat::pb),
+                      Contains("not a dpstream row log"));
+}
+
+TEST_CASE("Fashion-MNIST train images, when the dataset is installed") {
+  const std::string images = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+  const std::string labels = "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz";
+  if (!std::filesystem::exists(images)) {
+    WARN("skipped: " << images << " is not installed (apt-get install dataset-fashion-mnist)");
+    return;
+  }
+  RowSourceOptions options;
+  options.scale = 1.0 / 255;
+  auto source = dpstream::io::open_row_source(images, RowFormat::automatic, options);
+  REQUIRE(source->format() == RowFormat::idx);
+  REQUIRE(source->dimension() == 784);
+  REQUIRE(source->declared_rows() == std::optional<std::uint64_t>(60000));
+  RowRecord r;
+  double total = 0;
+  for (int t = 0; t < 100; ++t) {
+    REQUIRE(source->next(r));
+    REQUIRE(r.row_index == std::uint64_t(t));
+    REQUIRE(r.dense.minCoeff() >= 0.0);
+    REQUIRE(r.dense.maxCoeff() <= 1.0);
+    for (Eigen::Index j = 0; j < 784; ++j) {
+      const double byte = r.dense[j] * 255;
+      REQUIRE(std::abs(byte - std::round(byte)) < 1e-9);  // a byte, scaled
+    }
+    total += r.dense.sum();
+  }
+  REQUIRE(total > 100 * 10.0);  // images are not blank: mean intensity ≈ 0.29 × 784 ≈ 225 per image
+  if (std::filesystem::exists(labels))
+    REQUIRE_THROWS_WITH(dpstream::io::open_row_source(labels), Contains("label file"));
+}
