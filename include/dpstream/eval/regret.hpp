@@ -1,0 +1,93 @@
+// RegretMeter: the regret of online PCA learners on one stream (Analyze Gauss §4.1).
+//
+//   gain_i   = Σ_t ‖V̂_{i,t}ᵀ a_t‖²       V̂_{i,t}: learner i's subspace BEFORE it saw a_t
+//   OPT      = max_{rank-k P} Σ_t ‖P a_t‖² = Σ of the k largest eigenvalues of C_m = Σ_t a_t a_tᵀ
+//   regret_i = OPT − gain_i
+//
+// Several learners are scored on the same rows (e.g. private FPL and non-private follow-the-leader),
+// so one exact C serves them all. The order is the protocol: score(i, rows, V̂_i) for every learner,
+// then observe(rows); observe refuses rows a learner has not been scored on (and score refuses rows
+// beyond them), so no row is lost or counted twice.
+//
+// Evaluation only: the meter holds the exact Σ a aᵀ — raw data, as sensitive as the rows. Nothing it
+// computes is private; it measures private learners, it is not one.
+//
+// The curve: each time observe() reaches or crosses a multiple of sample_every rows (and at finish())
+// a sample {rows, OPT_t, gain_i(t)} is taken at the end of that block, so
+// regret can be plotted along the stream. OPT_t there is tracked by a warm refresh on the exact C_t
+// (subspace.hpp, captured variance certified within 1e-6 relative; exact C moves little between
+// samples, so this is cheap); the final OPT is a full eigendecomposition.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "dpstream/pca/subspace.hpp"
+#include "dpstream/stream/accumulators.hpp"
+
+namespace dpstream::eval {
+
+struct RegretSample {
+  std::uint64_t rows = 0;
+  double opt = 0;             // OPT of the first `rows` rows
+  std::vector<double> gains;  // cumulative gain of each learner over those rows
+};
+
+class RegretMeter {
+ public:
+  // InvalidParameter for dimension < 1, k out of [1, dimension] or no learner names (names must be
+  // distinct and non-empty). sample_every = 0: no curve, only the final figures.
+  RegretMeter(Eigen::Index dimension, Eigen::Index k, std::vector<std::string> learners,
+              std::uint64_t sample_every = 0);
+
+  // Scores learner `learner` on the next rows (one per matrix row) with its current basis (d × k,
+  // orthonormal: the caller's learner guarantees it). InvalidParameter for a bad index or shape;
+  // std::logic_error if this would score rows the meter has already observed.
+  void score(std::size_t learner, const Eigen::Ref<const Eigen::MatrixXd>& rows,
+             const Eigen::Ref<const Eigen::MatrixXd>& basis);
+  // The same with per-row gains the learner computed itself (FplOnlinePca::gains).
+  void add_gains(std::size_t learner, const Eigen::Ref<const Eigen::VectorXd>& gains);
+  // Adds the rows to the hindsight sum. std::logic_error naming the learner unless every learner has
+  // been scored on exactly these rows; InvalidParameter for a wrong length or a non-finite entry.
+  void observe(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  // Takes the last curve sample (if the curve is on and the last rows were not sampled) and fixes
+  // OPT by a full eigendecomposition. Further observe() calls reopen the stream.
+  void finish();
+
+  std::uint64_t rows() const noexcept { return exact_.rows(); }
+  Eigen::Index dimension() const noexcept { return exact_.dimension(); }
+  Eigen::Index k() const noexcept { return k_; }
+  const std::vector<std::string>& learners() const noexcept { return names_; }
+  // Index of a learner by name; InvalidParameter if unknown.
+  std::size_t learner(const std::string& name) const;
+
+  // OPT of the rows observed so far (a full eigendecomposition, cached until the next observe()).
+  double opt() const;
+  double gain(std::size_t learner) const;
+  double regret(std::size_t learner) const { return opt() - gain(learner); }
+  // regret / OPT (0 when OPT = 0).
+  double regret_over_opt(std::size_t learner) const;
+  const std::vector<RegretSample>& curve() const noexcept { return curve_; }
+  // The exact Σ a aᵀ (evaluation only: raw data).
+  Eigen::MatrixXd hindsight_covariance() const { return exact_.matrix(); }
+
+ private:
+  void check_learner(std::size_t learner, const char* where) const;
+  void take_sample();
+
+  Eigen::Index k_;
+  std::vector<std::string> names_;
+  std::uint64_t sample_every_;
+  stream::CovarianceAccumulator exact_;
+  std::vector<double> gains_;
+  std::vector<std::uint64_t> scored_;
+  std::vector<RegretSample> curve_;
+  pca::SubspaceTracker opt_tracker_;
+  mutable double opt_cache_ = 0;
+  mutable std::uint64_t opt_cache_rows_ = UINT64_MAX;
+};
+
+}  // namespace dpstream::eval

@@ -1,0 +1,134 @@
+// FplOnlinePca: online PCA by follow-the-perturbed-leader (Analyze Gauss §4, Algorithm 2 and the
+// private tree version behind Theorem 8).
+//
+// Protocol (digest seed-002 §4.1): before row t arrives the learner holds a k-dimensional subspace
+// V̂_t (a d × k orthonormal basis), chosen from rows 1..t−1 only; row t then earns the gain
+// ‖V̂_tᵀa_t‖² ∈ [0, ‖a_t‖²]. Regret = OPT − Σ gains, OPT = Σ top-k eigenvalues of Σ a aᵀ
+// (eval/regret.hpp). V̂_1 is data-independent: the first k coordinate axes (Algorithm 2, line 1).
+// A refresh sets V̂ to the top k of a leader matrix Ĉ by *algebraic* eigenvalue (never an SVD or
+// largest |λ|: Ĉ is indefinite, §10), warm-started from the previous basis (subspace.hpp).
+//
+// Modes — where Ĉ comes from:
+//  * follow_the_leader: Ĉ = C_t = Σ_{τ≤t} a_τ a_τᵀ exactly. NOT private: the non-private baseline
+//    (its regret is linear on an adversarial stream, §9.12).
+//  * perturbed_leader: Algorithm 2 as printed: Ĉ = C_t + E_t with a FRESH symmetric Gaussian E_t
+//    (Algorithm 1's shape and σ for `perturbation`) at every refresh. Each refresh alone is an
+//    (ε, δ)-DP release of C_t, but the run as a whole is NOT differentially private: m refreshes of
+//    nested prefixes compose to about (m·ε, m·δ) (§10). Here ε is a regularisation knob (Theorem 9:
+//    E[Regret] ≤ (1 − e^{−ε})·OPT + E S_k(E) + m·δ + 1 on oblivious streams).
+//  * private_tree: Ĉ is a release of a ContinualCovariance (stream/continual_sum.hpp) the learner
+//    is attached to: tree noise, each node drawn once. The product.
+//
+// Privacy contract (private_tree)
+//  * Neighbouring relation, sensitivity, calibration and (ε, δ): those of the attached
+//    ContinualCovariance (add/remove or replace one row, ‖a‖ ≤ L, Δ = L² per step, Δ·√levels for the
+//    tree; one accountant charge for the whole stream). The learner reads nothing but its releases,
+//    so V̂_1, …, V̂_m are post-processing: the whole sequence of subspaces is (ε, δ)-DP for the
+//    stream's target, and this object spends nothing of its own (privacy_spent() says so).
+//  * Adaptivity: rows may depend on earlier subspaces (the tree is a causal factorization and GDP
+//    composes adaptively); the regret bounds, however, are stated for oblivious streams.
+//
+// Cost: a refresh is a warm block-Krylov top-k (a few products Ĉ·Q, Q of k + p columns) instead of
+// an O(d³) eigendecomposition; scoring a row is O(dk). follow/perturbed modes also keep the exact
+// Σ a aᵀ (a CovarianceAccumulator: O(d²) memory, GEMM-speed updates).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <Eigen/Core>
+
+#include "dpstream/pca/subspace.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/symmetric_gaussian.hpp"
+#include "dpstream/stream/accumulators.hpp"
+#include "dpstream/stream/continual_sum.hpp"
+
+namespace dpstream::pca {
+
+enum class FplMode { follow_the_leader, perturbed_leader, private_tree };
+const char* to_string(FplMode mode) noexcept;
+
+// The refresh settings FPL uses by default: besides the residual rule, stop as soon as the captured
+// variance tr(V̂ᵀĈV̂) is certified within 1e-3 (relative) of Ĉ's best k-subspace (subspace.hpp,
+// RefreshOptions::variance_tolerance). The gain depends on V̂ only through the variance it
+// captures, and inside a cluster of eigenvalues (the edge of the noise bulk) the basis is
+// ill-determined anyway; the certificate is what the regret needs.
+RefreshOptions fpl_refresh_defaults();
+
+struct FplOptions {
+  Eigen::Index k = 1;                    // 1 ≤ k ≤ dimension
+  FplMode mode = FplMode::private_tree;
+  // private_tree: refresh on every refresh_every-th release of the attached stream (its block B sets
+  // the rows between releases). follow_the_leader / perturbed_leader: refresh every refresh_every
+  // rows (B). ≥ 1.
+  std::uint64_t refresh_every = 1;
+  // perturbed_leader only: E_t is Algorithm 1's noise for these parameters.
+  privacy::SymmetricGaussianMechanism::Options perturbation;
+  // perturbed_leader only: set = seeded noise (reproducible, NOT secure); unset = the secure source.
+  std::optional<std::uint64_t> seed;
+  RefreshOptions refresh = fpl_refresh_defaults();
+};
+
+class FplOnlinePca {
+ public:
+  // InvalidParameter naming the bad option (dimension < 1, k out of [1, d], refresh_every = 0, bad
+  // refresh or perturbation options).
+  FplOnlinePca(Eigen::Index dimension, const FplOptions& options);
+  // attach() registers a callback that points at this object: it is neither copied nor moved.
+  FplOnlinePca(const FplOnlinePca&) = delete;
+  FplOnlinePca& operator=(const FplOnlinePca&) = delete;
+
+  // V̂_t, d × k orthonormal: the subspace the next row is scored against.
+  const Eigen::MatrixXd& basis() const noexcept { return basis_; }
+  // ‖V̂ᵀa‖² for one row (InvalidParameter for a wrong length), and for rows (one per matrix row).
+  double gain(const Eigen::Ref<const Eigen::VectorXd>& row) const;
+  Eigen::VectorXd gains(const Eigen::Ref<const Eigen::MatrixXd>& rows) const;
+
+  // follow_the_leader / perturbed_leader: the rows, after they were scored. Refreshes each time
+  // refresh_every rows have accumulated (a block may span several refreshes; each sees exactly the
+  // rows before its boundary). InvalidParameter in private_tree mode (rows go to the stream) or for
+  // a wrong length or a non-finite entry. The norm bound is the caller's (RowGuard's) business here:
+  // these modes promise no privacy.
+  void update(const Eigen::Ref<const Eigen::VectorXd>& row);
+  void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+
+  // private_tree: subscribe to `stream`'s releases (the stream must have this dimension and must
+  // not release after this object is gone). InvalidParameter in the other modes.
+  void attach(stream::ContinualCovariance& stream);
+
+  // One refresh from a leader matrix Ĉ (d × d, symmetric): V̂ ← its algebraic top k. update() and
+  // the attached stream call it; a caller with releases from elsewhere (a checkpointed stream, a
+  // log of releases) may too. In perturbed_leader mode the fresh E_t is added first.
+  void follow(const Eigen::Ref<const Eigen::MatrixXd>& leader);
+
+  Eigen::Index dimension() const noexcept { return dimension_; }
+  Eigen::Index k() const noexcept { return options_.k; }
+  const FplOptions& options() const noexcept { return options_; }
+  std::uint64_t refreshes() const noexcept { return refreshes_; }
+  // Rows given to update() (follow/perturbed modes).
+  std::uint64_t rows() const noexcept { return exact_ ? exact_->rows() : 0; }
+  // The top-k eigenvalues of the last leader Ĉ, descending (empty before the first refresh).
+  const Eigen::VectorXd& leader_values() const noexcept { return leader_values_; }
+  const RefreshStats& refresh_stats() const noexcept { return tracker_.stats(); }
+  // Whether the sequence of subspaces is differentially private as a whole (private_tree only).
+  bool is_private() const noexcept { return options_.mode == FplMode::private_tree; }
+
+ private:
+  void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  void check_row_length(Eigen::Index length, const char* where) const;
+
+  Eigen::Index dimension_;
+  FplOptions options_;
+  SubspaceTracker tracker_;
+  Eigen::MatrixXd basis_;
+  Eigen::VectorXd leader_values_;
+  std::uint64_t refreshes_ = 0;
+  std::optional<stream::CovarianceAccumulator> exact_;                  // follow/perturbed modes
+  std::optional<privacy::SymmetricGaussianMechanism> perturbation_;     // perturbed mode
+  std::unique_ptr<privacy::NoiseSource> noise_;                         // perturbed mode
+  Eigen::MatrixXd leader_;                                              // scratch: C (+ E)
+};
+
+}  // namespace dpstream::pca

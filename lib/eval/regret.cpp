@@ -1,0 +1,140 @@
+#include "dpstream/eval/regret.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::eval {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+Index checked_k(Index dimension, Index k) {
+  if (dimension < 1) throw InvalidParameter("RegretMeter: dimension must be >= 1, got " + std::to_string(dimension));
+  if (k < 1 || k > dimension)
+    throw InvalidParameter("RegretMeter: k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(k));
+  return k;
+}
+
+std::vector<std::string> checked_names(std::vector<std::string> names) {
+  if (names.empty()) throw InvalidParameter("RegretMeter: at least one learner name is needed");
+  std::set<std::string> seen;
+  for (const auto& name : names) {
+    if (name.empty()) throw InvalidParameter("RegretMeter: learner names must be non-empty");
+    if (!seen.insert(name).second) throw InvalidParameter("RegretMeter: learner name '" + name + "' appears twice");
+  }
+  return names;
+}
+
+// OPT along the curve: the exact C_t is PSD and moves little between samples, so a warm refresh
+// certified to 1e-6 of the captured variance (subspace.hpp) is as good as a full solve for a plot.
+pca::RefreshOptions curve_refresh() {
+  pca::RefreshOptions options;
+  options.variance_tolerance = 1e-6;
+  return options;
+}
+
+}  // namespace
+
+RegretMeter::RegretMeter(Index dimension, Index k, std::vector<std::string> learners, std::uint64_t sample_every)
+    : k_(checked_k(dimension, k)),
+      names_(checked_names(std::move(learners))),
+      sample_every_(sample_every),
+      exact_(dimension),
+      gains_(names_.size(), 0.0),
+      scored_(names_.size(), 0),
+      opt_tracker_(dimension, k, curve_refresh()) {}
+
+std::size_t RegretMeter::learner(const std::string& name) const {
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return i;
+  throw InvalidParameter("RegretMeter: no learner named '" + name + "'");
+}
+
+void RegretMeter::check_learner(std::size_t learner, const char* where) const {
+  if (learner >= names_.size())
+    throw InvalidParameter(std::string("RegretMeter::") + where + ": learner index " + std::to_string(learner) +
+                           " out of range (" + std::to_string(names_.size()) + " learners)");
+}
+
+void RegretMeter::score(std::size_t learner, const Eigen::Ref<const MatrixXd>& rows,
+                        const Eigen::Ref<const MatrixXd>& basis) {
+  check_learner(learner, "score");
+  if (rows.cols() != dimension() || basis.rows() != dimension() || basis.cols() != k_)
+    throw InvalidParameter("RegretMeter::score: rows must have " + std::to_string(dimension()) +
+                           " columns and the basis must be " + std::to_string(dimension()) + " x " +
+                           std::to_string(k_) + "; got rows with " + std::to_string(rows.cols()) +
+                           " columns and a " + std::to_string(basis.rows()) + " x " +
+                           std::to_string(basis.cols()) + " basis");
+  add_gains(learner, (rows * basis).rowwise().squaredNorm());
+}
+
+void RegretMeter::add_gains(std::size_t learner, const Eigen::Ref<const VectorXd>& gains) {
+  check_learner(learner, "add_gains");
+  if (scored_[learner] != rows())
+    throw std::logic_error("RegretMeter: learner '" + names_[learner] + "' was already scored on rows " +
+                           std::to_string(rows()) + ".." + std::to_string(scored_[learner]) +
+                           ", which the meter has not observed yet (score every learner, then observe)");
+  for (Index i = 0; i < gains.size(); ++i)
+    if (!std::isfinite(gains(i)) || gains(i) < 0)
+      throw InvalidParameter("RegretMeter::add_gains: gain of row " + std::to_string(rows() + i) +
+                             " for learner '" + names_[learner] + "' is not a finite non-negative number");
+  gains_[learner] += gains.sum();
+  scored_[learner] += static_cast<std::uint64_t>(gains.size());
+}
+
+void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
+  if (rows_in.cols() != dimension())
+    throw InvalidParameter("RegretMeter::observe: rows have " + std::to_string(rows_in.cols()) +
+                           " columns, the meter's dimension is " + std::to_string(dimension()));
+  if (!rows_in.allFinite()) throw InvalidParameter("RegretMeter::observe: a row has a NaN or infinite entry");
+  const std::uint64_t after = rows() + static_cast<std::uint64_t>(rows_in.rows());
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (scored_[i] != after)
+      throw std::logic_error("RegretMeter::observe: learner '" + names_[i] + "' was scored on " +
+                             std::to_string(scored_[i]) + " rows, but these rows bring the stream to " +
+                             std::to_string(after));
+  const std::uint64_t before = rows();
+  exact_.update_block(rows_in);
+  // A sample when the block reaches or crosses a multiple of sample_every, taken at the block's end
+  // so that OPT_t and every gain cover exactly the same rows.
+  if (sample_every_ > 0 && after / sample_every_ > before / sample_every_) take_sample();
+}
+
+void RegretMeter::take_sample() {
+  RegretSample sample;
+  sample.rows = exact_.rows();
+  sample.opt = opt_tracker_.refresh(exact_.matrix()).values.sum();
+  sample.gains = gains_;
+  curve_.push_back(std::move(sample));
+}
+
+void RegretMeter::finish() {
+  if (sample_every_ > 0 && (curve_.empty() || curve_.back().rows != exact_.rows())) take_sample();
+  if (!curve_.empty() && curve_.back().rows == exact_.rows()) curve_.back().opt = opt();
+}
+
+double RegretMeter::opt() const {
+  if (opt_cache_rows_ != exact_.rows()) {
+    opt_cache_ = exact_.rows() == 0 ? 0.0 : pca::sum_top_k_eigenvalues(exact_.matrix(), k_);
+    opt_cache_rows_ = exact_.rows();
+  }
+  return opt_cache_;
+}
+
+double RegretMeter::gain(std::size_t learner) const {
+  check_learner(learner, "gain");
+  return gains_[learner];
+}
+
+double RegretMeter::regret_over_opt(std::size_t learner) const {
+  const double o = opt();
+  return o > 0 ? regret(learner) / o : 0.0;
+}
+
+}  // namespace dpstream::eval

@@ -1,0 +1,129 @@
+#include "dpstream/pca/fpl_online_pca.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+const char* to_string(FplMode mode) noexcept {
+  switch (mode) {
+    case FplMode::follow_the_leader: return "follow_the_leader";
+    case FplMode::perturbed_leader: return "perturbed_leader";
+    case FplMode::private_tree: return "private_tree";
+  }
+  return "?";
+}
+
+RefreshOptions fpl_refresh_defaults() {
+  RefreshOptions options;
+  options.variance_tolerance = 1e-3;
+  return options;
+}
+
+namespace {
+
+const FplOptions& validated(Index dimension, const FplOptions& options) {
+  if (dimension < 1) throw InvalidParameter("FplOnlinePca: dimension must be >= 1, got " + std::to_string(dimension));
+  if (options.k < 1 || options.k > dimension)
+    throw InvalidParameter("FplOnlinePca: k must be in [1, " + std::to_string(dimension) + "], got " +
+                           std::to_string(options.k));
+  if (options.refresh_every < 1) throw InvalidParameter("FplOnlinePca: refresh_every must be >= 1, got 0");
+  return options;
+}
+
+}  // namespace
+
+FplOnlinePca::FplOnlinePca(Index dimension, const FplOptions& options)
+    : dimension_(dimension),
+      options_(validated(dimension, options)),
+      tracker_(dimension, options.k, options.refresh),
+      basis_(MatrixXd::Identity(dimension, options.k)) {  // V̂_1: data-independent (Algorithm 2, line 1)
+  if (options_.mode != FplMode::private_tree) exact_.emplace(dimension);
+  if (options_.mode == FplMode::perturbed_leader) {
+    perturbation_.emplace(options_.perturbation);  // validates ε, δ, L
+    if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
+    else noise_ = privacy::make_secure_noise_source();
+  }
+}
+
+void FplOnlinePca::check_row_length(Index length, const char* where) const {
+  if (length != dimension_)
+    throw InvalidParameter(std::string("FplOnlinePca::") + where + ": row has " + std::to_string(length) +
+                           " entries, the learner's dimension is " + std::to_string(dimension_));
+}
+
+double FplOnlinePca::gain(const Eigen::Ref<const VectorXd>& row) const {
+  check_row_length(row.size(), "gain");
+  return (basis_.transpose() * row).squaredNorm();
+}
+
+VectorXd FplOnlinePca::gains(const Eigen::Ref<const MatrixXd>& rows) const {
+  check_row_length(rows.cols(), "gains");
+  // One GEMM for the block: (rows·V̂) has the projections of every row as its rows.
+  return (rows * basis_).rowwise().squaredNorm();
+}
+
+void FplOnlinePca::update(const Eigen::Ref<const VectorXd>& row) {
+  check_row_length(row.size(), "update");
+  ingest(row.transpose());
+}
+
+void FplOnlinePca::update_block(const Eigen::Ref<const MatrixXd>& rows) {
+  check_row_length(rows.cols(), "update_block");
+  ingest(rows);
+}
+
+void FplOnlinePca::ingest(const Eigen::Ref<const MatrixXd>& rows) {
+  if (!exact_)
+    throw InvalidParameter(
+        "FplOnlinePca::update: in private_tree mode rows go to the attached ContinualCovariance, not to the learner");
+  for (Index r = 0; r < rows.rows(); ++r)
+    for (Index c = 0; c < rows.cols(); ++c)
+      if (!std::isfinite(rows(r, c)))
+        throw InvalidRow(exact_->rows() + static_cast<std::uint64_t>(r),
+                         "FplOnlinePca: column " + std::to_string(c) + " is not finite");
+  // Split the block at refresh boundaries, so each refresh sees exactly the rows before it.
+  Index done = 0;
+  while (done < rows.rows()) {
+    const std::uint64_t to_boundary = options_.refresh_every - exact_->rows() % options_.refresh_every;
+    const Index take = static_cast<Index>(std::min<std::uint64_t>(to_boundary, rows.rows() - done));
+    exact_->update_block(rows.middleRows(done, take));
+    done += take;
+    if (exact_->rows() % options_.refresh_every == 0) follow(exact_->matrix());
+  }
+}
+
+void FplOnlinePca::attach(stream::ContinualCovariance& stream) {
+  if (options_.mode != FplMode::private_tree)
+    throw InvalidParameter(std::string("FplOnlinePca::attach: only private_tree mode follows a stream's releases; mode is ") +
+                           to_string(options_.mode));
+  if (stream.dimension() != dimension_)
+    throw InvalidParameter("FplOnlinePca::attach: the stream's dimension is " + std::to_string(stream.dimension()) +
+                           ", the learner's is " + std::to_string(dimension_));
+  stream.subscribe([this](const stream::ContinualCovariance::Release& release) {
+    if (release.step % options_.refresh_every == 0) follow(release.noisy_prefix);
+  });
+}
+
+void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader) {
+  const TopEigen* top = nullptr;
+  if (perturbation_) {
+    // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run).
+    leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
+    top = &tracker_.refresh(leader_);
+  } else {
+    top = &tracker_.refresh(leader);
+  }
+  basis_ = top->vectors;
+  leader_values_ = top->values;
+  ++refreshes_;
+}
+
+}  // namespace dpstream::pca
