@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +15,12 @@
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::pca {
+
+// Buffers of the Krylov refresh, kept by a SubspaceTracker between calls.
+struct KrylovWorkspace {
+  Eigen::MatrixXd q, w, h;
+  Eigen::MatrixXf c_single, q_single, w_single;
+};
 
 namespace {
 
@@ -33,6 +41,8 @@ constexpr double kDeficientColumn = 1e-10;
 // Seed of the pseudo-random vectors that pad a short start and replace deficient columns. Fixed,
 // so a refresh is deterministic and its start never depends on the data.
 constexpr std::uint64_t kPadSeed = 0x5eed0f5bace;
+// Below this tolerance the block products stay in double precision (see RefreshOptions::single_precision).
+constexpr double kSinglePrecisionFloor = 1e-5;
 
 std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
@@ -178,11 +188,18 @@ void orthonormalize(const Eigen::Ref<const MatrixXd>& q, Eigen::Ref<MatrixXd> z,
   }
 }
 
+// Whether the block products run in single precision (see RefreshOptions::single_precision).
+bool uses_single_precision(const RefreshOptions& o) {
+  return o.single_precision && o.tolerance >= kSinglePrecisionFloor &&
+         (o.variance_tolerance == 0 || o.variance_tolerance >= kSinglePrecisionFloor);
+}
+
 // The thick-restarted block Lanczos refresh (see the header). c is validated by the caller and
 // `summary` is its check_symmetric result. Leaves the k + p Ritz vectors in `block`; returns the top k.
+// `ws` holds the buffers between calls (no allocation, hence no page faults, per refresh).
 TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary& summary,
                         const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
-                        RefreshStats& stats, MatrixXd& block) {
+                        RefreshStats& stats, MatrixXd& block, KrylovWorkspace& ws) {
   const Index d = c.rows();
   const Index b = std::min(d, k + o.oversample);
   // Blocks held before a restart: at most o.max_blocks, never more than d columns, and at most
@@ -204,10 +221,23 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   if (max_blocks < 2) return full();  // d < 2(k + p): no room for a Krylov space; the full solve is cheap
 
   privacy::SeededNoiseSource rng(kPadSeed);
-  MatrixXd q(d, max_blocks * b), w(d, max_blocks * b);  // Krylov basis Q and W = ĈQ, block by block
-  MatrixXd h(max_blocks * b, max_blocks * b);          // Rayleigh quotient H = QᵀĈQ
+  const bool single = uses_single_precision(o);
+  if (single) ws.c_single = c.cast<float>();  // once per refresh: O(d²), a fraction of one product
+  // Krylov basis Q and W = ĈQ, block by block, and the Rayleigh quotient H = QᵀĈQ.
+  ws.q.resize(d, max_blocks * b);
+  ws.w.resize(d, max_blocks * b);
+  ws.h.resize(max_blocks * b, max_blocks * b);
+  MatrixXd& q = ws.q;
+  MatrixXd& w = ws.w;
+  MatrixXd& h = ws.h;
   auto matvec = [&](Index first) {  // W_j = Ĉ·Q_j, then H's new block column and row
-    w.middleCols(first, b).noalias() = c * q.middleCols(first, b);
+    if (single) {
+      ws.q_single = q.middleCols(first, b).cast<float>();
+      ws.w_single.noalias() = ws.c_single * ws.q_single;
+      w.middleCols(first, b) = ws.w_single.cast<double>();
+    } else {
+      w.middleCols(first, b).noalias() = c * q.middleCols(first, b);
+    }
     h.block(0, first, first + b, b).noalias() = q.leftCols(first + b).transpose() * w.middleCols(first, b);
     h.block(first, 0, b, first) = h.block(0, first, first, b).transpose();
     ++stats.last_iterations;
@@ -223,13 +253,9 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   // ‖Ĉ‖₂ ≥ ‖Ĉ‖_F/√d, and ≥ every |Ritz value|: the larger of the two is a lower bound (see the header).
   const double frobenius_bound = summary.frobenius / std::sqrt(static_cast<double>(d));
   Index blocks = 1;
+  bool restarted = false;
   for (;;) {
     const Index s = blocks * b, last = s - b;
-    const Eigen::SelfAdjointEigenSolver<MatrixXd> es(h.topLeftCorner(s, s));
-    const VectorXd theta = es.eigenvalues().tail(b).reverse();                  // top b, descending
-    const MatrixXd ritz = es.eigenvectors().rightCols(b).rowwise().reverse();  // s × b
-    const double scale = std::max(frobenius_bound, es.eigenvalues().cwiseAbs().maxCoeff());
-
     // F = (I − QQᵀ)W_last, twice (QᵀW_last is H's last block column). In exact arithmetic
     // ĈQ = QH + F·[0 … 0 I], so the Ritz residual of y = Q·s is F·s_last: its norm comes from the
     // b × b Gram matrix FᵀF, without forming y.
@@ -237,53 +263,83 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
     const VectorXd f_norms = f.colwise().norm().transpose();
     f.noalias() -= q.leftCols(s) * h.block(0, last, s, b);
     f.noalias() -= q.leftCols(s) * (q.leftCols(s).transpose() * f);
-    const MatrixXd gram = f.transpose() * f;
-    const MatrixXd s_last = ritz.bottomRows(b).leftCols(k);
-    const VectorXd implicit = (s_last.array() * (gram * s_last).array()).colwise().sum().transpose();
-    const VectorXd implicit_norms = implicit.cwiseMax(0.0).cwiseSqrt();
-    // The stopping rule (header): every residual ≤ tolerance·‖Ĉ‖, or, if asked, Σ residuals ≤
-    // variance_tolerance·|Σ top-k Ritz values|.
-    const double wanted_sum = std::abs(theta.head(k).sum());
-    auto accept = [&](const VectorXd& norms) {
-      return norms.maxCoeff() <= o.tolerance * scale ||
-             (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * wanted_sum);
-    };
 
-    MatrixXd y;
-    if (accept(implicit_norms)) {
-      // Confirm with the explicit residuals ĈY − YΘ (ĈY = W·S): the answer always meets the test.
-      y.noalias() = q.leftCols(s) * ritz;
-      MatrixXd r = w.leftCols(s) * ritz.leftCols(k);
-      r -= y.leftCols(k) * theta.head(k).asDiagonal();
-      const VectorXd norms = r.colwise().norm().transpose();
-      if (accept(norms)) {
-        stats.last_residual = norms.maxCoeff() / scale;
+    // Rayleigh–Ritz (an s × s eigenproblem, up to ~the cost of a block product at s = 90) only where
+    // it can end the refresh or is needed for a restart: after the start block (a warm start may
+    // already be converged), at the third block, and when the basis is full. Skipping it elsewhere
+    // delays the stop by at most two block products (max_iterations is checked here too); the Krylov
+    // expansion itself never needs it.
+    const bool check = (blocks == 1 && !restarted) || blocks == 3 || blocks == max_blocks;
+    if (check) {
+      const Eigen::SelfAdjointEigenSolver<MatrixXd> es(h.topLeftCorner(s, s));
+      const VectorXd theta = es.eigenvalues().tail(b).reverse();                  // top b, descending
+      const MatrixXd ritz = es.eigenvectors().rightCols(b).rowwise().reverse();  // s × b
+      const double scale = std::max(frobenius_bound, es.eigenvalues().cwiseAbs().maxCoeff());
+
+      const MatrixXd gram = f.transpose() * f;
+      const MatrixXd s_last = ritz.bottomRows(b).leftCols(k);
+      const VectorXd implicit = (s_last.array() * (gram * s_last).array()).colwise().sum().transpose();
+      const VectorXd implicit_norms = implicit.cwiseMax(0.0).cwiseSqrt();
+      // The stopping rule (header): every residual ≤ tolerance·‖Ĉ‖, or, if asked, Σ residuals ≤
+      // variance_tolerance·|Σ top-k Ritz values|.
+      const double wanted_sum = std::abs(theta.head(k).sum());
+      auto accept = [&](const VectorXd& norms) {
+        return norms.maxCoeff() <= o.tolerance * scale ||
+               (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * wanted_sum);
+      };
+
+      MatrixXd y;
+      if (accept(implicit_norms)) {
+        // Confirm with the explicit residuals: the answer always meets the test.
+        y.noalias() = q.leftCols(s) * ritz;
+        VectorXd norms;
+        if (single) {
+          // In double precision, so the certificate is about Ĉ itself, not its float rounding:
+          // R = ĈV − V(VᵀĈV) with A = VᵀĈV in place of Θ (A is Θ up to the float rounding of W; the
+          // bound in the header holds with tr A and this R for any orthonormal V).
+          const auto v = y.leftCols(k);
+          const MatrixXd cv = c * v;
+          const MatrixXd a = v.transpose() * cv;
+          norms = (cv - v * a).colwise().norm().transpose();
+          if (!(norms.maxCoeff() <= o.tolerance * scale ||
+                (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * std::abs(a.trace()))))
+            norms.setConstant(std::numeric_limits<double>::infinity());
+        } else {
+          // ĈY = W·S, so the residuals ĈY − YΘ cost no product.
+          MatrixXd r = w.leftCols(s) * ritz.leftCols(k);
+          r -= y.leftCols(k) * theta.head(k).asDiagonal();
+          norms = r.colwise().norm().transpose();
+        }
+        if (accept(norms)) {
+          stats.last_residual = norms.maxCoeff() / scale;
+          stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
+          stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
+          block = std::move(y);
+          return TopEigen{block.leftCols(k), theta.head(k)};
+        }
+      }
+      if (stats.last_iterations >= o.max_iterations) {
         stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
         stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
-        block = std::move(y);
-        return TopEigen{block.leftCols(k), theta.head(k)};
+        ++stats.fallbacks;
+        const int iterations = stats.last_iterations;
+        TopEigen result = full();
+        stats.last_iterations = iterations;
+        return result;
       }
-    }
-    if (stats.last_iterations >= o.max_iterations) {
-      stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
-      stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
-      ++stats.fallbacks;
-      const int iterations = stats.last_iterations;
-      TopEigen result = full();
-      stats.last_iterations = iterations;
-      return result;
-    }
-    if (blocks == max_blocks) {
-      // Thick restart: continue from the b best Ritz vectors, whose products ĈY = W·S are known.
-      if (y.cols() == 0) y.noalias() = q.leftCols(s) * ritz;
-      MatrixXd cy = w.leftCols(s) * ritz;
-      q.leftCols(b) = y;
-      w.leftCols(b) = cy;
-      h.topLeftCorner(b, b).noalias() = y.transpose() * cy;
-      h.topLeftCorner(b, b) = (0.5 * (h.topLeftCorner(b, b) + h.topLeftCorner(b, b).transpose())).eval();
-      blocks = 1;
-      ++stats.restarts;
-      continue;
+      if (blocks == max_blocks) {
+        // Thick restart: continue from the b best Ritz vectors, whose products ĈY = W·S are known.
+        if (y.cols() == 0) y.noalias() = q.leftCols(s) * ritz;
+        MatrixXd cy = w.leftCols(s) * ritz;
+        q.leftCols(b) = y;
+        w.leftCols(b) = cy;
+        h.topLeftCorner(b, b).noalias() = y.transpose() * cy;
+        h.topLeftCorner(b, b) = (0.5 * (h.topLeftCorner(b, b) + h.topLeftCorner(b, b).transpose())).eval();
+        blocks = 1;
+        restarted = true;
+        ++stats.restarts;
+        continue;
+      }
     }
     // Next block: the orthonormalised F, the new direction of the block Krylov space.
     q.middleCols(s, b) = f;
@@ -369,15 +425,35 @@ TopEigen refresh_top_k(const Eigen::Ref<const MatrixXd>& c, const Eigen::Ref<con
   check_options(options);
   RefreshStats local;
   MatrixXd block;
-  return krylov_refresh(c, summary, start, k, options, stats != nullptr ? *stats : local, block);
+  KrylovWorkspace workspace;
+  return krylov_refresh(c, summary, start, k, options, stats != nullptr ? *stats : local, block, workspace);
 }
 
 SubspaceTracker::SubspaceTracker(Index dimension, Index k, const RefreshOptions& options)
-    : dimension_(dimension), k_(k), options_(options) {
+    : dimension_(dimension), k_(k), options_(options), workspace_(std::make_unique<KrylovWorkspace>()) {
   if (dimension < 1)
     throw InvalidParameter("SubspaceTracker: dimension must be >= 1, got " + std::to_string(dimension));
   check_k("SubspaceTracker", k, dimension);
   check_options(options);
+}
+
+SubspaceTracker::~SubspaceTracker() = default;
+SubspaceTracker::SubspaceTracker(SubspaceTracker&&) noexcept = default;
+SubspaceTracker& SubspaceTracker::operator=(SubspaceTracker&&) noexcept = default;
+SubspaceTracker::SubspaceTracker(const SubspaceTracker& other)
+    : dimension_(other.dimension_),
+      k_(other.k_),
+      options_(other.options_),
+      block_(other.block_),
+      current_(other.current_),
+      stats_(other.stats_),
+      workspace_(std::make_unique<KrylovWorkspace>()) {}
+SubspaceTracker& SubspaceTracker::operator=(const SubspaceTracker& other) {
+  if (this != &other) {
+    SubspaceTracker copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
 }
 
 const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
@@ -397,7 +473,7 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
     return current_;
   }
   MatrixXd next;
-  current_ = krylov_refresh(c, summary, block_, k_, options_, stats_, next);
+  current_ = krylov_refresh(c, summary, block_, k_, options_, stats_, next, *workspace_);
   block_ = std::move(next);
   return current_;
 }
