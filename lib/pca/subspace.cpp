@@ -201,7 +201,8 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
                         const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
                         RefreshStats& stats, MatrixXd& block, KrylovWorkspace& ws) {
   const Index d = c.rows();
-  const Index b = std::min(d, k + o.oversample);
+  // At least one column beyond the k wanted ones: it carries the fresh random direction (below).
+  const Index b = std::min(d, k + std::max<Index>(o.oversample, 1));
   // Blocks held before a restart: at most o.max_blocks, never more than d columns, and at most
   // s ≈ 0.75·(d²b)^{1/3} columns so that the Rayleigh–Ritz eigenproblem (~9s³ flops, done after every
   // block) stays within about twice the flops of the block product (2d²b). At d = 784 this does not
@@ -220,7 +221,9 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   };
   if (max_blocks < 2) return full();  // d < 2(k + p): no room for a Krylov space; the full solve is cheap
 
-  privacy::SeededNoiseSource rng(kPadSeed);
+  // Pseudo-random vectors from a fixed seed advanced by the refresh count: deterministic, never
+  // data-dependent, and a different direction at every refresh.
+  privacy::SeededNoiseSource rng(kPadSeed + stats.refreshes);
   const bool single = uses_single_precision(o);
   if (single) ws.c_single = c.cast<float>();  // once per refresh: O(d²), a fraction of one product
   // Krylov basis Q and W = ĈQ, block by block, and the Rayleigh quotient H = QᵀĈQ.
@@ -243,8 +246,12 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
     ++stats.last_iterations;
   };
 
-  // Start block: the first k + p columns of `start`, padded with pseudo-random ones.
-  const Index used = std::min(b, start.cols());
+  // Start block: the first b − 1 columns of `start`, padded with pseudo-random ones; the last column
+  // is always random. Why: if the start spans an invariant subspace of Ĉ (exact eigenvectors, as
+  // when a new row is orthogonal to the current top k), its Krylov space is that subspace and a new,
+  // larger eigenvalue elsewhere could never be found; its residuals would be 0 and the old answer
+  // accepted. A random direction has a component on every eigenvector (with probability 1).
+  const Index used = std::min(b - 1, start.cols());
   q.leftCols(used) = start.leftCols(used);
   for (Index j = used; j < b; ++j) fill_random(q.col(j), rng);
   orthonormalize(q.leftCols(0), q.leftCols(b), rng);
@@ -253,7 +260,6 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   // ‖Ĉ‖₂ ≥ ‖Ĉ‖_F/√d, and ≥ every |Ritz value|: the larger of the two is a lower bound (see the header).
   const double frobenius_bound = summary.frobenius / std::sqrt(static_cast<double>(d));
   Index blocks = 1;
-  bool restarted = false;
   for (;;) {
     const Index s = blocks * b, last = s - b;
     // F = (I − QQᵀ)W_last, twice (QᵀW_last is H's last block column). In exact arithmetic
@@ -265,11 +271,12 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
     f.noalias() -= q.leftCols(s) * (q.leftCols(s).transpose() * f);
 
     // Rayleigh–Ritz (an s × s eigenproblem, up to ~the cost of a block product at s = 90) only where
-    // it can end the refresh or is needed for a restart: after the start block (a warm start may
-    // already be converged), at the third block, and when the basis is full. Skipping it elsewhere
-    // delays the stop by at most two block products (max_iterations is checked here too); the Krylov
-    // expansion itself never needs it.
-    const bool check = (blocks == 1 && !restarted) || blocks == 3 || blocks == max_blocks;
+    // it can end the refresh or is needed for a restart: at every second block and when the basis is
+    // full. Never on the start block alone: its random column must be expanded at least once before
+    // an answer is accepted (see the start block above), or an invariant start would still pass.
+    // Skipping it elsewhere delays the stop by at most one block product (max_iterations is checked
+    // here too); the Krylov expansion itself never needs it.
+    const bool check = blocks % 2 == 0 || blocks == max_blocks;
     if (check) {
       const Eigen::SelfAdjointEigenSolver<MatrixXd> es(h.topLeftCorner(s, s));
       const VectorXd theta = es.eigenvalues().tail(b).reverse();                  // top b, descending
@@ -336,7 +343,6 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
         h.topLeftCorner(b, b).noalias() = y.transpose() * cy;
         h.topLeftCorner(b, b) = (0.5 * (h.topLeftCorner(b, b) + h.topLeftCorner(b, b).transpose())).eval();
         blocks = 1;
-        restarted = true;
         ++stats.restarts;
         continue;
       }

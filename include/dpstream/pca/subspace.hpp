@@ -67,14 +67,19 @@ double projector_distance(const Eigen::Ref<const Eigen::MatrixXd>& v,
 // spectral width apart: in bench_fpl (d = 784) a subspace iteration on Ĉ − λ_min·I would shrink the
 // residual by (λ_{k+p+1} − λ_min)/(λ_k − λ_min) ≈ 0.986 per product; this method measures ≈ 0.75.
 struct RefreshOptions {
-  // p: the block holds k + p vectors. Extra vectors widen the gap that sets the convergence rate
-  // (λ_k against λ_{k+p+1}) and carry the next eigenvectors over to the next refresh.
+  // p: the block holds k + max(p, 1) vectors. Extra vectors widen the gap that sets the convergence
+  // rate (λ_k against λ_{k+p+1}) and carry the next eigenvectors over to the next refresh. The last
+  // start column is always a fresh pseudo-random vector (the others come from the start basis): a
+  // start spanning an invariant subspace — exact eigenvectors, e.g. when new rows are orthogonal to
+  // the current top k — would otherwise hide a new, larger eigenvalue, with zero residuals.
   Eigen::Index oversample = 5;
   // Krylov blocks held before a thick restart from the k + p best Ritz vectors (≥ 2). The
   // Rayleigh–Ritz problem is at most max_blocks·(k + p) square; fewer blocks are used when d is small
   // (so that it stays cheap next to a block product), and when d < 2(k + p) the full solver answers.
   Eigen::Index max_blocks = 6;
   // Block products Ĉ·Q (d × (k + p) each) allowed per refresh before falling back to the full solver.
+  // Checked where Rayleigh–Ritz runs (every second block, never before the second), so a refresh
+  // may take one product more.
   int max_iterations = 100;
   // Stopping rule on the Ritz residuals rᵢ = Ĉvᵢ − θᵢvᵢ of the k wanted pairs:
   //   max ‖rᵢ‖₂ ≤ tolerance·‖Ĉ‖₂,
@@ -83,7 +88,9 @@ struct RefreshOptions {
   // diag(Θ, D) plus an off-diagonal block B with ‖B‖ = ‖R‖, and the Ky Fan sum S_k of the k largest
   // eigenvalues is subadditive, so OPT = S_k(Ĉ) ≤ S_k(diag(Θ, D)) + S_k([0 Bᵀ; B 0]) = tr Θ + ‖R‖_*
   // (the first term is tr Θ unless an eigenvalue of D exceeds θ_k, i.e. unless the iteration missed
-  // an eigenvector entirely), and ‖R‖_* ≤ Σ‖rᵢ‖. Hence 0 ≤ OPT − tr(VᵀĈV) ≤ k·tolerance·‖Ĉ‖₂ with no
+  // an eigenvector entirely: the random start column and at least one expansion before any answer
+  // is accepted make that unlikely, but like every Krylov method this one cannot exclude it for an
+  // eigenvector the start is nearly orthogonal to), and ‖R‖_* ≤ Σ‖rᵢ‖. Hence 0 ≤ OPT − tr(VᵀĈV) ≤ k·tolerance·‖Ĉ‖₂ with no
   // eigenvalue gap needed: a relative error ≤ 1e-4·‖Ĉ‖₂/(OPT/k) at the default, below 1e-3 while the
   // mean of the top-k eigenvalues is ≥ ‖Ĉ‖₂/10. With a gap the error is quadratic in the residual
   // and orders of magnitude smaller (tests, bench).
@@ -114,7 +121,7 @@ struct RefreshStats {
 };
 
 // One warm-started refresh: the algebraic top k of c starting from the columns of `start` (d × m,
-// m ≥ 1; only the first k + p are used, fewer are padded with fixed pseudo-random vectors, so a
+// m ≥ 1; only the first k + max(p, 1) − 1 are used, the rest of the block is pseudo-random, so a
 // start of any quality works). Adds its counts to *stats if given. Same result as top_k_eigen up to
 // the tolerance; falls back to it when the iteration does not converge.
 TopEigen refresh_top_k(const Eigen::Ref<const Eigen::MatrixXd>& c,
