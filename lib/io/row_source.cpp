@@ -28,6 +28,7 @@ const char* to_string(RowFormat format) {
     case RowFormat::pb: return "pb";
     case RowFormat::csv: return "csv";
     case RowFormat::idx: return "idx";
+    case RowFormat::synthetic: return "synthetic";
     case RowFormat::automatic: break;
   }
   return "auto";
@@ -77,6 +78,8 @@ std::unique_ptr<RowSource> open_row_source(const std::string& path, RowFormat fo
     case RowFormat::pb: return std::make_unique<RowLogReader>(path, options.skip_malformed);
     case RowFormat::csv: return std::make_unique<CsvRowReader>(path, options.csv_header, options.skip_malformed);
     case RowFormat::idx: return std::make_unique<IdxRowReader>(path, options.scale);
+    case RowFormat::synthetic:
+      throw InvalidParameter(path + ": synthetic rows are generated, not read from a file (io::SyntheticRowSource)");
     case RowFormat::automatic: break;
   }
   throw InvalidParameter(path + ": no reader for the row format");

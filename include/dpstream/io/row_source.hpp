@@ -35,7 +35,9 @@ struct RowRecord {
   std::uint64_t line = 0;       // 1-based line number for text formats, 0 for binary ones
 };
 
-enum class RowFormat { automatic, pb, csv, idx };
+// synthetic: a generated stream (io::SyntheticRowSource), never read from a file: parse_row_format
+// and open_row_source do not take it.
+enum class RowFormat { automatic, pb, csv, idx, synthetic };
 
 // Whether the first (non-comment) CSV line is a header. `detect`: it is one exactly when one of its
 // fields does not parse as a number.

@@ -1,0 +1,839 @@
+// dpstream-replay: replays a logged stream of rows through private online PCA (follow-the-perturbed-
+// leader on a continual-release covariance, Analyze Gauss §4) and measures its regret against the
+// best fixed k-subspace in hindsight, next to the non-private follow-the-leader baseline.
+//
+//   reader ─▶ normalize ─▶ RowGuard ─▶ blocks of B rows ─┬─▶ ContinualCovariance ─release─▶ FplOnlinePca (private)
+//   (pb/csv/idx,        (unit/clip/none)                 └─▶ RegretMeter + FplOnlinePca (follow-the-leader)
+//    or generated)
+//
+// Every block is scored by every learner with the subspace it held BEFORE the block (gains), then
+// shown to the meter (observe), then fed to the learners. Output: a human summary, DIR/regret.csv,
+// DIR/regret.svg and, as the last line of stdout, one JSON object for scripts. The work runs on
+// a reader and three worker threads (see class Replay); results do not depend on the scheduling.
+//
+// Privacy: only the private learner's subspaces are differentially private (the stream's (ε, δ)).
+// The meter, follow-the-leader and every figure printed here are computed from raw rows: they are
+// evaluation output, not releases.
+//
+// Exit status: 0 done; 1 the run stopped (malformed input, I/O error); 2 bad command line or input
+// that cannot be opened.
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Core>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/eval/regret.hpp"
+#include "dpstream/eval/regret_report.hpp"
+#include "dpstream/io/idx_rows.hpp"
+#include "dpstream/io/row_source.hpp"
+#include "dpstream/io/synthetic_rows.hpp"
+#include "dpstream/pca/fpl_online_pca.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/params.hpp"
+#include "dpstream/stream/continual_sum.hpp"
+#include "dpstream/stream/row_guard.hpp"
+#include "dpstream/stream/tree_noise.hpp"
+
+using namespace dpstream;
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+constexpr std::uint64_t kRing = 8;  // blocks in flight between the reader and the workers
+
+// Bad command line or input that cannot be opened: exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// A JSON number (shortest round-trip text), or null for a value JSON cannot hold.
+std::string json_number(double v) { return std::isfinite(v) ? privacy::format_value(v) : "null"; }
+
+// A permutation of 0..n-1 from a seed: Fisher–Yates driven by xoshiro256++ (SeededNoiseSource's
+// words), with rejection sampling for unbiased bounded integers. Unlike std::shuffle with a standard
+// distribution, the result is the same with every standard library.
+std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t seed) {
+  std::vector<std::uint64_t> p(n);
+  for (std::uint64_t i = 0; i < n; ++i) p[i] = i;
+  privacy::SeededNoiseSource words(seed);
+  for (std::uint64_t i = n; i > 1; --i) {
+    const std::uint64_t mask = ~std::uint64_t{0} >> std::countl_zero(i - 1);  // smallest 2^b − 1 ≥ i − 1
+    std::uint64_t j;
+    do j = words.next_word() & mask;
+    while (j >= i);
+    std::swap(p[i - 1], p[j]);
+  }
+  return p;
+}
+
+// A progress line on stderr, only when stderr is a terminal, redrawn at most 10 times a second.
+class Progress {
+ public:
+  explicit Progress(std::optional<std::uint64_t> total) : on_(::isatty(STDERR_FILENO) == 1), total_(total) {}
+  void update(const char* phase, std::uint64_t rows, bool force = false) {
+    if (!on_) return;
+    const auto now = Clock::now();
+    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    char line[160];
+    if (total_ && *total_ > 0) {
+      const double f = std::min(1.0, static_cast<double>(rows) / static_cast<double>(*total_));
+      char bar[31];
+      const int filled = static_cast<int>(f * 30);
+      for (int i = 0; i < 30; ++i) bar[i] = i < filled ? '#' : '.';
+      bar[30] = 0;
+      std::snprintf(line, sizeof line, "\r%-8s [%s] %3.0f%% %llu/%llu rows  %.1f s", phase, bar, 100 * f,
+                    (unsigned long long)rows, (unsigned long long)*total_, elapsed);
+    } else {
+      std::snprintf(line, sizeof line, "\r%-8s %llu rows  %.1f s", phase, (unsigned long long)rows, elapsed);
+    }
+    std::fputs(line, stderr);
+    std::fputs("\033[K", stderr);  // erase what a longer previous line left
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void clear() {
+    if (on_ && drawn_) std::fputs("\r\033[K", stderr);
+    drawn_ = false;
+  }
+
+ private:
+  bool on_;
+  std::optional<std::uint64_t> total_;
+  Clock::time_point start_ = Clock::now(), last_{};
+  bool drawn_ = false;
+};
+
+struct Settings {
+  std::string input, format = "auto", mechanism = "tree", calibration = "tight", normalize = "unit";
+  std::string out = "replay-out";
+  Index k = 10;
+  double epsilon = 1.0, delta = 1e-6, clip_norm = 1.0;
+  std::uint64_t block = 128, limit = 0;
+  std::optional<std::uint64_t> seed, shuffle;
+  bool nonprivate = false, skip_malformed = false, clip_norm_given = false;
+};
+
+// Rows as read, after normalisation and RowGuard, row-major (one row = d contiguous doubles).
+// The storage is an anonymous mapping with transparent huge pages requested: a shuffled replay
+// holds every row (Fashion-MNIST: 376 MB), and filling that through 4 KiB page faults cost about
+// a second on the 2-core VM this was measured on; 2 MiB pages need ~190 faults. The kernel
+// zero-fills lazily, so growing costs no memset either.
+class RowBuffer {
+ public:
+  explicit RowBuffer(Index d) : d_(d) {}
+  ~RowBuffer() {
+    if (data_) ::munmap(data_, bytes_);
+  }
+  RowBuffer(const RowBuffer&) = delete;
+  RowBuffer& operator=(const RowBuffer&) = delete;
+
+  // Room for at least `rows` rows (growing keeps the rows held).
+  void reserve(std::uint64_t rows) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    const std::size_t want = std::max<std::size_t>(1, rows * static_cast<std::size_t>(d_) * sizeof(double));
+    if (want <= bytes_) return;
+    const std::size_t bytes = (std::max(want, bytes_ * 2) + kHuge - 1) / kHuge * kHuge;
+    void* p = data_ ? ::mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
+                    : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: without THP it is 4 KiB pages, still correct
+    data_ = static_cast<double*>(p);
+    bytes_ = bytes;
+  }
+  double* row(std::uint64_t i) { return data_ + i * static_cast<std::uint64_t>(d_); }
+  const double* row(std::uint64_t i) const { return data_ + i * static_cast<std::uint64_t>(d_); }
+  Index dimension() const { return d_; }
+
+  std::uint64_t rows = 0;  // rows held
+
+ private:
+  Index d_;
+  double* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Reads rows through normalisation and the guard, counting everything that does not get through.
+class Reader {
+ public:
+  Reader(io::RowSource& source, const Settings& s)
+      : source_(source),
+        normalize_(s.normalize),
+        guard_({source.dimension(),
+                s.normalize == "unit" ? 1.0 : s.clip_norm,
+                s.normalize == "none" ? stream::OverNormPolicy::reject : stream::OverNormPolicy::clip}),
+        skip_(s.skip_malformed),
+        limit_(s.limit) {}
+
+  // Appends up to `max_rows` admitted rows to `buf` (growing it); returns false once the input (or
+  // --limit) is exhausted.
+  bool fill(RowBuffer& buf, std::uint64_t max_rows, Progress* progress) {
+    const Index d = source_.dimension();
+    std::uint64_t added = 0;
+    while (added < max_rows) {
+      if (limit_ != 0 && used_ == limit_) return false;
+      if (!source_.next(record_)) return false;  // CorruptInput propagates (names file and row)
+      // Normalised and checked in the reader's own VectorXd, not in the buffer: Eigen's vectorised
+      // norm depends on the data's alignment by an ulp, and ContinualSum re-checks ‖a‖ ≤ L on an
+      // aligned copy (Eigen's heap alignment, like this vector's). Checked at another alignment, a
+      // row at L to the last ulp could pass the guard and then be refused by the stream.
+      VectorXd& row = record_.dense;
+      // unit: a ← a/‖a‖ (a zero row stays zero and is counted). A row with a NaN or ±Inf is left
+      // as read, so that the guard's message names the offending column.
+      if (normalize_ == "unit" && row.allFinite()) {
+        // norm() is ~3x faster than stableNorm(); it can only under- or overflow for entries
+        // beyond ~1e±154, and then the scaled stableNorm() decides.
+        double norm = row.norm();
+        if (!(norm > 0 && norm < std::numeric_limits<double>::infinity())) norm = row.stableNorm();
+        if (norm > 0) row /= norm;
+        else ++zero_;
+      }
+      try {
+        // unit: clip at L = 1 (the division can leave ‖a‖ = 1 + 1 ulp); clip: clip at L;
+        // none: reject over L.
+        guard_.admit(row);
+      } catch (const InvalidRow& e) {
+        std::string what = e.what();  // "row N: …" with N the guard's count; name the file's row instead
+        const auto colon = what.find(": ");
+        if (colon != std::string::npos) what = what.substr(colon + 2);
+        std::string where = source_.path() + ": row " + std::to_string(record_.row_index);
+        if (record_.line != 0) where += " (line " + std::to_string(record_.line) + ")";
+        if (!skip_) throw std::runtime_error(where + ": " + what + " (--skip-malformed counts and skips such rows)");
+        if (first_reject_.empty()) first_reject_ = where + ": " + what;
+        continue;
+      }
+      buf.reserve(buf.rows + 1);
+      Eigen::Map<VectorXd>(buf.row(buf.rows), d) = row;
+      ++buf.rows;
+      ++added;
+      ++used_;
+      if (progress && (used_ & 1023) == 0) progress->update("reading", used_);
+    }
+    return true;
+  }
+
+  std::uint64_t used() const { return used_; }
+  std::uint64_t zero() const { return zero_; }
+  const stream::RowGuardCounts& guard_counts() const { return guard_.counts(); }
+  const std::string& first_reject() const { return first_reject_; }
+
+ private:
+  io::RowSource& source_;
+  std::string normalize_;
+  stream::RowGuard guard_;
+  bool skip_;
+  std::uint64_t limit_;
+  io::RowRecord record_;
+  std::uint64_t used_ = 0, zero_ = 0;
+  std::string first_reject_;
+};
+
+// The learners and the meter, and the schedule that drives them on four threads.
+//
+//   M (main: producer): reads rows (a B-row staging buffer, or every row when shuffling), copies
+//     each block of B rows from the row-major buffer into ring slot b % R — a column-major B × d
+//     matrix, filled by contiguous reads of each row; writing rows straight into a column-major
+//     matrix would be strided and slow — and publishes it (produced = b + 1).
+//   S (stream): feeds block b to the ContinualCovariance (exact Gram update, tree noise, release).
+//     Its subscriber copies each release Ĉ_t into one of two release slots and publishes it.
+//   L (private learner): for block b ≥ 1, follows release b (Ĉ after blocks 0..b−1: the warm
+//     eigen-refresh, the most expensive step); then scores block b with that basis into
+//     gains[b % R] and publishes them (ready = b + 1).
+//   E (evaluation): for block b, once ready > b: FTL's gains, meter.add_gains for FTL and, from
+//     gains[b % R], for the private learner, meter.observe(block), then FTL's update.
+// Why this is the protocol of FplOnlinePca attached to the stream, only spread over threads: the
+// private learner scores block b with the subspace of release b, i.e. of the rows before block b
+// and nothing else (the same sequence of refreshes that attach() would run inside S, since each
+// full block of B rows is exactly one release); FTL is scored before its update; the meter gets
+// both gains before observe(b) (E reads gains[b] only after L published them: release/acquire on
+// `ready`). Splitting S from L lets the Gram update and noise of block b + 1 overlap the refresh of
+// release b; the results are identical to a single thread. Slots are reused only when free: M
+// rewrites ring slot b % R once S, L and E are done with block b − R; S rewrites release slot t % 2
+// once L is done with release t − 2. The threads live for the whole stream, so reading overlaps the
+// learners (with --shuffle every row is read before the first block exists). An exception on any
+// thread stops the others; close() rethrows it. With --nonprivate only E runs.
+class Replay {
+ public:
+  Replay(Index d, const Settings& s, std::optional<std::uint64_t> known_rows) : d_(d) {
+    const std::uint64_t steps = known_rows ? (*known_rows + s.block - 1) / s.block : 0;
+    // ~200 points on the curve when the length is known; a point per block otherwise.
+    const std::uint64_t sample_every = s.block * std::max<std::uint64_t>(1, steps / 200);
+    std::vector<std::string> names;
+    if (!s.nonprivate) names.push_back("private");
+    names.push_back("ftl");
+    meter_ = std::make_unique<eval::RegretMeter>(d, s.k, names, sample_every);
+    ftl_index_ = meter_->learner("ftl");
+
+    pca::FplOptions ftl;
+    ftl.k = s.k;
+    ftl.mode = pca::FplMode::follow_the_leader;
+    ftl.refresh_every = s.block;
+    ftl_ = std::make_unique<pca::FplOnlinePca>(d, ftl);
+
+    if (!s.nonprivate) {
+      stream::ContinualSumOptions o;
+      o.horizon = steps;  // 0: unbounded (doubling epochs)
+      o.block_rows = s.block;
+      o.strategy = s.mechanism == "honaker" ? stream::TreeKind::honaker : stream::TreeKind::plain;
+      o.target = privacy::EpsDelta(s.epsilon, s.delta);
+      o.calibration = s.calibration == "paper" ? privacy::Calibration::paper : privacy::Calibration::tight;
+      o.row_norm_bound = s.normalize == "unit" ? 1.0 : s.clip_norm;
+      o.seed = s.seed;
+      sum_ = std::make_unique<stream::ContinualCovariance>(d, o);
+      pca::FplOptions p;
+      p.k = s.k;
+      p.mode = pca::FplMode::private_tree;
+      private_ = std::make_unique<pca::FplOnlinePca>(d, p);
+      // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
+      sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
+      private_index_ = meter_->learner("private");
+      s_thread_ = std::thread([this] { worker(&Replay::stream_step, s_error_, cpu_stream_); });
+      l_thread_ = std::thread([this] { worker(&Replay::learner_step, l_error_, cpu_learner_); });
+    }
+    e_thread_ = std::thread([this] { worker(&Replay::eval_step, e_error_, cpu_eval_); });
+  }
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
+  ~Replay() {
+    if (running_) {
+      fail();
+      join();
+    }
+  }
+
+  // M: the ring slot for the next block, sized for `rows` rows, once every worker is done with its
+  // last use; nullptr if a worker failed (then close() reports why).
+  MatrixXd* next_slot(std::uint64_t rows) {
+    const std::uint64_t b = produced_;
+    if (b >= kRing) {
+      if (private_) {
+        wait_until(s_done_, b - kRing + 1);
+        wait_until(l_done_, b - kRing + 1);
+      }
+      wait_until(e_done_, b - kRing + 1);
+    }
+    if (failed_) return nullptr;
+    MatrixXd& m = ring_[b % kRing];
+    if (static_cast<std::uint64_t>(m.rows()) != rows) m.resize(static_cast<Index>(rows), d_);
+    return &m;
+  }
+  // M: the slot from next_slot() holds the next block.
+  void publish() {
+    ++produced_;
+    produced_signal_.store(produced_, std::memory_order_release);
+    produced_signal_.notify_all();
+  }
+  // M: no more blocks. Waits for the workers to finish them and rethrows a worker's error.
+  void close() {
+    produced_signal_.fetch_or(kClosed, std::memory_order_release);
+    produced_signal_.notify_all();
+    join();
+    for (const auto& error : {s_error_, l_error_, e_error_})
+      if (error) std::rethrow_exception(error);
+  }
+  // After close(): a final partial block becomes the last release (followed here, as attach()
+  // would); the meter's final OPT.
+  void finish() {
+    if (sum_) sum_->flush();
+    meter_->finish();
+  }
+
+  std::uint64_t rows_done() const { return rows_done_.load(std::memory_order_relaxed); }
+  eval::RegretMeter& meter() { return *meter_; }
+  const stream::ContinualCovariance* sum() const { return sum_.get(); }
+  const pca::FplOnlinePca* private_learner() const { return private_.get(); }
+  std::size_t private_index() const { return private_index_; }
+  std::size_t ftl_index() const { return ftl_index_; }
+  // CPU seconds of the worker threads (so that other processes on the machine do not count).
+  double cpu_stream() const { return cpu_stream_; }
+  double cpu_learner() const { return cpu_learner_; }
+  double cpu_eval() const { return cpu_eval_; }
+
+ private:
+  static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;  // "no more" flag of a counter
+
+  // Blocks until `counter` (without its flag) ≥ target; false if it was closed first or a worker failed.
+  bool wait_until(std::atomic<std::uint64_t>& counter, std::uint64_t target) {
+    for (;;) {
+      const std::uint64_t v = counter.load(std::memory_order_acquire);
+      if (failed_) return false;
+      if ((v & ~kClosed) >= target) return true;
+      if (v & kClosed) return false;
+      counter.wait(v);
+    }
+  }
+  static void signal(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
+    counter.store(value, std::memory_order_release);
+    counter.notify_all();
+  }
+  void fail() {
+    failed_ = true;
+    for (auto* a : {&produced_signal_, &released_, &release_free_, &ready_, &s_done_, &l_done_, &e_done_}) {
+      a->fetch_or(kClosed);
+      a->notify_all();
+    }
+  }
+  void join() {
+    for (auto* t : {&s_thread_, &l_thread_, &e_thread_})
+      if (t->joinable()) t->join();
+    running_ = false;
+  }
+  void worker(bool (Replay::*step)(std::uint64_t), std::exception_ptr& error, double& cpu) {
+    try {
+      for (std::uint64_t b = 0; (this->*step)(b); ++b) {}
+    } catch (...) {
+      error = std::current_exception();
+      fail();
+    }
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    cpu = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+
+  // S: block b into the stream.
+  bool stream_step(std::uint64_t b) {
+    if (!wait_until(produced_signal_, b + 1)) return false;
+    sum_->update_block(ring_[b % kRing]);
+    signal(s_done_, b + 1);
+    return true;
+  }
+  // S (inside update_block): release t into slot t % 2, once L is done with release t − 2. After
+  // the workers stopped (the final flush), the learner follows it here.
+  void on_release(const stream::ContinualCovariance::Release& r) {
+    if (!running_) {
+      private_->follow(r.noisy_prefix);
+      return;
+    }
+    if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
+    release_copy_[r.step % 2] = r.noisy_prefix;
+    signal(released_, r.step);
+  }
+  // L: follow release b (for b ≥ 1), then score block b.
+  bool learner_step(std::uint64_t b) {
+    if (!wait_until(produced_signal_, b + 1)) {
+      ready_.fetch_or(kClosed, std::memory_order_release);  // E: no block after the last one
+      ready_.notify_all();
+      return false;
+    }
+    if (b >= 1) {
+      // Block b exists, so blocks 0..b−1 were full and release b will come.
+      if (!wait_until(released_, b)) return false;
+      private_->follow(release_copy_[b % 2]);
+      signal(release_free_, b);
+    }
+    gains_[b % kRing] = private_->gains(ring_[b % kRing]);
+    signal(ready_, b + 1);
+    signal(l_done_, b + 1);
+    return true;
+  }
+  // E: block b into the meter and FTL.
+  bool eval_step(std::uint64_t b) {
+    if (!wait_until(private_ ? ready_ : produced_signal_, b + 1)) return false;
+    const MatrixXd& m = ring_[b % kRing];
+    meter_->add_gains(ftl_index_, ftl_->gains(m));
+    if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
+    meter_->observe(m);
+    ftl_->update_block(m);
+    rows_done_.store(meter_->rows(), std::memory_order_relaxed);
+    signal(e_done_, b + 1);
+    return true;
+  }
+
+  Index d_;
+  std::unique_ptr<eval::RegretMeter> meter_;
+  std::unique_ptr<pca::FplOnlinePca> ftl_;
+  std::unique_ptr<stream::ContinualCovariance> sum_;
+  std::unique_ptr<pca::FplOnlinePca> private_;
+  std::size_t private_index_ = 0, ftl_index_ = 0;
+  MatrixXd ring_[kRing];
+  VectorXd gains_[kRing];
+  MatrixXd release_copy_[2];
+  std::uint64_t produced_ = 0;  // M's count of published blocks
+  // Counters (with the kClosed flag): blocks published, releases copied, releases followed, private
+  // gains ready, blocks done by S, L and E; rows the meter has seen (progress only).
+  std::atomic<std::uint64_t> produced_signal_{0}, released_{0}, release_free_{0}, ready_{0};
+  std::atomic<std::uint64_t> s_done_{0}, l_done_{0}, e_done_{0}, rows_done_{0};
+  std::atomic<bool> failed_{false}, running_{true};
+  std::exception_ptr s_error_, l_error_, e_error_;
+  double cpu_stream_ = 0, cpu_learner_ = 0, cpu_eval_ = 0;
+  std::thread s_thread_, l_thread_, e_thread_;  // last: started once everything above is built
+};
+
+// σ of the tree's nodes (the last epoch's for an unbounded stream), or NaN if the strategy is another.
+double node_sigma(const stream::ContinualCovariance& sum) {
+  if (const auto* tree = dynamic_cast<const stream::TreeNoise*>(&sum.noise())) return tree->node_sigma();
+  if (const auto* epochs = dynamic_cast<const stream::EpochTreeNoise*>(&sum.noise())) {
+    const std::uint64_t steps = std::max<std::uint64_t>(1, sum.steps());
+    return epochs->epoch_sigma(static_cast<std::uint32_t>(std::bit_width(steps) - 1));
+  }
+  return std::nan("");
+}
+
+int run(const Settings& s) {
+  const auto start = Clock::now();
+
+  // ---- validate what can be checked before opening anything (exit 2) ----
+  if (s.k < 1) throw UsageError("--k must be >= 1, got " + std::to_string(s.k));
+  if (!s.nonprivate) {
+    if (!std::isfinite(s.epsilon) || s.epsilon <= 0)
+      throw UsageError("--epsilon must be finite and > 0, got " + privacy::format_value(s.epsilon));
+    if (!(s.delta > 0 && s.delta < 1))
+      throw UsageError("--delta must be in (0, 1), got " + privacy::format_value(s.delta));
+  }
+  if (s.block < 1) throw UsageError("--block must be >= 1, got 0");
+  if (!std::isfinite(s.clip_norm) || s.clip_norm <= 0)
+    throw UsageError("--clip-norm must be finite and > 0, got " + privacy::format_value(s.clip_norm));
+  if (s.clip_norm_given && s.normalize == "unit")
+    throw UsageError("--clip-norm applies to --normalize clip or none (unit scales every row to norm 1)");
+  if (s.input.empty() && s.format != "auto") throw UsageError("--format needs --input");
+
+  // ---- open the input ----
+  std::unique_ptr<io::RowSource> source;
+  std::string input_note;
+  try {
+    if (s.input.empty()) {
+      const char* env = std::getenv("DPSTREAM_FASHION_MNIST");
+      const std::string fashion = env && *env ? env : kFashionMnist;
+      if (std::filesystem::exists(fashion)) {
+        io::RowSourceOptions o;
+        o.scale = 1.0 / 255.0;
+        source = io::open_row_source(fashion, io::RowFormat::idx, o);
+        input_note = "Fashion-MNIST train (default; pixels scaled by 1/255)";
+      } else {
+        source = std::make_unique<io::SyntheticRowSource>();
+        input_note = "generated spiked-covariance stream (default; " + fashion +
+                     " not found: apt-get install dataset-fashion-mnist)";
+      }
+    } else {
+      const io::RowFormat format =
+          s.format == "auto" ? io::format_from_path(s.input) : io::parse_row_format(s.format);
+      io::RowSourceOptions o;
+      o.skip_malformed = s.skip_malformed;
+      if (format == io::RowFormat::idx) {
+        // IDX images are bytes: read them as [0, 1] (1/255), other IDX value types as stored.
+        o.scale = 1.0 / 255.0;
+        source = io::open_row_source(s.input, format, o);
+        if (static_cast<const io::IdxRowReader&>(*source).type_code() != 0x08) {
+          o.scale = 1.0;
+          source = io::open_row_source(s.input, format, o);
+          input_note = "IDX";
+        } else {
+          input_note = "IDX, unsigned bytes scaled by 1/255";
+        }
+      } else {
+        source = io::open_row_source(s.input, format, o);
+        input_note = io::to_string(format);
+      }
+    }
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("cannot read the input: ") + e.what());
+  }
+  const Index d = source->dimension();
+  if (s.k > d)
+    throw UsageError("--k " + std::to_string(s.k) + " is larger than the input's dimension " + std::to_string(d));
+  std::printf("input: %s — %s\n", source->path().c_str(), input_note.c_str());
+
+  const std::filesystem::path out_dir(s.out);
+  try {
+    std::filesystem::create_directories(out_dir);
+  } catch (const std::exception& e) {
+    throw UsageError("--out " + s.out + ": cannot create the folder: " + e.what());
+  }
+
+  // ---- the number of rows, if known (sets the tree's horizon and the curve's spacing) ----
+  // Shuffling needs every row in memory anyway: then the count is exact.
+  Reader reader(*source, s);
+  RowBuffer buf(d);
+  std::optional<std::uint64_t> known_rows;
+  std::vector<std::uint64_t> order;
+  Progress progress([&]() -> std::optional<std::uint64_t> {
+    auto n = source->declared_rows();
+    if (s.limit != 0) n = n ? std::min(*n, s.limit) : s.limit;
+    return n;
+  }());
+  double read_seconds = 0;
+  if (s.shuffle) {
+    const auto r0 = Clock::now();
+    if (auto n = source->declared_rows()) buf.reserve(std::min(*n, s.limit ? s.limit : *n));
+    reader.fill(buf, UINT64_MAX, &progress);
+    known_rows = buf.rows;
+    order = seeded_permutation(buf.rows, *s.shuffle);
+    read_seconds += seconds_since(r0);
+  } else {
+    known_rows = source->declared_rows();
+    if (s.limit != 0) known_rows = known_rows ? std::min(*known_rows, s.limit) : s.limit;
+  }
+
+  // The library validates the privacy options (e.g. paper calibration refuses ε ≥ 1): exit 2.
+  std::unique_ptr<Replay> replay_ptr;
+  try {
+    replay_ptr = std::make_unique<Replay>(d, s, known_rows);
+  } catch (const InvalidParameter& e) {
+    progress.clear();
+    throw UsageError(e.what());
+  }
+  Replay& replay = *replay_ptr;
+  // M: hand the blocks to the workers, rows [first, first + n) of `rows_buf` in `order` (or as held).
+  auto produce = [&](const RowBuffer& rows_buf, const std::uint64_t* perm, std::uint64_t first, std::uint64_t n) {
+    MatrixXd* slot = replay.next_slot(n);
+    if (!slot) return false;  // a worker failed: close() says why
+    for (std::uint64_t i = 0; i < n; ++i)
+      slot->row(static_cast<Index>(i)) =
+          Eigen::Map<const Eigen::RowVectorXd>(rows_buf.row(perm ? perm[first + i] : first + i), d);
+    replay.publish();
+    progress.update("replay", replay.rows_done());
+    return true;
+  };
+  if (s.shuffle) {
+    for (std::uint64_t first = 0; first < buf.rows; first += s.block)
+      if (!produce(buf, order.data(), first, std::min(s.block, buf.rows - first))) break;
+  } else {
+    buf.reserve(s.block);  // a staging block: rows stream through, the learners overlap the reading
+    for (bool more = true; more;) {
+      buf.rows = 0;
+      const auto r0 = Clock::now();
+      more = reader.fill(buf, s.block, nullptr);
+      read_seconds += seconds_since(r0);
+      if (buf.rows > 0 && !produce(buf, nullptr, 0, buf.rows)) break;
+    }
+  }
+  replay.close();
+  progress.update("finish", reader.used(), true);
+  const std::uint64_t rows = reader.used();
+  if (rows == 0) {
+    progress.clear();
+    throw std::runtime_error(source->path() + ": no usable rows (" + std::to_string(reader.guard_counts().rejected) +
+                             " rejected by the guard, " + std::to_string(source->skipped()) +
+                             " skipped by the reader)");
+  }
+  const auto f0 = Clock::now();
+  replay.finish();
+  eval::RegretMeter& meter = replay.meter();
+  const double finish_seconds = seconds_since(f0);
+
+  // ---- reports ----
+  const std::string csv_path = (out_dir / "regret.csv").string(), svg_path = (out_dir / "regret.svg").string();
+  const auto* sum = replay.sum();
+  std::ostringstream subtitle;
+  subtitle << rows << " rows × " << d << ", k = " << s.k << ", blocks of " << s.block;
+  if (sum)
+    subtitle << "; private: " << (s.mechanism == "honaker" ? "Honaker tree" : "binary tree") << ", ε = "
+             << privacy::format_value(s.epsilon) << ", δ = " << privacy::format_value(s.delta) << " (" << s.calibration
+             << ")";
+  else
+    subtitle << "; non-private only";
+  subtitle << (s.shuffle ? "; shuffled" : "; log order");
+  std::vector<std::string> labels;
+  if (sum) labels.push_back("private FPL (ε = " + privacy::format_value(s.epsilon) + ")");
+  labels.push_back("follow-the-leader (non-private)");
+  const std::string name = s.input.empty() ? (source->format() == io::RowFormat::synthetic ? std::string("synthetic stream")
+                                                                                           : std::string("Fashion-MNIST train"))
+                                           : std::filesystem::path(s.input).filename().string();
+  eval::write_regret_csv(meter, csv_path);
+  eval::write_regret_svg(meter, svg_path, "Online PCA regret on " + name, subtitle.str(), labels);
+  const double seconds = seconds_since(start);
+  progress.clear();
+
+  // ---- summary ----
+  const auto& counts = reader.guard_counts();
+  const std::uint64_t skipped = source->skipped();
+  const std::uint64_t rows_read = source->rows_returned() + skipped;
+  const std::uint64_t clipped = counts.clipped, rejected = counts.rejected;
+  const double opt = meter.opt();
+  const std::size_t main_learner = sum ? replay.private_index() : replay.ftl_index();
+  const double ftl_ratio = meter.regret_over_opt(replay.ftl_index());
+
+  std::printf("rows: %llu used of %llu read = %llu used + %llu rejected by the guard + %llu skipped by the reader\n",
+              (unsigned long long)rows, (unsigned long long)rows_read, (unsigned long long)rows,
+              (unsigned long long)rejected, (unsigned long long)skipped);
+  std::printf("      dimension %lld; %s; %llu zero rows; %llu clipped%s\n", (long long)d,
+              s.normalize == "unit" ? "normalised to unit norm"
+              : s.normalize == "clip" ? ("clipped to norm " + privacy::format_value(s.clip_norm)).c_str()
+                                      : ("norm bound " + privacy::format_value(s.clip_norm) + " (reject)").c_str(),
+              (unsigned long long)reader.zero(), (unsigned long long)clipped,
+              s.normalize == "unit" && clipped ? " (by an ulp or so, after the division)" : "");
+  if (rejected) std::printf("      first rejected: %s\n", reader.first_reject().c_str());
+  if (skipped) std::printf("      first skipped: %s\n", source->first_skip_reason().c_str());
+  std::printf("order: %s\n", s.shuffle ? ("shuffled with seed " + std::to_string(*s.shuffle) +
+                                          " (all rows held in memory)").c_str()
+                                       : "as stored");
+  if (sum) {
+    std::printf("private learner: FPL on a %s over %s, releases every %llu rows; (ε, δ) = (%s, %s), %s calibration\n",
+                s.mechanism == "honaker" ? "Honaker tree" : "binary tree",
+                sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
+                                       : "an unbounded stream (doubling epochs)",
+                (unsigned long long)s.block, privacy::format_value(s.epsilon).c_str(),
+                privacy::format_value(s.delta).c_str(), s.calibration.c_str());
+    std::printf("      Gaussian DP μ = %.4g; node σ = %.4g; last release: step %llu, noise variance %.4g per entry\n",
+                sum->mu(), node_sigma(*sum), (unsigned long long)sum->steps(), sum->latest().noise_variance);
+    std::printf("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n",
+                s.seed ? ("seeded (seed " + std::to_string(*s.seed) + "): reproducible, NOT secure").c_str()
+                       : "secure (libsodium ChaCha20, OS-keyed)",
+                (unsigned long long)replay.private_learner()->refreshes(),
+                (unsigned long long)replay.private_learner()->refresh_stats().iterations,
+                (unsigned long long)replay.private_learner()->refresh_stats().full_solves);
+  } else {
+    std::printf("private learner: none (--nonprivate): no privacy spent\n");
+  }
+  std::printf("k = %lld, OPT = %.6g (sum of the top-%lld eigenvalues of the exact covariance)\n", (long long)s.k, opt,
+              (long long)s.k);
+  std::printf("  %-34s %14s %14s %12s\n", "learner", "gain", "regret", "regret/OPT");
+  if (sum)
+    std::printf("  %-34s %14.6g %14.6g %11.3f%%\n", "private FPL", meter.gain(replay.private_index()),
+                meter.regret(replay.private_index()), 100 * meter.regret_over_opt(replay.private_index()));
+  std::printf("  %-34s %14.6g %14.6g %11.3f%%\n", "follow-the-leader (non-private)", meter.gain(replay.ftl_index()),
+              meter.regret(replay.ftl_index()), 100 * ftl_ratio);
+  std::printf("time: %.2f s (%.0f rows/s); reading %.2f s%s; CPU of the concurrent workers: stream %.2f s, "
+              "private learner %.2f s, evaluation %.2f s; final OPT and flush %.2f s\n",
+              seconds, rows / seconds, read_seconds, s.shuffle ? " (before the replay)" : " (overlapped)",
+              replay.cpu_stream(), replay.cpu_learner(), replay.cpu_eval(), finish_seconds);
+  std::printf("wrote %s (%zu curve points) and %s\n", csv_path.c_str(), meter.curve().size(), svg_path.c_str());
+
+  // ---- the JSON line (last line of stdout) ----
+  std::string j = "{";
+  j += "\"rows\":" + std::to_string(rows);
+  j += ",\"dim\":" + std::to_string(d);
+  j += ",\"k\":" + std::to_string(s.k);
+  j += ",\"epsilon\":" + (sum ? json_number(s.epsilon) : "null");
+  j += ",\"delta\":" + (sum ? json_number(s.delta) : "null");
+  j += ",\"mechanism\":" + (sum ? json_string(s.mechanism) : "null");
+  j += ",\"block\":" + std::to_string(s.block);
+  j += ",\"opt\":" + json_number(opt);
+  j += ",\"gain\":" + json_number(meter.gain(main_learner));
+  j += ",\"regret\":" + json_number(meter.regret(main_learner));
+  j += ",\"regret_over_opt\":" + json_number(meter.regret_over_opt(main_learner));
+  j += ",\"nonprivate_regret_over_opt\":" + json_number(ftl_ratio);
+  j += ",\"rows_clipped\":" + std::to_string(clipped);
+  j += ",\"rows_rejected\":" + std::to_string(rejected);
+  j += ",\"seconds\":" + json_number(std::round(seconds * 1000) / 1000);
+  // Extras, after the fixed keys.
+  j += ",\"rows_read\":" + std::to_string(rows_read);
+  j += ",\"rows_skipped\":" + std::to_string(skipped);
+  j += ",\"rows_zero\":" + std::to_string(reader.zero());
+  j += ",\"normalize\":" + json_string(s.normalize);
+  j += ",\"calibration\":" + (sum ? json_string(s.calibration) : "null");
+  j += ",\"seed\":" + (sum && s.seed ? std::to_string(*s.seed) : "null");
+  j += ",\"secure_noise\":" + std::string(sum ? (sum->is_secure() ? "true" : "false") : "null");
+  j += ",\"mu\":" + (sum ? json_number(sum->mu()) : "null");
+  j += ",\"node_sigma\":" + (sum ? json_number(node_sigma(*sum)) : "null");
+  j += ",\"shuffle\":" + (s.shuffle ? std::to_string(*s.shuffle) : "null");
+  j += ",\"input\":" + json_string(source->path());
+  j += ",\"csv\":" + json_string(csv_path);
+  j += ",\"svg\":" + json_string(svg_path);
+  j += "}";
+  std::printf("%s\n", j.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "dpstream-replay: replay a logged stream through private online PCA (follow-the-perturbed-leader on a\n"
+      "continual-release covariance) and measure its regret, next to non-private follow-the-leader.\n"
+      "Without --input: Fashion-MNIST train if installed (dataset-fashion-mnist), else a generated\n"
+      "spiked-covariance stream (d = 256, 20000 rows). DPSTREAM_FASHION_MNIST overrides where the\n"
+      "Fashion-MNIST train images are looked for."};
+  Settings s;
+  app.add_option("--input", s.input, "rows to replay: a row log (.pb/.rowlog), CSV (.csv) or IDX (.idx, -ubyte, .gz)");
+  app.add_option("--format", s.format, "input format (default: from the file name)")
+      ->check(CLI::IsMember({"auto", "pb", "csv", "idx"}));
+  app.add_option("--k", s.k, "dimension of the learned subspace")->capture_default_str();
+  app.add_option("--epsilon", s.epsilon, "privacy: epsilon of the whole stream")->capture_default_str();
+  app.add_option("--delta", s.delta, "privacy: delta of the whole stream, in (0, 1)")->capture_default_str();
+  app.add_option("--mechanism", s.mechanism, "continual-release noise: binary tree or Honaker's variance-reduced tree")
+      ->check(CLI::IsMember({"tree", "honaker"}))
+      ->capture_default_str();
+  app.add_option("--calibration", s.calibration, "tight (analytic Gaussian) or paper (the formulas as printed)")
+      ->check(CLI::IsMember({"tight", "paper"}))
+      ->capture_default_str();
+  app.add_option("--block", s.block, "rows per release (B)")->capture_default_str();
+  app.add_option("--seed", s.seed,
+                 "seed the noise: reproducible, NOT secure (default: the secure source, OS-keyed ChaCha20)");
+  app.add_option("--normalize", s.normalize,
+                 "unit: a/|a| (zero rows stay zero); clip: scale rows over --clip-norm down to it; none: reject "
+                 "rows over --clip-norm")
+      ->check(CLI::IsMember({"unit", "clip", "none"}))
+      ->capture_default_str();
+  auto* clip = app.add_option("--clip-norm", s.clip_norm, "row norm bound L for clip / none")->capture_default_str();
+  app.add_option("--out", s.out, "folder for regret.csv and regret.svg (created)")->capture_default_str();
+  app.add_flag("--nonprivate", s.nonprivate, "follow-the-leader only: no private learner, no privacy spent");
+  app.add_option("--shuffle", s.shuffle,
+                 "replay in the order of a permutation seeded by SEED (reproducible; holds all rows in memory)");
+  app.add_flag("--skip-malformed", s.skip_malformed,
+               "count and skip malformed rows (reader errors, rows the guard rejects) instead of stopping");
+  app.add_option("--limit", s.limit,
+                 "use the first N valid rows of the input, in file order (with --shuffle those N are shuffled; 0: all)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "dpstream-replay: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  s.clip_norm_given = clip->count() > 0;
+  Eigen::initParallel();  // two threads call Eigen below
+  try {
+    return run(s);
+  } catch (const UsageError& e) {
+    std::fflush(stdout);
+    std::cerr << "dpstream-replay: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    if (::isatty(STDERR_FILENO) == 1) std::cerr << "\r\033[K";  // over the progress line
+    std::cerr << "dpstream-replay: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# dpstream-replay end to end on small generated CSVs (and a row log made by dpstream-convert):
+# the JSON line, the report files, malformed rows (stop naming the row / --skip-malformed counts
+# them), --nonprivate, and the exit status 2 of bad flags.
+#   usage: test_replay_cli.sh PATH/TO/dpstream-replay PATH/TO/dpstream-convert
+set -uo pipefail
+replay="$1"
+convert="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# 640 rows × 8: two strong directions plus small noise (awk's own generator: data, not privacy noise).
+awk 'BEGIN { srand(3); for (i = 0; i < 640; i++) { a = rand() - 0.5; b = rand() - 0.5;
+       line = "";
+       for (j = 0; j < 8; j++) { v = (j < 4 ? 2 * a : 0) + (j >= 4 && j < 6 ? b : 0) + 0.1 * (rand() - 0.5);
+                                 line = line (j ? "," : "") sprintf("%.6f", v) }
+       print line } }' > "$work/rows.csv"
+
+# run NAME ARGS...: runs the tool, keeps stdout/stderr in $work/NAME.{out,err}, sets $status.
+run() {
+  local name="$1"; shift
+  "$replay" "$@" > "$work/$name.out" 2> "$work/$name.err"
+  status=$?
+}
+json() { tail -n 1 "$work/$1.out"; }
+# field NAME KEY: the raw JSON value of KEY in NAME's last line (numbers, null, true/false, strings).
+field() { json "$1" | grep -o "\"$2\":[^,}]*" | head -n 1 | cut -d: -f2-; }
+
+# ---- a private run: every required key, in order, with sane values; the report files ----
+run ok --input "$work/rows.csv" --k 2 --block 16 --seed 1 --out "$work/out"
+[ "$status" -eq 0 ] || fail "private run exited $status: $(cat "$work/ok.err")"
+required="rows dim k epsilon delta mechanism block opt gain regret regret_over_opt nonprivate_regret_over_opt rows_clipped rows_rejected seconds"
+keys="$(json ok | grep -o '"[a-z_]*":' | tr -d '":' | head -n 15 | tr '\n' ' ' | sed 's/ $//')"
+[ "$keys" = "$required" ] || fail "JSON keys: got '$keys', want '$required'"
+json ok | grep -q '^{.*}$' || fail "last line is not a JSON object: $(json ok)"
+[ "$(field ok rows)" = 640 ] || fail "rows = $(field ok rows), want 640"
+[ "$(field ok dim)" = 8 ] || fail "dim = $(field ok dim), want 8"
+[ "$(field ok k)" = 2 ] || fail "k = $(field ok k), want 2"
+[ "$(field ok epsilon)" = 1 ] || fail "epsilon = $(field ok epsilon)"
+[ "$(field ok mechanism)" = '"tree"' ] || fail "mechanism = $(field ok mechanism)"
+[ "$(field ok rows_rejected)" = 0 ] || fail "rows_rejected = $(field ok rows_rejected)"
+awk -v opt="$(field ok opt)" -v gain="$(field ok gain)" -v regret="$(field ok regret)" \
+    -v r="$(field ok regret_over_opt)" -v f="$(field ok nonprivate_regret_over_opt)" -v s="$(field ok seconds)" '
+  BEGIN { ok = opt > 0 && opt <= 640 && gain >= 0 && gain <= 640 && r < 1 && r > -0.05 && f >= -0.05 && f < r + 0.05 &&
+               (opt - gain - regret) ^ 2 < 1e-12 * opt ^ 2 && s >= 0; exit !ok }' ||
+  fail "values not sane: $(json ok)"
+[ -s "$work/out/regret.csv" ] || fail "regret.csv missing or empty"
+[ -s "$work/out/regret.svg" ] || fail "regret.svg missing or empty"
+head -n 1 "$work/out/regret.csv" | grep -qx 'rows,opt,gain_private,regret_private,gain_ftl,regret_ftl' ||
+  fail "regret.csv header: $(head -n 1 "$work/out/regret.csv")"
+[ "$(tail -n 1 "$work/out/regret.csv" | cut -d, -f1)" = 640 ] || fail "regret.csv does not end at row 640"
+grep -q '</svg>' "$work/out/regret.svg" && grep -q 'private FPL' "$work/out/regret.svg" ||
+  fail "regret.svg is not a complete plot"
+grep -q 'regret/OPT' "$work/ok.out" || fail "no human summary"
+
+# The same seeds give the same run.
+run again --input "$work/rows.csv" --k 2 --block 16 --seed 1 --out "$work/out2"
+[ "$(field again gain)" = "$(field ok gain)" ] || fail "seeded runs differ: $(field again gain) vs $(field ok gain)"
+
+# ---- --nonprivate: FTL only, no privacy parameters ----
+run np --input "$work/rows.csv" --k 2 --block 16 --nonprivate --out "$work/out-np"
+[ "$status" -eq 0 ] || fail "--nonprivate exited $status: $(cat "$work/np.err")"
+[ "$(field np epsilon)" = null ] && [ "$(field np delta)" = null ] && [ "$(field np mechanism)" = null ] ||
+  fail "--nonprivate: epsilon/delta/mechanism not null: $(json np)"
+[ "$(field np regret_over_opt)" = "$(field np nonprivate_regret_over_opt)" ] || fail "--nonprivate: ratios differ"
+head -n 1 "$work/out-np/regret.csv" | grep -qx 'rows,opt,gain_ftl,regret_ftl' || fail "--nonprivate CSV header"
+
+# ---- --shuffle and --limit; a row log written by dpstream-convert ----
+run shuf --input "$work/rows.csv" --k 2 --block 16 --seed 1 --shuffle 5 --limit 300 --out "$work/out-s"
+[ "$status" -eq 0 ] && [ "$(field shuf rows)" = 300 ] || fail "--shuffle --limit: status $status, $(json shuf)"
+"$convert" --input "$work/rows.csv" --output "$work/rows.pb" > /dev/null || fail "dpstream-convert failed"
+run pb --input "$work/rows.pb" --k 2 --block 16 --seed 1 --mechanism honaker --out "$work/out-pb"
+[ "$status" -eq 0 ] && [ "$(field pb rows)" = 640 ] && [ "$(field pb mechanism)" = '"honaker"' ] ||
+  fail "row log replay: status $status, $(json pb) $(cat "$work/pb.err")"
+
+# ---- no --input and no Fashion-MNIST: the generated spiked-covariance stream (d = 256) ----
+DPSTREAM_FASHION_MNIST="$work/absent.gz" run synth --limit 1024 --k 3 --seed 2 --out "$work/out-synth"
+[ "$status" -eq 0 ] && [ "$(field synth rows)" = 1024 ] && [ "$(field synth dim)" = 256 ] &&
+  grep -q 'generated spiked-covariance stream' "$work/synth.out" ||
+  fail "default synthetic stream: status $status, $(json synth) $(cat "$work/synth.err")"
+
+# ---- malformed input: a field that is not a number (reader) and a NaN (guard) ----
+{ head -n 100 "$work/rows.csv"; echo "1,2,abc,4,5,6,7,8"; sed -n 101,200p "$work/rows.csv";
+  echo "0,0,nan,0,0,0,0,0"; tail -n +201 "$work/rows.csv"; } > "$work/bad.csv"
+run bad --input "$work/bad.csv" --k 2 --block 16 --seed 1 --out "$work/out-bad"
+[ "$status" -ne 0 ] && [ "$status" -ne 2 ] || fail "malformed row: exit $status, want 1"
+grep -q 'bad.csv' "$work/bad.err" && grep -q 'row 100' "$work/bad.err" && grep -q 'line 101' "$work/bad.err" ||
+  fail "malformed row: message does not name the file, row and line: $(cat "$work/bad.err")"
+[ "$(wc -l < "$work/bad.err")" -eq 1 ] || fail "malformed row: message is not one line: $(cat "$work/bad.err")"
+# A NaN alone: the guard's rejection names the file, row and column.
+{ head -n 150 "$work/rows.csv"; echo "0,0,nan,0,0,0,0,0"; tail -n +151 "$work/rows.csv"; } > "$work/nan.txt"
+run nan --input "$work/nan.txt" --format csv --k 2 --block 16 --seed 1 --out "$work/out-bad"
+[ "$status" -eq 1 ] && grep -q 'nan.txt: row 150 (line 151)' "$work/nan.err" && grep -q 'column 2' "$work/nan.err" ||
+  fail "NaN row: exit $status, $(cat "$work/nan.err")"
+run skip --input "$work/bad.csv" --k 2 --block 16 --seed 1 --skip-malformed --out "$work/out-skip"
+[ "$status" -eq 0 ] || fail "--skip-malformed exited $status: $(cat "$work/skip.err")"
+[ "$(field skip rows)" = 640 ] && [ "$(field skip rows_skipped)" = 1 ] && [ "$(field skip rows_rejected)" = 1 ] &&
+  [ "$(field skip rows_read)" = 642 ] || fail "--skip-malformed counts: $(json skip)"
+grep -q 'first skipped' "$work/skip.out" && grep -q 'first rejected' "$work/skip.out" ||
+  fail "--skip-malformed: the summary does not report the skipped rows"
+
+# ---- --normalize none: a row over the bound stops the run, or is counted ----
+{ head -n 50 "$work/rows.csv"; echo "3,0,0,0,0,0,0,0"; tail -n +51 "$work/rows.csv"; } > "$work/big.csv"
+run big --input "$work/big.csv" --k 2 --block 16 --seed 1 --normalize none --clip-norm 2.5 --out "$work/out-big"
+[ "$status" -eq 1 ] && grep -q 'row 50' "$work/big.err" || fail "over-norm row: exit $status, $(cat "$work/big.err")"
+run bigskip --input "$work/big.csv" --k 2 --block 16 --seed 1 --normalize none --clip-norm 2.5 --skip-malformed \
+    --out "$work/out-big"
+[ "$status" -eq 0 ] && [ "$(field bigskip rows_rejected)" = 1 ] && [ "$(field bigskip rows)" = 640 ] ||
+  fail "over-norm row skipped: status $status, $(json bigskip)"
+run clip --input "$work/big.csv" --k 2 --block 16 --seed 1 --normalize clip --clip-norm 2.5 --out "$work/out-big"
+[ "$status" -eq 0 ] && [ "$(field clip rows_clipped)" = 1 ] || fail "clip: status $status, $(json clip)"
+
+# ---- bad flags: exit 2 with a one-line message ----
+bad_flag() {
+  run flag "$@"
+  if [ "$status" -ne 2 ]; then fail "'$*' exited $status, want 2"; return; fi
+  [ "$(wc -l < "$work/flag.err")" -eq 1 ] || fail "'$*': error is not one line: $(cat "$work/flag.err")"
+  [ -s "$work/flag.out" ] && [ "$(grep -c '^{' "$work/flag.out")" -ne 0 ] && fail "'$*' printed a JSON result"
+}
+in=(--input "$work/rows.csv" --out "$work/out-flag")
+bad_flag "${in[@]}" --k 0
+bad_flag "${in[@]}" --k 9
+bad_flag "${in[@]}" --epsilon 0
+bad_flag "${in[@]}" --epsilon -1
+bad_flag "${in[@]}" --delta 1
+bad_flag "${in[@]}" --delta 0
+bad_flag "${in[@]}" --block 0
+bad_flag "${in[@]}" --normalize clip --clip-norm 0
+bad_flag "${in[@]}" --mechanism laplace
+bad_flag "${in[@]}" --calibration loose
+bad_flag "${in[@]}" --k ten
+bad_flag "${in[@]}" --no-such-flag
+bad_flag "${in[@]}" --calibration paper --epsilon 2
+bad_flag --input "$work/missing.csv" --out "$work/out-flag"
+bad_flag --input "$work/rows.txt" --out "$work/out-flag"
+"$replay" --help > "$work/help.out" 2>&1 && grep -q -- '--skip-malformed' "$work/help.out" || fail "--help"
+
+if [ "$failures" -eq 0 ]; then echo "replay CLI: all checks passed"; fi
+exit $((failures != 0))
