@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "json_text.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
@@ -32,26 +33,7 @@ using namespace dpstream;
 
 namespace {
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+using tools::json_string;
 
 // The nonzero entries of `dense` by bit pattern, so -0.0 survives the trip through a sparse row.
 void sparsify(const Eigen::VectorXd& dense, Eigen::VectorXi& indices, Eigen::VectorXd& values) {

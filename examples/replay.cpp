@@ -44,6 +44,7 @@
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
 
+#include "json_text.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/eval/regret_report.hpp"
@@ -75,22 +76,7 @@ struct UsageError : std::runtime_error {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using tools::json_string;
 
 // A JSON number (shortest round-trip text), or null for a value JSON cannot hold.
 std::string json_number(double v) { return std::isfinite(v) ? privacy::format_value(v) : "null"; }
