@@ -15,6 +15,7 @@
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::stream {
 
@@ -135,8 +136,9 @@ template <class Accumulator>
 void ContinualSum<Accumulator>::check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const {
   if (row.size() != dimension_)
     throw InvalidRow(index, "dimension " + std::to_string(row.size()) + ", expected " + std::to_string(dimension_));
-  // stableNorm, as RowGuard uses: a row it clipped passes exactly. NaN fails the comparison too.
-  const double norm = row.stableNorm();
+  // row_norm, as RowGuard uses: a row it passed or clipped passes here too, bit for bit, wherever it
+  // sits in memory. NaN fails the comparison too.
+  const double norm = row_norm(row);
   if (!(norm <= options_.row_norm_bound))
     throw InvalidRow(index, "l2 norm " + format_value(norm) + " is over the bound " +
                                 format_value(options_.row_norm_bound) +

@@ -15,6 +15,13 @@ namespace dpstream::stream {
 
 enum class OverNormPolicy { clip, reject };
 
+// The l2 norm every norm-bound check uses (RowGuard, ContinualSum). Scalar loops in a fixed order,
+// so the same values give the same number wherever they sit in memory: Eigen's vectorised
+// stableNorm does not (its result moved by an ulp with the data's alignment under AVX-512, so a row
+// RowGuard passed at ‖a‖ = 1 could be refused by ContinualSum at 1 + 1 ulp). Scaled by max|aᵢ|, so
+// huge finite entries do not overflow; NaN in gives NaN, ±Inf gives +Inf.
+double row_norm(const Eigen::Ref<const Eigen::VectorXd>& row) noexcept;
+
 struct RowGuardOptions {
   Eigen::Index dimension = 0;      // required, > 0
   double norm_bound = 1.0;         // L, finite and > 0
