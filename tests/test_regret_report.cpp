@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
+#include "temp_dir.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/eval/regret_report.hpp"
@@ -20,6 +21,8 @@ using dpstream::io::SyntheticRowSource;
 using dpstream::io::SyntheticRowsOptions;
 using Eigen::MatrixXd;
 
+using dpstream::testing::TempDir;
+
 namespace {
 
 std::string slurp(const std::filesystem::path& p) {
@@ -29,14 +32,6 @@ std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/dpstream-report-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 MatrixXd read_all(SyntheticRowSource& source) {
   MatrixXd rows(static_cast<Eigen::Index>(*source.declared_rows()), source.dimension());

@@ -15,6 +15,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include "temp_dir.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -28,27 +29,10 @@ using dpstream::io::RowLogWriter;
 using dpstream::io::RowRecord;
 using Catch::Matchers::Contains;
 
+using dpstream::testing::TempDir;
+using dpstream::testing::write_bytes;
+
 namespace {
-
-// A fresh directory under the system's temp dir, removed with everything in it at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dpstream-row-log-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 bool same_bits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
   return a.size() == b.size() &&

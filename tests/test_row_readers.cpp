@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/idx_rows.hpp"
@@ -31,26 +32,10 @@ using dpstream::io::RowSource;
 using dpstream::io::RowSourceOptions;
 using Catch::Matchers::Contains;
 
+using dpstream::testing::TempDir;
+using dpstream::testing::write_bytes;
+
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dpstream-readers-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
