@@ -21,6 +21,7 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
+#include "check_throws.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
@@ -41,14 +42,6 @@ using Eigen::VectorXd;
 
 // Measured figures of the statistical tests: shown when a check fails (WARN to print them always).
 #define FIGURE(msg) INFO(msg)
-
-// The call throws `Type` and its message matches `matcher` (the call is made twice: only for calls
-// that throw before changing any state).
-#define CHECK_THROWS_NAMING(expr, Type, matcher) \
-  do {                                          \
-    CHECK_THROWS_AS(expr, Type);                \
-    CHECK_THROWS_WITH(expr, matcher);           \
-  } while (false)
 
 namespace {
 

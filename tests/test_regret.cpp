@@ -20,6 +20,7 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
+#include "check_throws.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 
@@ -29,14 +30,6 @@ using eval::RegretMeter;
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-// The call throws `Type` and its message matches `matcher` (the call is made twice: only for calls
-// that throw before changing any state).
-#define CHECK_THROWS_NAMING(expr, Type, matcher) \
-  do {                                          \
-    CHECK_THROWS_AS(expr, Type);                \
-    CHECK_THROWS_WITH(expr, matcher);           \
-  } while (false)
 
 namespace {
 
