@@ -14,8 +14,10 @@
 // is within 1e-3 (relative) of the full solver's Σ top-k eigenvalues (the exit status says so too).
 // The two trackers differ only in their stopping rule (subspace.hpp, RefreshOptions):
 //   resid — RefreshOptions{}: every Ritz residual ‖Ĉv − θv‖ ≤ 1e-4·‖Ĉ‖₂;
-//   fpl   — pca::fpl_refresh_defaults(), what FplOnlinePca runs: also stop once Σ residuals ≤
-//           1e-3·captured variance (certifies the 1e-3 directly).
+//   fpl   — pca::fpl_refresh_defaults(follow_the_leader), what FplOnlinePca runs by default for
+//           the leader without noise: also stop once Σ residuals ≤ 1e-3·captured variance
+//           (certifies the 1e-3 directly). The private modes' default certifies 1e-2 and stops
+//           sooner still; the bench keeps the stricter rule so its 1e-3 check applies to both trackers.
 // Both run their block products in single precision and certify in double (RefreshOptions).
 //
 // Figures, each a ratio to a limit measured in the same run:
@@ -127,7 +129,7 @@ struct Result {
 constexpr const char* kModeNames[2] = {"resid", "fpl"};
 
 pca::RefreshOptions mode_options(int mode) {
-  return mode == 1 ? pca::fpl_refresh_defaults() : pca::RefreshOptions{};
+  return mode == 1 ? pca::fpl_refresh_defaults(pca::FplMode::follow_the_leader) : pca::RefreshOptions{};
 }
 
 Result run(Index d, Index k, bool fresh_noise, int steps) {
@@ -269,7 +271,7 @@ EndToEnd end_to_end(Index d, Index k, Index rows) {
 
 int main() {
   const pca::RefreshOptions o = mode_options(0);
-  std::printf("refresh: p = %ld, max_blocks = %ld; mode resid: max residual <= %g * ||C||; mode fpl (FplOnlinePca's): also "
+  std::printf("refresh: p = %ld, max_blocks = %ld; mode resid: max residual <= %g * ||C||; mode fpl (FplOnlinePca's follow-the-leader default): also "
               "sum of residuals <= %g * captured variance\n",
               static_cast<long>(o.oversample), static_cast<long>(o.max_blocks), o.tolerance, kVarianceTolerance);
   std::printf("%d warm-up + %d timed steps of %ld rows; fixed E (sigma %g), and a replay with fresh E each step\n",

@@ -55,6 +55,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 
@@ -139,6 +140,7 @@ class Progress {
 
 struct Settings {
   std::string input, format = "auto", mechanism = "tree", calibration = "tight", normalize = "unit";
+  std::string noise_shape = "paper", blt_error = "max";
   std::string out = "replay-out";
   Index k = 10;
   double epsilon = 1.0, delta = 1e-6, clip_norm = 1.0;
@@ -156,6 +158,7 @@ class RowBuffer {
  public:
   explicit RowBuffer(Index d) : d_(d) {}
   ~RowBuffer() {
+    join_prefault();
     if (data_) ::munmap(data_, bytes_);
   }
   RowBuffer(const RowBuffer&) = delete;
@@ -166,6 +169,7 @@ class RowBuffer {
     constexpr std::size_t kHuge = std::size_t{2} << 20;
     const std::size_t want = std::max<std::size_t>(1, rows * static_cast<std::size_t>(d_) * sizeof(double));
     if (want <= bytes_) return;
+    join_prefault();  // the mapping may move
     const std::size_t bytes = (std::max(want, bytes_ * 2) + kHuge - 1) / kHuge * kHuge;
     void* p = data_ ? ::mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
                     : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -174,6 +178,15 @@ class RowBuffer {
     data_ = static_cast<double*>(p);
     bytes_ = bytes;
   }
+  // Faults in the reserved room on another thread, ahead of the rows being written, so that the
+  // kernel's page zeroing (~0.5 s for Fashion-MNIST here) runs beside the reading instead of in it.
+  // MADV_POPULATE_WRITE maps pages writable without touching their contents: a page the reader has
+  // already written keeps its rows. Advisory: a kernel without it (< 5.14) leaves the faults to the
+  // reader, as before.
+  void prefault_async() {
+    join_prefault();
+    if (data_) prefault_ = std::thread([p = data_, n = bytes_] { ::madvise(p, n, MADV_POPULATE_WRITE); });
+  }
   double* row(std::uint64_t i) { return data_ + i * static_cast<std::uint64_t>(d_); }
   const double* row(std::uint64_t i) const { return data_ + i * static_cast<std::uint64_t>(d_); }
   Index dimension() const { return d_; }
@@ -181,9 +194,14 @@ class RowBuffer {
   std::uint64_t rows = 0;  // rows held
 
  private:
+  void join_prefault() {
+    if (prefault_.joinable()) prefault_.join();
+  }
+
   Index d_;
   double* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::thread prefault_;
 };
 
 // Reads rows through normalisation and the guard, counting everything that does not get through.
@@ -273,7 +291,8 @@ class Reader {
 //     eigen-refresh, the most expensive step); then scores block b with that basis into
 //     gains[b % R] and publishes them (ready = b + 1).
 //   E (evaluation): for block b, once ready > b: FTL's gains, meter.add_gains for FTL and, from
-//     gains[b % R], for the private learner, meter.observe(block), then FTL's update.
+//     gains[b % R], for the private learner, meter.observe(block); at each full block FTL follows
+//     the meter's exact covariance (its leader).
 // Why this is the protocol of FplOnlinePca attached to the stream, only spread over threads: the
 // private learner scores block b with the subspace of release b, i.e. of the rows before block b
 // and nothing else (the same sequence of refreshes that attach() would run inside S, since each
@@ -287,7 +306,7 @@ class Reader {
 // thread stops the others; close() rethrows it. With --nonprivate only E runs.
 class Replay {
  public:
-  Replay(Index d, const Settings& s, std::optional<std::uint64_t> known_rows) : d_(d) {
+  Replay(Index d, const Settings& s, std::optional<std::uint64_t> known_rows) : d_(d), block_(s.block) {
     const std::uint64_t steps = known_rows ? (*known_rows + s.block - 1) / s.block : 0;
     // ~200 points on the curve when the length is known; a point per block otherwise.
     const std::uint64_t sample_every = s.block * std::max<std::uint64_t>(1, steps / 200);
@@ -307,7 +326,9 @@ class Replay {
       stream::ContinualSumOptions o;
       o.horizon = steps;  // 0: unbounded (doubling epochs)
       o.block_rows = s.block;
-      o.strategy = s.mechanism == "honaker" ? stream::TreeKind::honaker : stream::TreeKind::plain;
+      o.strategy = stream::parse_noise_strategy(s.mechanism);
+      o.shape = s.noise_shape == "goe" ? privacy::SymmetricNoiseShape::goe : privacy::SymmetricNoiseShape::paper_symmetric;
+      o.blt_error = s.blt_error == "mean" ? stream::BltError::mean : stream::BltError::max;
       o.target = privacy::EpsDelta(s.epsilon, s.delta);
       o.calibration = s.calibration == "paper" ? privacy::Calibration::paper : privacy::Calibration::tight;
       o.row_norm_bound = s.normalize == "unit" ? 1.0 : s.clip_norm;
@@ -466,13 +487,16 @@ class Replay {
     meter_->add_gains(ftl_index_, ftl_->gains(m));
     if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
     meter_->observe(m);
-    ftl_->update_block(m);
+    // FTL's leader is the exact Σ a aᵀ the meter already holds: follow it rather than accumulate a
+    // second copy (what update_block would do). At each multiple of B rows, as refresh_every = B.
+    if (meter_->rows() % block_ == 0) ftl_->follow(meter_->hindsight_covariance());
     rows_done_.store(meter_->rows(), std::memory_order_relaxed);
     signal(e_done_, b + 1);
     return true;
   }
 
   Index d_;
+  std::uint64_t block_;
   std::unique_ptr<eval::RegretMeter> meter_;
   std::unique_ptr<pca::FplOnlinePca> ftl_;
   std::unique_ptr<stream::ContinualCovariance> sum_;
@@ -492,14 +516,25 @@ class Replay {
   std::thread s_thread_, l_thread_, e_thread_;  // last: started once everything above is built
 };
 
-// σ of the tree's nodes (the last epoch's for an unbounded stream), or NaN if the strategy is another.
+// σ of each noise draw: a tree's nodes (the last epoch's for an unbounded stream), a factorization's
+// per-step z_t.
 double node_sigma(const stream::ContinualCovariance& sum) {
   if (const auto* tree = dynamic_cast<const stream::TreeNoise*>(&sum.noise())) return tree->node_sigma();
+  if (const auto* blt = dynamic_cast<const stream::BltNoise*>(&sum.noise())) return blt->sigma();
+  if (const auto* sqrt = dynamic_cast<const stream::SqrtToeplitzNoise*>(&sum.noise())) return sqrt->sigma();
   if (const auto* epochs = dynamic_cast<const stream::EpochTreeNoise*>(&sum.noise())) {
     const std::uint64_t steps = std::max<std::uint64_t>(1, sum.steps());
     return epochs->epoch_sigma(static_cast<std::uint32_t>(std::bit_width(steps) - 1));
   }
   return std::nan("");
+}
+
+// The strategy in words, for the summary and the plot.
+std::string mechanism_label(const stream::ContinualCovariance& sum) {
+  if (const auto* blt = dynamic_cast<const stream::BltNoise*>(&sum.noise()))
+    return "BLT (" + std::to_string(blt->blt().buffers()) + " buffers)";
+  if (dynamic_cast<const stream::SqrtToeplitzNoise*>(&sum.noise())) return "square-root Toeplitz factorization";
+  return sum.options().strategy == stream::NoiseStrategy::honaker_tree ? "Honaker tree" : "binary tree";
 }
 
 int run(const Settings& s) {
@@ -587,7 +622,10 @@ int run(const Settings& s) {
   double read_seconds = 0;
   if (s.shuffle) {
     const auto r0 = Clock::now();
-    if (auto n = source->declared_rows()) buf.reserve(std::min(*n, s.limit ? s.limit : *n));
+    if (auto n = source->declared_rows()) {
+      buf.reserve(std::min(*n, s.limit ? s.limit : *n));
+      buf.prefault_async();
+    }
     reader.fill(buf, UINT64_MAX, &progress);
     known_rows = buf.rows;
     order = seeded_permutation(buf.rows, *s.shuffle);
@@ -597,6 +635,9 @@ int run(const Settings& s) {
     if (s.limit != 0) known_rows = known_rows ? std::min(*known_rows, s.limit) : s.limit;
   }
 
+  if (!s.nonprivate && (s.mechanism == "sqrt" || s.mechanism == "blt") && !known_rows)
+    throw UsageError("--mechanism " + s.mechanism + " is built for a known number of releases, and " + source->path() +
+                     " does not declare its row count: give --limit N (or --shuffle, which reads every row first)");
   // The library validates the privacy options (e.g. paper calibration refuses ε ≥ 1): exit 2.
   std::unique_ptr<Replay> replay_ptr;
   try {
@@ -650,7 +691,7 @@ int run(const Settings& s) {
   std::ostringstream subtitle;
   subtitle << rows << " rows × " << d << ", k = " << s.k << ", blocks of " << s.block;
   if (sum)
-    subtitle << "; private: " << (s.mechanism == "honaker" ? "Honaker tree" : "binary tree") << ", ε = "
+    subtitle << "; private: " << mechanism_label(*sum) << (s.noise_shape == "goe" ? " (GOE noise)" : "") << ", ε = "
              << privacy::format_value(s.epsilon) << ", δ = " << privacy::format_value(s.delta) << " (" << s.calibration
              << ")";
   else
@@ -691,13 +732,13 @@ int run(const Settings& s) {
                                           " (all rows held in memory)").c_str()
                                        : "as stored");
   if (sum) {
-    std::printf("private learner: FPL on a %s over %s, releases every %llu rows; (ε, δ) = (%s, %s), %s calibration\n",
-                s.mechanism == "honaker" ? "Honaker tree" : "binary tree",
+    std::printf("private learner: FPL on a %s%s over %s, releases every %llu rows; (ε, δ) = (%s, %s), %s calibration\n",
+                mechanism_label(*sum).c_str(), s.noise_shape == "goe" ? " with GOE-shaped noise" : "",
                 sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
                                        : "an unbounded stream (doubling epochs)",
                 (unsigned long long)s.block, privacy::format_value(s.epsilon).c_str(),
                 privacy::format_value(s.delta).c_str(), s.calibration.c_str());
-    std::printf("      Gaussian DP μ = %.4g; node σ = %.4g; last release: step %llu, noise variance %.4g per entry\n",
+    std::printf("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
                 sum->mu(), node_sigma(*sum), (unsigned long long)sum->steps(), sum->latest().noise_variance);
     std::printf("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n",
                 s.seed ? ("seeded (seed " + std::to_string(*s.seed) + "): reproducible, NOT secure").c_str()
@@ -745,6 +786,7 @@ int run(const Settings& s) {
   j += ",\"rows_zero\":" + std::to_string(reader.zero());
   j += ",\"normalize\":" + json_string(s.normalize);
   j += ",\"calibration\":" + (sum ? json_string(s.calibration) : "null");
+  j += ",\"noise_shape\":" + (sum ? json_string(s.noise_shape) : "null");
   j += ",\"seed\":" + (sum && s.seed ? std::to_string(*s.seed) : "null");
   j += ",\"secure_noise\":" + std::string(sum ? (sum->is_secure() ? "true" : "false") : "null");
   j += ",\"mu\":" + (sum ? json_number(sum->mu()) : "null");
@@ -775,8 +817,20 @@ int main(int argc, char** argv) {
   app.add_option("--k", s.k, "dimension of the learned subspace")->capture_default_str();
   app.add_option("--epsilon", s.epsilon, "privacy: epsilon of the whole stream")->capture_default_str();
   app.add_option("--delta", s.delta, "privacy: delta of the whole stream, in (0, 1)")->capture_default_str();
-  app.add_option("--mechanism", s.mechanism, "continual-release noise: binary tree or Honaker's variance-reduced tree")
-      ->check(CLI::IsMember({"tree", "honaker"}))
+  app.add_option("--mechanism", s.mechanism,
+                 "continual-release noise: binary tree, Honaker's variance-reduced tree, square-root Toeplitz "
+                 "factorization (memory: all past draws, small d only) or a BLT optimised for the stream's length "
+                 "(sqrt and blt need the length: an input that declares it, --shuffle, or --limit)")
+      ->check(CLI::IsMember({"tree", "honaker", "sqrt", "blt"}))
+      ->capture_default_str();
+  app.add_option("--blt-error", s.blt_error,
+                 "--mechanism blt: optimise the BLT for the largest release variance (max) or the average (mean)")
+      ->check(CLI::IsMember({"max", "mean"}))
+      ->capture_default_str();
+  app.add_option("--noise-shape", s.noise_shape,
+                 "covariance noise: paper (i.i.d. upper triangle, mirrored) or goe (off-diagonal variance halved, "
+                 "same privacy)")
+      ->check(CLI::IsMember({"paper", "goe"}))
       ->capture_default_str();
   app.add_option("--calibration", s.calibration, "tight (analytic Gaussian) or paper (the formulas as printed)")
       ->check(CLI::IsMember({"tight", "paper"}))

@@ -9,9 +9,11 @@ DPSTREAM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 #   the secure noise source; libboost-dev — Boost.Circular_buffer; catch2 — the tests;
 #   libcli11-dev — command lines of the tools; zlib1g-dev — gzipped IDX (MNIST) files, read
 #   through zlib rather than a hand-written inflater; python3-protobuf — the test that Python's
-#   protobuf and the C++ reader agree on the row log format (scripts/rowlog_interop.py).
+#   protobuf and the C++ reader agree on the row log format (scripts/rowlog_interop.py);
+#   liblbfgspp-dev — L-BFGS (header-only) for the BLT optimiser.
 DPSTREAM_PACKAGES=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libprotobuf-dev
-                   protobuf-compiler libsodium-dev libboost-dev libcli11-dev zlib1g-dev python3-protobuf)
+                   protobuf-compiler libsodium-dev libboost-dev libcli11-dev zlib1g-dev python3-protobuf
+                   liblbfgspp-dev)
 
 dpstream_install_packages() {
   local missing=()

@@ -75,6 +75,20 @@ run pb --input "$work/rows.pb" --k 2 --block 16 --seed 1 --mechanism honaker --o
 [ "$status" -eq 0 ] && [ "$(field pb rows)" = 640 ] && [ "$(field pb mechanism)" = '"honaker"' ] ||
   fail "row log replay: status $status, $(json pb) $(cat "$work/pb.err")"
 
+# ---- matrix-factorization noise: a BLT and the square-root Toeplitz reference, GOE-shaped noise ----
+# A CSV does not declare its length: these strategies need it (--limit, or --shuffle reads it all).
+run blt --input "$work/rows.csv" --k 2 --block 16 --seed 1 --shuffle 3 --mechanism blt --noise-shape goe --out "$work/out-blt"
+[ "$status" -eq 0 ] && [ "$(field blt mechanism)" = '"blt"' ] && [ "$(field blt noise_shape)" = '"goe"' ] &&
+  grep -q 'BLT (' "$work/blt.out" || fail "--mechanism blt: status $status, $(json blt) $(cat "$work/blt.err")"
+run sqrt --input "$work/rows.csv" --k 2 --block 16 --seed 1 --mechanism sqrt --limit 640 --out "$work/out-sqrt"
+[ "$status" -eq 0 ] && [ "$(field sqrt mechanism)" = '"sqrt"' ] ||
+  fail "--mechanism sqrt: status $status, $(json sqrt) $(cat "$work/sqrt.err")"
+# Same privacy, less noise than the tree: the release noise variance printed in the summary is smaller.
+tree_var="$(grep -o 'noise variance [0-9.e+-]*' "$work/ok.out" | awk '{print $3}')"
+blt_var="$(grep -o 'noise variance [0-9.e+-]*' "$work/sqrt.out" | awk '{print $3}')"
+awk -v t="$tree_var" -v b="$blt_var" 'BEGIN { exit !(b > 0 && b < t) }' ||
+  fail "sqrt noise variance $blt_var is not below the tree's $tree_var"
+
 # ---- no --input and no Fashion-MNIST: the generated spiked-covariance stream (d = 256) ----
 DPSTREAM_FASHION_MNIST="$work/absent.gz" run synth --limit 1024 --k 3 --seed 2 --out "$work/out-synth"
 [ "$status" -eq 0 ] && [ "$(field synth rows)" = 1024 ] && [ "$(field synth dim)" = 256 ] &&
@@ -129,6 +143,8 @@ bad_flag "${in[@]}" --delta 0
 bad_flag "${in[@]}" --block 0
 bad_flag "${in[@]}" --normalize clip --clip-norm 0
 bad_flag "${in[@]}" --mechanism laplace
+bad_flag "${in[@]}" --mechanism blt          # a CSV's length is unknown without --limit
+bad_flag "${in[@]}" --noise-shape round
 bad_flag "${in[@]}" --calibration loose
 bad_flag "${in[@]}" --k ten
 bad_flag "${in[@]}" --no-such-flag

@@ -109,7 +109,7 @@ void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
 void RegretMeter::take_sample() {
   RegretSample sample;
   sample.rows = exact_.rows();
-  sample.opt = opt_tracker_.refresh(exact_.matrix()).values.sum();
+  sample.opt = opt_tracker_.refresh(hindsight_covariance()).values.sum();
   sample.gains = gains_;
   curve_.push_back(std::move(sample));
 }
@@ -121,10 +121,18 @@ void RegretMeter::finish() {
 
 double RegretMeter::opt() const {
   if (opt_cache_rows_ != exact_.rows()) {
-    opt_cache_ = exact_.rows() == 0 ? 0.0 : pca::sum_top_k_eigenvalues(exact_.matrix(), k_);
+    opt_cache_ = exact_.rows() == 0 ? 0.0 : pca::sum_top_k_eigenvalues(hindsight_covariance(), k_);
     opt_cache_rows_ = exact_.rows();
   }
   return opt_cache_;
+}
+
+const Eigen::MatrixXd& RegretMeter::hindsight_covariance() const {
+  if (covariance_cache_rows_ != exact_.rows()) {
+    exact_.matrix(covariance_cache_);
+    covariance_cache_rows_ = exact_.rows();
+  }
+  return covariance_cache_;
 }
 
 double RegretMeter::gain(std::size_t learner) const {

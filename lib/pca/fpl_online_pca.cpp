@@ -21,9 +21,9 @@ const char* to_string(FplMode mode) noexcept {
   return "?";
 }
 
-RefreshOptions fpl_refresh_defaults() {
+RefreshOptions fpl_refresh_defaults(FplMode mode) {
   RefreshOptions options;
-  options.variance_tolerance = 1e-3;
+  options.variance_tolerance = mode == FplMode::follow_the_leader ? 1e-3 : 1e-2;  // why: the header
   return options;
 }
 
@@ -43,7 +43,7 @@ const FplOptions& validated(Index dimension, const FplOptions& options) {
 FplOnlinePca::FplOnlinePca(Index dimension, const FplOptions& options)
     : dimension_(dimension),
       options_(validated(dimension, options)),
-      tracker_(dimension, options.k, options.refresh),
+      tracker_(dimension, options.k, options.refresh.value_or(fpl_refresh_defaults(options.mode))),
       basis_(MatrixXd::Identity(dimension, options.k)) {  // V̂_1: data-independent (Algorithm 2, line 1)
   if (options_.mode != FplMode::private_tree) exact_.emplace(dimension);
   if (options_.mode == FplMode::perturbed_leader) {

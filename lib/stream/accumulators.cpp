@@ -181,9 +181,14 @@ void CovarianceAccumulator::merge(const CovarianceAccumulator& other) {
 }
 
 Eigen::MatrixXd CovarianceAccumulator::matrix() const {
-  flush();
-  Eigen::MatrixXd full = upper_.selfadjointView<Eigen::Upper>();
+  Eigen::MatrixXd full;
+  matrix(full);
   return full;
+}
+
+void CovarianceAccumulator::matrix(Eigen::MatrixXd& out) const {
+  flush();
+  out = upper_.selfadjointView<Eigen::Upper>();
 }
 
 void CovarianceAccumulator::pack(Eigen::Ref<Eigen::VectorXd> out) const {

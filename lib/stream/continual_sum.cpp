@@ -15,11 +15,30 @@
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::stream {
 
 using privacy::format_value;
+
+const char* to_string(NoiseStrategy strategy) noexcept {
+  switch (strategy) {
+    case NoiseStrategy::plain_tree: return "plain";
+    case NoiseStrategy::honaker_tree: return "honaker";
+    case NoiseStrategy::sqrt_toeplitz: return "sqrt_toeplitz";
+    case NoiseStrategy::blt: return "blt";
+  }
+  return "?";
+}
+
+NoiseStrategy parse_noise_strategy(const std::string& name) {
+  if (name == "plain" || name == "tree") return NoiseStrategy::plain_tree;
+  if (name == "honaker") return NoiseStrategy::honaker_tree;
+  if (name == "sqrt_toeplitz" || name == "sqrt") return NoiseStrategy::sqrt_toeplitz;
+  if (name == "blt") return NoiseStrategy::blt;
+  throw InvalidParameter("unknown noise strategy '" + name + "' (expected tree, honaker, sqrt or blt)");
+}
 
 namespace {
 
@@ -39,6 +58,13 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
   if (options.horizon != 0 && options.horizon > UINT64_MAX / options.block_rows)
     throw InvalidParameter("continual sum: horizon × block_rows overflows 64 bits");
+  const bool factorization = options.strategy == NoiseStrategy::sqrt_toeplitz || options.strategy == NoiseStrategy::blt;
+  if (factorization && options.horizon == 0)
+    throw InvalidParameter(std::string("continual sum: the ") + to_string(options.strategy) +
+                           " strategy is built for a fixed horizon; horizon must be >= 1 (0 = unbounded is for trees)");
+  if (options.blt && options.strategy != NoiseStrategy::blt)
+    throw InvalidParameter(std::string("continual sum: blt parameters given, but the strategy is ") +
+                           to_string(options.strategy));
   return options;
 }
 
@@ -102,13 +128,25 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
       accountant_(accountant),
       source_(make_source(options)),
       exact_(dimension, options.batch_rows) {
-  TreeNoiseOptions tree;
-  tree.kind = options.strategy;
-  tree.horizon = options.horizon;
-  tree.l2_sensitivity = l2_sensitivity_;
-  tree.target = options.target;
-  tree.calibration = options.calibration;
-  noise_ = make_tree_noise(tree, exact_.packed_size());
+  if (options.strategy == NoiseStrategy::plain_tree || options.strategy == NoiseStrategy::honaker_tree) {
+    TreeNoiseOptions tree;
+    tree.kind = options.strategy == NoiseStrategy::plain_tree ? TreeKind::plain : TreeKind::honaker;
+    tree.horizon = options.horizon;
+    tree.l2_sensitivity = l2_sensitivity_;
+    tree.target = options.target;
+    tree.calibration = options.calibration;
+    noise_ = make_tree_noise(tree, exact_.packed_size());
+  } else {
+    FactorizationNoiseOptions f;
+    f.kind = options.strategy == NoiseStrategy::blt ? FactorizationKind::blt : FactorizationKind::sqrt_toeplitz;
+    f.horizon = options.horizon;
+    f.l2_sensitivity = l2_sensitivity_;
+    f.target = options.target;
+    f.calibration = options.calibration;
+    f.blt = options.blt;
+    f.error = options.blt_error;
+    noise_ = make_factorization_noise(f, exact_.packed_size());
+  }
   release_noise_ = Eigen::VectorXd::Zero(exact_.packed_size());
 }
 

@@ -71,8 +71,10 @@ class RegretMeter {
   // regret / OPT (0 when OPT = 0).
   double regret_over_opt(std::size_t learner) const;
   const std::vector<RegretSample>& curve() const noexcept { return curve_; }
-  // The exact Σ a aᵀ (evaluation only: raw data).
-  Eigen::MatrixXd hindsight_covariance() const { return exact_.matrix(); }
+  // The exact Σ a aᵀ of the rows observed so far (evaluation only: raw data). Built once per
+  // observe() into a buffer the meter keeps (valid until the next observe()); a non-private
+  // follow-the-leader may follow it instead of keeping a second copy of the same sum.
+  const Eigen::MatrixXd& hindsight_covariance() const;
 
  private:
   void check_learner(std::size_t learner, const char* where) const;
@@ -86,6 +88,8 @@ class RegretMeter {
   std::vector<std::uint64_t> scored_;
   std::vector<RegretSample> curve_;
   pca::SubspaceTracker opt_tracker_;
+  mutable Eigen::MatrixXd covariance_cache_;
+  mutable std::uint64_t covariance_cache_rows_ = UINT64_MAX;
   mutable double opt_cache_ = 0;
   mutable std::uint64_t opt_cache_rows_ = UINT64_MAX;
 };

@@ -82,6 +82,8 @@ class CovarianceAccumulator {
 
   // The exact Σ a aᵀ, full and symmetric (for evaluation sinks such as a regret meter's OPT).
   Eigen::MatrixXd matrix() const;
+  // The same into `out`, reusing its storage when it is already d × d (no allocation per call).
+  void matrix(Eigen::MatrixXd& out) const;
   void pack(Eigen::Ref<Eigen::VectorXd> out) const;
   void unpack(const Eigen::Ref<const Eigen::VectorXd>& packed, std::uint64_t rows);
   static void pack_value(const Value& value, Eigen::Ref<Eigen::VectorXd> out);

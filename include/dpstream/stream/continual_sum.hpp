@@ -2,7 +2,7 @@
 //
 //   rows ──update()──▶ exact sum (accumulators.hpp) ──every B rows──▶ release: S_t + N_t ──▶ subscribers
 //                                                       ▲
-//                          noise strategy (tree_noise.hpp): N_t from node noise drawn once
+//       noise strategy (tree_noise.hpp, factorization_noise.hpp): N_t from noise drawn once
 //
 // A "step" is a block of B rows (B = 1: release after every row). The tree is built over steps, so
 // blocks give fewer levels and less noise per release. Rows of a partial block wait for the block to
@@ -15,8 +15,11 @@
 //    (replace √2·L²) on the packed upper triangle. Every row is checked against L here (dimension and
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
 //    (clip or reject), re-checked because privacy rests on it.
-//  * Noise and calibration: the strategy's (tree_noise.hpp): plain tree or Honaker, fixed horizon T
+//  * Noise and calibration: the strategy's. Trees (tree_noise.hpp): plain or Honaker, fixed horizon T
 //    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
+//    Factorizations (factorization_noise.hpp), fixed horizon only: square-root Toeplitz (the exact
+//    reference, memory O(p·T)) or a BLT (O(p·buffers)), one Gaussian mechanism with the strategy's
+//    sensitivity.
 //    Covariance noise shape: paper_symmetric (i.i.d. upper triangle, mirrored) or goe (off-diagonal
 //    variance halved; proof in privacy/symmetric_gaussian.hpp, it applies node by node).
 //  * Guarantee and accounting: the whole stream of releases is (ε, δ)-DP for the target (μ-GDP with
@@ -36,7 +39,7 @@
 //
 // Cost per row: O(d) check + the accumulator's update (covariance: rank-k updates of buffered rows);
 // per release: the strategy's O(p) amortized noise (p = d or d(d+1)/2) plus O(p) to assemble the
-// release. Memory: O(p·log T).
+// release. Memory: O(p·log T) for trees, O(p·buffers) for a BLT, O(p·T) for square-root Toeplitz.
 #pragma once
 
 #include <cstdint>
@@ -53,15 +56,25 @@
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/accumulators.hpp"
+#include "dpstream/stream/blt.hpp"
 #include "dpstream/stream/continual_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 
 namespace dpstream::stream {
 
+// Which noise strategy a continual sum runs (names as in checkpoints and on command lines).
+enum class NoiseStrategy { plain_tree, honaker_tree, sqrt_toeplitz, blt };
+const char* to_string(NoiseStrategy strategy) noexcept;  // "plain", "honaker", "sqrt_toeplitz", "blt"
+// Also accepts "tree" for plain_tree and "sqrt" for sqrt_toeplitz; InvalidParameter listing the names.
+NoiseStrategy parse_noise_strategy(const std::string& name);
+
 struct ContinualSumOptions {
-  std::uint64_t horizon = 0;      // releases the stream is calibrated for; 0 = unbounded (epochs)
+  std::uint64_t horizon = 0;      // releases the stream is calibrated for; 0 = unbounded (trees only)
   std::uint64_t block_rows = 1;   // B: rows per step, ≥ 1
-  TreeKind strategy = TreeKind::plain;
+  NoiseStrategy strategy = NoiseStrategy::plain_tree;
+  // blt only: the strategy C; unset = optimize_blt for the horizon and blt_error (blt_optimizer.hpp).
+  std::optional<BufferedToeplitz> blt;
+  BltError blt_error = BltError::max;
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;
   privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
