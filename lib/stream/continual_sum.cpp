@@ -172,15 +172,9 @@ void ContinualSum<Accumulator>::subscribe(Subscriber subscriber) {
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const {
-  if (row.size() != dimension_)
-    throw InvalidRow(index, "dimension " + std::to_string(row.size()) + ", expected " + std::to_string(dimension_));
   // row_norm, as RowGuard uses: a row it passed or clipped passes here too, bit for bit, wherever it
   // sits in memory. NaN fails the comparison too.
-  const double norm = row_norm(row);
-  if (!(norm <= options_.row_norm_bound))
-    throw InvalidRow(index, "l2 norm " + format_value(norm) + " is over the bound " +
-                                format_value(options_.row_norm_bound) +
-                                " the sensitivity assumes (pass rows through RowGuard to clip or reject)");
+  require_bounded_row(row, index, dimension_, options_.row_norm_bound);
 }
 
 template <class Accumulator>

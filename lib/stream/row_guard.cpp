@@ -49,6 +49,20 @@ double row_norm(const Eigen::Ref<const Eigen::VectorXd>& row) noexcept {
   return scale * std::sqrt(sum);
 }
 
+void require_bounded_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index, Eigen::Index dimension,
+                         double bound) {
+  if (row.size() != dimension)
+    throw InvalidRow(index, "dimension " + std::to_string(row.size()) + ", expected " + std::to_string(dimension));
+  const double norm = row_norm(row);
+  if (!(norm <= bound)) {
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "l2 norm " << norm << " is over the bound " << bound
+        << " the sensitivity assumes (pass rows through RowGuard to clip or reject)";
+    throw InvalidRow(index, msg.str());
+  }
+}
+
 void RowGuard::check_norm(Eigen::Ref<Eigen::VectorXd> values, std::uint64_t row_index) {
   // row_norm (scaled): a row of huge finite entries must not overflow to +inf and be "clipped" to 0.
   const double norm = row_norm(values);

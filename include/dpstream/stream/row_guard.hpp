@@ -22,6 +22,12 @@ enum class OverNormPolicy { clip, reject };
 // huge finite entries do not overflow; NaN in gives NaN, ±Inf gives +Inf.
 double row_norm(const Eigen::Ref<const Eigen::VectorXd>& row) noexcept;
 
+// The check every mechanism makes on the rows it is given, because its sensitivity rests on it:
+// dimension, then ‖row‖₂ ≤ bound by row_norm (NaN and ±Inf fail). Throws InvalidRow naming the row
+// `index` and what was wrong. A row RowGuard passed (or clipped) with the same bound always passes.
+void require_bounded_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index, Eigen::Index dimension,
+                         double bound);
+
 struct RowGuardOptions {
   Eigen::Index dimension = 0;      // required, > 0
   double norm_bound = 1.0;         // L, finite and > 0

@@ -1,0 +1,73 @@
+// GaussianPca: offline private PCA by Analyze Gauss, Algorithm 1 (Dwork, Talwar, Thakurta & Zhang
+// 2014): release Ĉ = AᵀA + E once, then take its algebraic top k (digest seed-002 §2–§3).
+//
+// Privacy contract — that of privacy::SymmetricGaussianMechanism (symmetric_gaussian.hpp):
+//  * Neighbouring relation: add/remove one row, or replace one row; every row ‖a‖₂ ≤ L, checked here
+//    (InvalidRow naming the row; nothing is clipped: pass rows through RowGuard first).
+//  * Sensitivity of the upper triangle of AᵀA: L² (add/remove) or √2·L² (replace).
+//  * Noise: E symmetric Gaussian, paper_symmetric or goe shape; σ = gaussian_sigma(Δ, target,
+//    calibration) (tight: analytic Gaussian, the default).
+//  * Guarantee and accounting: (ε, δ) of the target for the release Ĉ; one Gaussian charge. The top-k
+//    vectors and values are post-processing of Ĉ and cost nothing more.
+//
+// Utility (deterministic cores, true on every draw; the tests check them): with V_k, V̂_k the top k of
+// C and Ĉ, 0 ≤ tr(V_kᵀCV_k) − tr(V̂_kᵀCV̂_k) ≤ S_k(E) ≤ 2k‖E‖₂ (Thm 3), and with gap
+// g = λ_k − λ_{k+1} > ‖E‖₂: ‖Π − Π̂‖₂ ≤ ‖E‖₂/(g − ‖E‖₂) (Thms 4–6), ‖C − Ĉ_k‖₂ ≤ ‖C − C_k‖₂ + 2‖E‖₂ (Thm 7).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <Eigen/Core>
+
+#include "dpstream/pca/private_subspace.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/symmetric_gaussian.hpp"
+#include "dpstream/stream/accumulators.hpp"
+
+namespace dpstream::pca {
+
+struct GaussianPcaOptions {
+  Eigen::Index k = 1;  // 1 ≤ k ≤ d
+  privacy::SymmetricGaussianMechanism::Options mechanism;
+  // set: seeded noise (reproducible, NOT secure); unset: the secure source.
+  std::optional<std::uint64_t> seed;
+};
+
+struct GaussianPcaRelease {
+  Eigen::MatrixXd noisy_covariance;  // Ĉ = AᵀA + E, the private release (d × d, symmetric)
+  PrivateSubspace subspace;          // its algebraic top k (values: eigenvalues of Ĉ), method "gauss"
+};
+
+class GaussianPca {
+ public:
+  // InvalidParameter naming the bad option (d < 1, k out of [1, d], bad mechanism options).
+  GaussianPca(Eigen::Index dimension, const GaussianPcaOptions& options);
+
+  // From the rows of A (m × d, one record a row): checks every row against L, then one release.
+  // Charges `accountant` (if given) before the noise is drawn; BudgetExhausted leaves nothing released.
+  GaussianPcaRelease release(const Eigen::Ref<const Eigen::MatrixXd>& rows,
+                             privacy::PrivacyAccountant* accountant = nullptr);
+  // From an exact Σ aaᵀ accumulated elsewhere; the caller vouches that every row it holds had
+  // ‖a‖ ≤ L (e.g. it came through RowGuard), since the accumulator no longer has the rows.
+  GaussianPcaRelease release(const stream::CovarianceAccumulator& exact,
+                             privacy::PrivacyAccountant* accountant = nullptr);
+
+  double sigma() const noexcept { return mechanism_.sigma(); }
+  const privacy::SymmetricGaussianMechanism& mechanism() const noexcept { return mechanism_; }
+  Eigen::Index dimension() const noexcept { return dimension_; }
+  Eigen::Index k() const noexcept { return k_; }
+
+ private:
+  GaussianPcaRelease release_covariance(const Eigen::Ref<const Eigen::MatrixXd>& covariance,
+                                        privacy::PrivacyAccountant* accountant);
+
+  Eigen::Index dimension_;
+  Eigen::Index k_;
+  privacy::SymmetricGaussianMechanism mechanism_;
+  std::unique_ptr<privacy::NoiseSource> noise_;
+};
+
+}  // namespace dpstream::pca

@@ -1,0 +1,424 @@
+#include "dpstream/pca/find_and_project.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#include <boost/math/special_functions/gamma.hpp>
+#include <sodium.h>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/calibration.hpp"
+#include "dpstream/privacy/snap.hpp"
+#include "dpstream/stream/row_guard.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using privacy::Calibration;
+using privacy::EpsDelta;
+using privacy::format_value;
+
+namespace {
+
+void require_delta_positive(const char* owner, const EpsDelta& target) {
+  if (!(target.delta() > 0.0))
+    throw InvalidParameter(std::string(owner) + ": delta must be in (0, 1), got " + format_value(target.delta()));
+}
+
+void require_rank(const char* owner, Index k, Index oversampling) {
+  if (k < 1) throw InvalidParameter(std::string(owner) + ": k must be >= 1, got " + std::to_string(k));
+  if (oversampling < 0)
+    throw InvalidParameter(std::string(owner) + ": oversampling must be >= 0, got " + std::to_string(oversampling));
+}
+
+void require_sketch_fits(const char* owner, Index k, Index oversampling, Index m, Index n) {
+  const Index smaller = std::min(m, n);
+  if (k + oversampling > smaller)
+    throw InvalidParameter(std::string(owner) + ": k + oversampling = " + std::to_string(k) + " + " +
+                           std::to_string(oversampling) + " must be <= min(m, n) = " + std::to_string(smaller) +
+                           " (A is " + std::to_string(m) + "x" + std::to_string(n) + ")");
+}
+
+// Snap every entry of a block whose noise has standard deviation sigma > 0 (snap.hpp).
+void snap_block(Eigen::Ref<MatrixXd> block, double sigma) {
+  const double grid = privacy::snap_granularity(sigma);
+  for (Index j = 0; j < block.cols(); ++j)
+    for (Index i = 0; i < block.rows(); ++i) block(i, j) = privacy::snap_to_grid(block(i, j), grid);
+}
+
+void fill_standard_normal(MatrixXd& out, privacy::NoiseSource& noise) {
+  noise.fill_gaussian(std::span<double>(out.data(), static_cast<std::size_t>(out.size())), 1.0);
+}
+
+// The χ_K law cut into cells for the mixture bound: P(x_{i−1} < X ≤ x_i) for x_i = i·h, i = 1..N,
+// and the mass beyond x_N. Weights are differences of the upper tail Q, accurate where δ_G matters
+// (the tail), and the masses sum to 1 up to rounding.
+struct ChiCells {
+  std::vector<double> right_end, mass;
+  double beyond = 0;
+};
+
+ChiCells chi_cells(Index columns) {
+  constexpr int kCells = 2000;
+  constexpr double kBeyond = 1e-30;  // far below any δ worth configuring; counted as δ_G = 1 anyway
+  const double half_k = 0.5 * static_cast<double>(columns);
+  const double x_max = std::sqrt(2.0 * boost::math::gamma_q_inv(half_k, kBeyond));
+  ChiCells cells;
+  cells.right_end.reserve(kCells);
+  cells.mass.reserve(kCells);
+  double upper_prev = 1.0;
+  for (int i = 1; i <= kCells; ++i) {
+    const double x = x_max * i / kCells;
+    const double upper = boost::math::gamma_q(half_k, 0.5 * x * x);  // P(X > x), X ~ χ_K
+    cells.right_end.push_back(x);
+    cells.mass.push_back(std::max(0.0, upper_prev - upper));
+    upper_prev = upper;
+  }
+  cells.beyond = upper_prev;
+  return cells;
+}
+
+// Σ_i mass_i·δ_G(ε; Δ·x_i/σ) + P(X > x_N): an upper bound on E[δ_G(ε; ΔX/σ)] since δ_G increases
+// with the shift and δ_G ≤ 1.
+double mixture_delta(const ChiCells& cells, double row_change, double sigma, double epsilon) {
+  double sum = cells.beyond;
+  for (std::size_t i = 0; i < cells.mass.size(); ++i) {
+    if (cells.mass[i] == 0.0) continue;
+    sum += cells.mass[i] * privacy::analytic_gaussian_delta(row_change * cells.right_end[i], sigma, epsilon);
+  }
+  return std::min(sum, 1.0);
+}
+
+double union_bound(Index columns, double row_change, double delta) {
+  const double k = static_cast<double>(columns);
+  return row_change * std::sqrt(2.0 * k * std::log(4.0 * k / delta));
+}
+
+}  // namespace
+
+// ---- Privacy unit and result types ------------------------------------------------------------
+
+const char* to_string(MatrixNeighbours relation) noexcept {
+  switch (relation) {
+    case MatrixNeighbours::row_change: return "row_change";
+    case MatrixNeighbours::add_remove_row: return "add_remove_row";
+    case MatrixNeighbours::replace_row: return "replace_row";
+  }
+  return "unknown";
+}
+
+double row_change_bound(MatrixNeighbours relation, double row_norm_bound) {
+  privacy::require_positive("row_norm_bound", row_norm_bound);
+  return relation == MatrixNeighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;
+}
+
+void check_rows(const Eigen::Ref<const MatrixXd>& a, MatrixNeighbours relation, double row_norm_bound) {
+  for (Index i = 0; i < a.rows(); ++i) {
+    for (Index j = 0; j < a.cols(); ++j) {
+      if (std::isfinite(a(i, j))) continue;
+      throw InvalidRow(static_cast<std::uint64_t>(i),
+                       "entry at column " + std::to_string(j) + " is " + format_value(a(i, j)) + " (must be finite)");
+    }
+    if (relation == MatrixNeighbours::row_change) continue;  // rows unbounded: the unit is the change
+    const Eigen::VectorXd row = a.row(i).transpose();
+    const double norm = stream::row_norm(row);
+    if (!(norm <= row_norm_bound)) {
+      std::ostringstream msg;
+      msg.precision(17);
+      msg << "l2 norm " << norm << " is over row_norm_bound " << row_norm_bound << " (relation "
+          << to_string(relation) << "; nothing is clipped: pass rows through RowGuard first)";
+      throw InvalidRow(static_cast<std::uint64_t>(i), msg.str());
+    }
+  }
+}
+
+MatrixXd LowRankFactors::dense() const { return left * singular_values.asDiagonal() * right.transpose(); }
+
+LowRankFactors top_k_svd(const Eigen::Ref<const MatrixXd>& m, Index k) {
+  const Index smaller = std::min(m.rows(), m.cols());
+  if (k < 1 || k > smaller)
+    throw InvalidParameter("top_k_svd: k must be in [1, " + std::to_string(smaller) + "], got " + std::to_string(k));
+  if (!m.allFinite()) throw InvalidParameter("top_k_svd: the matrix has a non-finite entry");
+  if (m.rows() > m.cols()) {
+    LowRankFactors t = top_k_svd(m.transpose(), k);
+    std::swap(t.left, t.right);
+    return t;
+  }
+  // rows ≤ cols: the rows × rows Gram matrix is the small one (m ≪ n in HR12's regime).
+  MatrixXd gram = MatrixXd::Zero(m.rows(), m.rows());
+  gram.selfadjointView<Eigen::Lower>().rankUpdate(m);
+  Eigen::SelfAdjointEigenSolver<MatrixXd> eigen(gram);  // reads the lower triangle
+  const MatrixXd u = eigen.eigenvectors().rightCols(k).rowwise().reverse();  // descending
+  // B_k = U Uᵀ m = U Xᵀ with X = mᵀU = Q R = Q (U_r S V_rᵀ): left U V_r, values S, right Q U_r.
+  const MatrixXd x = m.transpose() * u;
+  Eigen::HouseholderQR<MatrixXd> qr(x);
+  const MatrixXd q = qr.householderQ() * MatrixXd::Identity(x.rows(), k);
+  const MatrixXd r = qr.matrixQR().topRows(k).triangularView<Eigen::Upper>();
+  Eigen::JacobiSVD<MatrixXd> small(r, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  LowRankFactors out;
+  out.left = u * small.matrixV();
+  out.singular_values = small.singularValues();
+  out.right = q * small.matrixU();
+  return out;
+}
+
+PrivateSubspace to_private_subspace(const LowRankFactors& factors, const std::string& method) {
+  PrivateSubspace s;
+  s.vectors = factors.right;
+  s.values = factors.singular_values.array().square().matrix();
+  s.method = method;
+  return s;
+}
+
+// ---- Range finder -----------------------------------------------------------------------------
+
+double range_finder_certified_delta(Index columns, double row_change, double sigma, double epsilon) {
+  if (columns < 1) throw InvalidParameter("range finder: columns must be >= 1, got " + std::to_string(columns));
+  privacy::require_positive("row_change", row_change);
+  privacy::require_positive("sigma", sigma);
+  if (!(std::isfinite(epsilon) && epsilon >= 0.0))
+    throw InvalidParameter("epsilon must be finite and >= 0, got " + format_value(epsilon));
+  return mixture_delta(chi_cells(columns), row_change, sigma, epsilon);
+}
+
+double range_finder_sigma_two_part(Index columns, double row_change, const EpsDelta& target) {
+  require_delta_positive("range finder", target);
+  privacy::require_positive("row_change", row_change);
+  return union_bound(columns, row_change, target.delta()) * std::sqrt(2.0 * std::log(2.5 / target.delta())) /
+         target.epsilon();
+}
+
+RangeFinderCalibration range_finder_calibration(Index columns, double row_change, const EpsDelta& target,
+                                                Calibration calibration) {
+  if (columns < 1) throw InvalidParameter("range finder: columns must be >= 1, got " + std::to_string(columns));
+  privacy::require_positive("row_change", row_change);
+  require_delta_positive("range finder", target);
+  const double eps = target.epsilon(), delta = target.delta();
+  const ChiCells cells = chi_cells(columns);
+  RangeFinderCalibration out;
+  out.paper_bound = union_bound(columns, row_change, delta);
+  if (calibration == Calibration::paper) {
+    out.sigma = 2.0 * out.paper_bound / eps;  // Fig 2: ρ = 2ε⁻¹√(2K log(4K/δ)), times Δ
+  } else {
+    // Smallest σ the mixture bound certifies: it decreases in σ, so bracket by doubling or halving,
+    // then bisect in log σ to a relative 1e-10 and keep the certified end.
+    double hi = row_change, lo;
+    if (mixture_delta(cells, row_change, hi, eps) > delta) {
+      while (mixture_delta(cells, row_change, hi, eps) > delta) hi *= 2.0;
+      lo = hi / 2.0;
+    } else {
+      lo = hi / 2.0;
+      while (mixture_delta(cells, row_change, lo, eps) <= delta) lo /= 2.0;
+      hi = 2.0 * lo;
+    }
+    while (hi - lo > 1e-10 * hi) {
+      const double mid = std::sqrt(lo * hi);
+      (mixture_delta(cells, row_change, mid, eps) > delta ? lo : hi) = mid;
+    }
+    out.sigma = hi;
+  }
+  out.paper_conditional_delta = privacy::analytic_gaussian_delta(out.paper_bound, out.sigma, eps);
+  out.certified_delta = mixture_delta(cells, row_change, out.sigma, eps);
+  return out;
+}
+
+PrivateRangeFinder::PrivateRangeFinder(const RangeFinderOptions& options)
+    : options_(options), row_change_(row_change_bound(options.relation, options.row_norm_bound)) {
+  require_rank("PrivateRangeFinder", options.k, options.oversampling);
+  require_delta_positive("PrivateRangeFinder", options.target);
+  calibration_ = range_finder_calibration(columns(), row_change_, options.target, options.calibration);
+}
+
+MatrixXd PrivateRangeFinder::release(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
+                                     privacy::PrivacyAccountant* accountant, const std::string& label) const {
+  require_sketch_fits("PrivateRangeFinder", options_.k, options_.oversampling, a.rows(), a.cols());
+  check_rows(a, options_.relation, options_.row_norm_bound);
+  // Not a Gaussian mechanism with a fixed sensitivity (see the header): an (ε, δ) charge. Tight: the
+  // mixture bound proves it (certified_delta ≤ δ). Paper: the paper's claim, proven only where
+  // calibration().certified_delta ≤ δ.
+  if (accountant != nullptr) accountant->charge_approx(label, options_.target);
+  return draw(a, noise);
+}
+
+MatrixXd PrivateRangeFinder::draw(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise) const {
+  const Index m = a.rows(), n = a.cols(), k = columns();
+  // Ω: fresh from the source on every call, so no two releases share it, and wiped after use (best
+  // effort: GEMM's packing buffers are not): the privacy argument needs it secret and single-use.
+  MatrixXd omega(n, k);
+  fill_standard_normal(omega, noise);
+  MatrixXd sketch = a * omega;
+  sodium_memzero(omega.data(), sizeof(double) * static_cast<std::size_t>(omega.size()));
+  MatrixXd gaussian(m, k);
+  fill_standard_normal(gaussian, noise);
+  sketch += calibration_.sigma * gaussian;
+  snap_block(sketch, calibration_.sigma);
+  Eigen::HouseholderQR<MatrixXd> qr(sketch);
+  return qr.householderQ() * MatrixXd::Identity(m, k);
+}
+
+// ---- Pruning ----------------------------------------------------------------------------------
+
+MatrixXd prune(const Eigen::Ref<const MatrixXd>& w, double alpha, Index* zeroed) {
+  privacy::require_positive("prune_threshold", alpha);
+  MatrixXd out = w;
+  Index count = 0;
+  for (Index j = 0; j < out.cols(); ++j)
+    for (Index i = 0; i < out.rows(); ++i)
+      if (std::fabs(out(i, j)) > alpha) {
+        out(i, j) = 0.0;
+        ++count;
+      }
+  if (zeroed != nullptr) *zeroed = count;
+  return out;
+}
+
+// ---- Projection -------------------------------------------------------------------------------
+
+double projection_paper_rho(Index columns, const EpsDelta& target) {
+  if (columns < 1) throw InvalidParameter("projection: columns must be >= 1, got " + std::to_string(columns));
+  require_delta_positive("projection", target);
+  const double k = static_cast<double>(columns), delta = target.delta();
+  return 2.0 / target.epsilon() * std::sqrt(8.0 * k * std::log(4.0 * k / delta) * std::log(2.0 / delta));
+}
+
+PrivateProjection::PrivateProjection(const ProjectionOptions& options)
+    : options_(options), row_change_(row_change_bound(options.relation, options.row_norm_bound)), tight_multiplier_(0) {
+  require_delta_positive("PrivateProjection", options.target);
+  if (options.calibration == Calibration::tight)
+    tight_multiplier_ = privacy::analytic_gaussian_sigma(1.0, options.target);
+}
+
+double PrivateProjection::noise_multiplier(Index columns) const {
+  return options_.calibration == Calibration::tight ? tight_multiplier_ : projection_paper_rho(columns, options_.target);
+}
+
+void PrivateProjection::check_basis(const Eigen::Ref<const MatrixXd>& w_prime, Index rows) const {
+  if (w_prime.rows() != rows || w_prime.cols() < 1)
+    throw InvalidParameter("PrivateProjection: w_prime must be " + std::to_string(rows) + " x K with K >= 1, got " +
+                           std::to_string(w_prime.rows()) + "x" + std::to_string(w_prime.cols()));
+  for (Index j = 0; j < w_prime.cols(); ++j) {
+    if (!w_prime.col(j).allFinite())
+      throw InvalidParameter("PrivateProjection: w_prime column " + std::to_string(j) + " has a non-finite entry");
+    const double norm = w_prime.col(j).norm();
+    if (norm > 1.0 + 1e-9)
+      throw InvalidParameter("PrivateProjection: w_prime column " + std::to_string(j) + " has norm " +
+                             format_value(norm) + " > 1 (Fig 3 takes columns of norm <= 1)");
+  }
+}
+
+void PrivateProjection::charge(privacy::PrivacyAccountant& accountant, const std::string& label) const {
+  if (options_.calibration == Calibration::tight) {
+    // One Gaussian release with σ = s·multiplier for sensitivity s: per unit of s, ρ = 1/(2·multiplier²),
+    // the same whatever the (released) W' is, so it can be charged before W' exists.
+    accountant.charge_gaussian(label, 1.0, tight_multiplier_, options_.target);
+  } else {
+    // The paper's claim (Lemma 4.6). It holds — conservatively, see the header — but is charged as
+    // stated, as an (ε, δ) release.
+    accountant.charge_approx(label, options_.target);
+  }
+}
+
+ProjectionRelease PrivateProjection::draw(const Eigen::Ref<const MatrixXd>& a, const Eigen::Ref<const MatrixXd>& w_prime,
+                                          privacy::NoiseSource& noise) const {
+  const Index k = w_prime.cols();
+  ProjectionRelease out;
+  out.released = w_prime.transpose() * a;
+  out.column_max_abs = w_prime.cwiseAbs().colwise().maxCoeff().transpose();
+  out.max_row_norm = w_prime.rowwise().norm().maxCoeff();
+  out.noise_sigma = VectorXd::Zero(k);
+  for (Index j = 0; j < k; ++j) {
+    if (out.column_max_abs(j) == 0.0) continue;  // row j of W'ᵀA is 0 for every A: nothing to hide
+    out.noise_sigma(j) = options_.calibration == Calibration::tight
+                             ? tight_multiplier_ * row_change_ * out.max_row_norm
+                             : projection_paper_rho(k, options_.target) * row_change_ * out.column_max_abs(j);
+  }
+  MatrixXd gaussian(k, a.cols());
+  fill_standard_normal(gaussian, noise);
+  for (Index j = 0; j < k; ++j) {
+    if (out.noise_sigma(j) == 0.0) continue;
+    const double grid = privacy::snap_granularity(out.noise_sigma(j));
+    for (Index c = 0; c < a.cols(); ++c)
+      out.released(j, c) = privacy::snap_to_grid(out.released(j, c) + out.noise_sigma(j) * gaussian(j, c), grid);
+  }
+  return out;
+}
+
+ProjectionRelease PrivateProjection::release(const Eigen::Ref<const MatrixXd>& a, const Eigen::Ref<const MatrixXd>& w_prime,
+                                             privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant,
+                                             const std::string& label) const {
+  check_basis(w_prime, a.rows());
+  check_rows(a, options_.relation, options_.row_norm_bound);
+  if (accountant != nullptr) charge(*accountant, label);
+  return draw(a, w_prime, noise);
+}
+
+// ---- PFP --------------------------------------------------------------------------------------
+
+namespace {
+
+RangeFinderOptions range_finder_options(const FindAndProjectOptions& o) {
+  require_rank("PrivateFindAndProject", o.k, o.oversampling);
+  require_delta_positive("PrivateFindAndProject", o.target);
+  privacy::require_positive("prune_threshold", o.prune_threshold);
+  RangeFinderOptions r;
+  r.k = o.k;
+  r.oversampling = o.oversampling;
+  r.target = EpsDelta(o.target.epsilon() / 2.0, o.target.delta() / 2.0);  // Lemma 6.1's split
+  r.calibration = o.calibration;
+  r.relation = o.relation;
+  r.row_norm_bound = o.row_norm_bound;
+  return r;
+}
+
+ProjectionOptions projection_options(const FindAndProjectOptions& o) {
+  ProjectionOptions p;
+  p.target = EpsDelta(o.target.epsilon() / 2.0, o.target.delta() / 2.0);
+  p.calibration = o.calibration;
+  p.relation = o.relation;
+  p.row_norm_bound = o.row_norm_bound;
+  return p;
+}
+
+}  // namespace
+
+PrivateFindAndProject::PrivateFindAndProject(const FindAndProjectOptions& options)
+    : options_(options), range_finder_(range_finder_options(options)), projection_(projection_options(options)) {}
+
+FindAndProjectResult PrivateFindAndProject::release(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
+                                                    privacy::PrivacyAccountant* accountant,
+                                                    const std::string& label) const {
+  require_sketch_fits("PrivateFindAndProject", options_.k, options_.oversampling, a.rows(), a.cols());
+  check_rows(a, options_.relation, options_.row_norm_bound);
+  if (accountant != nullptr) {
+    // Both charges or neither: make them on a copy of the ledger first (a BudgetExhausted there leaves
+    // the real one untouched), then on the real one. The range finder's is an (ε/2, δ/2) release, see
+    // PrivateRangeFinder::release.
+    const auto charge_both = [&](privacy::PrivacyAccountant& ledger) {
+      ledger.charge_approx(label + " range finder", range_finder_.options().target);
+      projection_.charge(ledger, label + " projection");
+    };
+    privacy::PrivacyAccountant trial = *accountant;
+    charge_both(trial);
+    charge_both(*accountant);
+  }
+  FindAndProjectResult out;
+  out.range = range_finder_.draw(a, noise);
+  const MatrixXd pruned = prune(out.range, options_.prune_threshold, &out.pruned_entries);
+  out.projection = projection_.draw(a, pruned, noise);
+  // B = W·P with W orthonormal: B's SVD is W times P's, so only the K × n matrix P is decomposed.
+  out.approximation = top_k_svd(out.projection.released, options_.k);
+  out.approximation.left = out.range * out.approximation.left;
+  out.subspace = to_private_subspace(out.approximation, "pfp");
+  return out;
+}
+
+}  // namespace dpstream::pca

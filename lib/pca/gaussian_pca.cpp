@@ -1,0 +1,66 @@
+#include "dpstream/pca/gaussian_pca.hpp"
+
+#include <string>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/pca/subspace.hpp"
+#include "dpstream/stream/row_guard.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+
+namespace {
+
+Index checked_dimension(Index d, Index k) {
+  if (d < 1) throw InvalidParameter("GaussianPca: dimension must be >= 1, got " + std::to_string(d));
+  if (k < 1 || k > d)
+    throw InvalidParameter("GaussianPca: k must be in [1, " + std::to_string(d) + "], got " + std::to_string(k));
+  return d;
+}
+
+std::unique_ptr<privacy::NoiseSource> make_noise(const std::optional<std::uint64_t>& seed) {
+  if (seed) return std::make_unique<privacy::SeededNoiseSource>(*seed);
+  return privacy::make_secure_noise_source();
+}
+
+}  // namespace
+
+GaussianPca::GaussianPca(Index dimension, const GaussianPcaOptions& options)
+    : dimension_(checked_dimension(dimension, options.k)),
+      k_(options.k),
+      mechanism_(options.mechanism),
+      noise_(make_noise(options.seed)) {}
+
+GaussianPcaRelease GaussianPca::release(const Eigen::Ref<const MatrixXd>& rows, privacy::PrivacyAccountant* accountant) {
+  if (rows.cols() != dimension_)
+    throw InvalidParameter("GaussianPca::release: rows have " + std::to_string(rows.cols()) +
+                           " columns, the dimension is " + std::to_string(dimension_));
+  for (Index i = 0; i < rows.rows(); ++i)
+    stream::require_bounded_row(rows.row(i).transpose(), static_cast<std::uint64_t>(i), dimension_,
+                                mechanism_.options().row_norm_bound);
+  stream::CovarianceAccumulator exact(dimension_);
+  exact.update_block(rows);
+  return release_covariance(exact.matrix(), accountant);
+}
+
+GaussianPcaRelease GaussianPca::release(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant) {
+  if (exact.dimension() != dimension_)
+    throw InvalidParameter("GaussianPca::release: the accumulator's dimension is " + std::to_string(exact.dimension()) +
+                           ", this GaussianPca's is " + std::to_string(dimension_));
+  return release_covariance(exact.matrix(), accountant);
+}
+
+GaussianPcaRelease GaussianPca::release_covariance(const Eigen::Ref<const MatrixXd>& covariance,
+                                                   privacy::PrivacyAccountant* accountant) {
+  GaussianPcaRelease out;
+  out.noisy_covariance = mechanism_.release(covariance, *noise_, accountant, "Gaussian PCA covariance (Analyze Gauss Alg. 1)");
+  const TopEigen top = top_k_eigen(out.noisy_covariance, k_);  // algebraic: Ĉ is indefinite
+  out.subspace.vectors = top.vectors;
+  out.subspace.values = top.values;
+  out.subspace.method = "gauss";
+  return out;
+}
+
+}  // namespace dpstream::pca

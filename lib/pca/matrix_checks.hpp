@@ -1,0 +1,27 @@
+// Input checks shared by the pca/ implementations (internal header, not installed).
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::pca::detail {
+
+// Non-empty and finite; InvalidParameter naming `fn` and the first non-finite entry (column-major).
+inline void require_finite_matrix(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& a) {
+  if (a.rows() == 0 || a.cols() == 0)
+    throw InvalidParameter(std::string(fn) + ": matrix must be non-empty, got " + std::to_string(a.rows()) + "x" +
+                           std::to_string(a.cols()));
+  if (a.allFinite()) return;
+  for (Eigen::Index j = 0; j < a.cols(); ++j)
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+      if (!std::isfinite(a(i, j)))
+        throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
+                               ") is not finite, got " + privacy::format_value(a(i, j)));
+}
+
+}  // namespace dpstream::pca::detail

@@ -1,0 +1,144 @@
+#include "dpstream/pca/noisy_power_method.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <span>
+#include <string>
+
+#include <Eigen/QR>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/calibration.hpp"
+#include "dpstream/privacy/symmetric_gaussian.hpp"
+#include "dpstream/stream/row_guard.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+const NoisyPowerMethodOptions& validated(Index d, const NoisyPowerMethodOptions& o) {
+  if (d < 1) throw InvalidParameter("NoisyPowerMethod: dimension must be >= 1, got " + std::to_string(d));
+  if (o.k < 1 || o.k > d)
+    throw InvalidParameter("NoisyPowerMethod: k must be in [1, " + std::to_string(d) + "], got " + std::to_string(o.k));
+  if (o.iterations < 1)
+    throw InvalidParameter("NoisyPowerMethod: iterations must be >= 1, got " + std::to_string(o.iterations));
+  if (o.runs < 1) throw InvalidParameter("NoisyPowerMethod: runs must be >= 1, got " + std::to_string(o.runs));
+  privacy::require_positive("NoisyPowerMethod row_norm_bound", o.row_norm_bound);
+  return o;
+}
+
+// Gaussian releases in one run, and in all the runs the calibration covers.
+int releases(const NoisyPowerMethodOptions& o) { return o.iterations + (o.release_values ? 1 : 0); }
+int calibrated_releases(const NoisyPowerMethodOptions& o) { return o.runs * releases(o); }
+
+// The thin Q of a d × k matrix (Householder QR: orthonormal to rounding even for ill-conditioned Y).
+MatrixXd orthonormal_basis(const MatrixXd& y) {
+  const Eigen::HouseholderQR<MatrixXd> qr(y);
+  return qr.householderQ() * MatrixXd::Identity(y.rows(), y.cols());
+}
+
+}  // namespace
+
+double noisy_power_sigma(double sensitivity, int releases, const privacy::EpsDelta& target,
+                         privacy::Calibration calibration) {
+  privacy::require_positive("noisy_power_sigma sensitivity", sensitivity);
+  if (releases < 1) throw InvalidParameter("noisy_power_sigma: releases must be >= 1, got " + std::to_string(releases));
+  const double rounds = static_cast<double>(releases);
+  if (calibration == privacy::Calibration::paper)
+    return sensitivity * 2.0 / target.epsilon() * std::sqrt(4.0 * rounds * std::log(1.0 / target.delta()));
+  return privacy::analytic_gaussian_sigma(sensitivity * std::sqrt(rounds), target);
+}
+
+NoisyPowerMethod::NoisyPowerMethod(Index dimension, const NoisyPowerMethodOptions& options)
+    : dimension_(dimension),
+      options_(validated(dimension, options)),
+      sensitivity_(privacy::covariance_sensitivity(options.relation, options.row_norm_bound)),
+      sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.target, options.calibration)) {
+  if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
+  else noise_ = privacy::make_secure_noise_source();
+}
+
+double NoisyPowerMethod::mu() const {
+  return sensitivity_ * std::sqrt(static_cast<double>(calibrated_releases(options_))) / sigma_;
+}
+
+PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, privacy::PrivacyAccountant* accountant,
+                                      const MatrixXd* start) {
+  if (rows.cols() != dimension_)
+    throw InvalidParameter("NoisyPowerMethod::run: rows have " + std::to_string(rows.cols()) +
+                           " columns, the dimension is " + std::to_string(dimension_));
+  for (Index i = 0; i < rows.rows(); ++i)
+    stream::require_bounded_row(rows.row(i).transpose(), static_cast<std::uint64_t>(i), dimension_,
+                                options_.row_norm_bound);
+  stream::CovarianceAccumulator exact(dimension_);
+  exact.update_block(rows);
+  return iterate(exact.matrix(), accountant, start);
+}
+
+PrivateSubspace NoisyPowerMethod::run(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant,
+                                      const MatrixXd* start) {
+  if (exact.dimension() != dimension_)
+    throw InvalidParameter("NoisyPowerMethod::run: the accumulator's dimension is " + std::to_string(exact.dimension()) +
+                           ", the method's is " + std::to_string(dimension_));
+  return iterate(exact.matrix(), accountant, start);
+}
+
+PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& covariance,
+                                          privacy::PrivacyAccountant* accountant, const MatrixXd* start) {
+  const Index d = dimension_, k = options_.k;
+  if (start != nullptr && (start->rows() != d || start->cols() < 1 || !start->allFinite()))
+    throw InvalidParameter("NoisyPowerMethod: the start must be finite, " + std::to_string(d) + " x k' with k' >= 1");
+  if (options_.runs > 1 && runs_done_ >= options_.runs)
+    throw BudgetExhausted("NoisyPowerMethod: the calibration covers " + std::to_string(options_.runs) +
+                          " run(s), all made");
+  if (accountant != nullptr && options_.runs > 1)
+    throw InvalidParameter("NoisyPowerMethod: with runs > 1 the accountant is charged once for all runs by the "
+                           "caller (StreamingPrivatePca does), not run by run");
+  // One charge for all R rounds, before the data is touched (BudgetExhausted: nothing is released).
+  if (accountant != nullptr)
+    accountant->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
+                                    std::to_string(k) + ")",
+                                sensitivity_ * std::sqrt(static_cast<double>(releases(options_))), sigma_,
+                                options_.target);  // both calibrations meet it (paper: with slack)
+  // X_0: the start's columns (already private, or data-independent), padded with Gaussian columns.
+  MatrixXd x(d, k);
+  const Index used = start ? std::min(k, start->cols()) : 0;
+  if (used > 0) x.leftCols(used) = start->leftCols(used);
+  if (used < k) noise_->fill_gaussian(std::span<double>(x.col(used).data(), static_cast<std::size_t>(d * (k - used))), 1.0);
+  x = orthonormal_basis(x);
+
+  ++runs_done_;
+  MatrixXd draws(d, k);
+  for (int t = 0; t < options_.iterations; ++t) {
+    noise_->fill_gaussian(std::span<double>(draws.data(), static_cast<std::size_t>(draws.size())), sigma_);
+    x = orthonormal_basis(covariance * x + draws);
+  }
+  PrivateSubspace out;
+  out.method = "power";
+  if (!options_.release_values) {
+    out.vectors = x;
+    return out;
+  }
+  // λ̂ᵢ = x_iᵀ C x_i + N(0, σ²); columns ordered by λ̂ (post-processing).
+  VectorXd values = (x.array() * (covariance * x).array()).colwise().sum().transpose();
+  VectorXd value_noise(k);
+  noise_->fill_gaussian(std::span<double>(value_noise.data(), static_cast<std::size_t>(k)), sigma_);
+  values += value_noise;
+  std::vector<Index> order(static_cast<std::size_t>(k));
+  std::iota(order.begin(), order.end(), Index{0});
+  std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) { return values(a) > values(b); });
+  out.vectors.resize(d, k);
+  out.values.resize(k);
+  for (Index i = 0; i < k; ++i) {
+    out.vectors.col(i) = x.col(order[static_cast<std::size_t>(i)]);
+    out.values(i) = values(order[static_cast<std::size_t>(i)]);
+  }
+  return out;
+}
+
+}  // namespace dpstream::pca
