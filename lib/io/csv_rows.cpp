@@ -163,13 +163,7 @@ bool CsvRowReader::next(RowRecord& out) {
                 quoted(fields_[static_cast<std::size_t>(bad)]) + " is not a number");
       continue;
     }
-    out.sparse = false;
-    out.indices.resize(0);
-    out.values.resize(0);
-    out.id.reset();
-    out.timestamp.reset();
-    out.row_index = index;
-    out.line = line_number_;
+    out.set_dense_position(index, line_number_);
     ++returned_;
     return true;
   }

@@ -223,13 +223,7 @@ bool IdxRowReader::next(RowRecord& out) {
              [](const unsigned char* p) { return std::bit_cast<double>(load_be64(p)); });
       break;
   }
-  out.sparse = false;
-  out.indices.resize(0);
-  out.values.resize(0);
-  out.id.reset();
-  out.timestamp.reset();
-  out.row_index = row_index_++;
-  out.line = 0;
+  out.set_dense_position(row_index_++, 0);
   ++returned_;
   return true;
 }

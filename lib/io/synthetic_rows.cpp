@@ -59,13 +59,7 @@ bool SyntheticRowSource::next(RowRecord& out) {
                        std::sqrt(options_.isotropic / static_cast<double>(d)));
   for (Eigen::Index j = 0; j < coefficients_.size(); ++j) coefficients_(j) = spike_scale_(j) * noise_.gaussian();
   out.dense.noalias() += spikes_ * coefficients_;
-  out.sparse = false;
-  out.indices.resize(0);
-  out.values.resize(0);
-  out.id.reset();
-  out.timestamp.reset();
-  out.row_index = returned_;
-  out.line = 0;
+  out.set_dense_position(returned_, 0);
   ++returned_;
   return true;
 }

@@ -33,6 +33,18 @@ struct RowRecord {
   std::optional<std::int64_t> timestamp;
   std::uint64_t row_index = 0;  // 0-based position among the rows of the file (skipped ones count)
   std::uint64_t line = 0;       // 1-based line number for text formats, 0 for binary ones
+
+  // Marks the record as a dense row (its values already in `dense`) at this position, clearing what
+  // a previous sparse or tagged row left: the readers reuse one record across rows.
+  void set_dense_position(std::uint64_t index, std::uint64_t line_number) {
+    sparse = false;
+    indices.resize(0);
+    values.resize(0);
+    id.reset();
+    timestamp.reset();
+    row_index = index;
+    line = line_number;
+  }
 };
 
 // synthetic: a generated stream (io::SyntheticRowSource), never read from a file: parse_row_format
