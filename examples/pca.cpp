@@ -33,6 +33,7 @@
 #include "dpstream/privacy/params.hpp"
 #include "guarded_reader.hpp"
 #include "json_text.hpp"
+#include "tool_main.hpp"
 
 using namespace dpstream;
 using Eigen::Index;
@@ -43,9 +44,7 @@ namespace {
 
 constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using tools::UsageError;
 
 struct Settings {
   std::string input, format = "auto", method = "gauss", calibration = "tight", normalize = "unit";
@@ -243,21 +242,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", s.seed, "seed the noise: reproducible, NOT secure (default: the secure source)");
   app.add_option("--limit", s.limit, "use the first N valid rows (0: all; the generated stream: 20000)");
   app.add_flag("--skip-malformed", s.skip_malformed, "count and skip malformed rows instead of stopping");
-  try {
-    app.parse(argc, argv);
-    s.iterations_given = app.count("--iterations") > 0;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "dpstream-pca: error: %s\n", e.what());
-    return 2;
-  }
-  try {
-    return run(s);
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "dpstream-pca: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dpstream-pca: error: %s\n", e.what());
-    return 1;
-  }
+  if (const auto status = tools::parse_command_line(app, argc, argv, "dpstream-pca")) return *status;
+  s.iterations_given = app.count("--iterations") > 0;
+  return tools::run_reporting_errors("dpstream-pca", [&] { return run(s); });
 }

@@ -312,3 +312,27 @@ TEST_CASE("calibration rejects bad parameters naming them", "[calibration][error
   REQUIRE_THROWS_AS(analytic_gaussian_sigma(0.0, ok), InvalidParameter);
   REQUIRE_THROWS_AS(epsilon_from_rho_cks(0.1, 0.0), InvalidParameter);
 }
+
+TEST_CASE("zcdp_share_target: shares calibrated alone compose within the total", "[calibration][composition]") {
+  for (const EpsDelta total : {EpsDelta(1.0, 1e-6), EpsDelta(0.3, 1e-5), EpsDelta(8.0, 1e-9)}) {
+    for (const long shares : {1L, 3L, 20L, 1000L}) {
+      INFO(total.to_string() << ", " << shares << " shares");
+      const EpsDelta share = zcdp_share_target(total, shares);
+      const double delta_sens = 2.5;  // any Δ: the share is a point on a GDP profile
+      const double sigma = analytic_gaussian_sigma(delta_sens, share);
+      const double rho_share = rho_for_budget(total) / static_cast<double>(shares);
+      // σ ≥ Δ/√(2ρ_s) (never more than the share), and within the bisections' 1e-12 of it (not wasteful).
+      CHECK(gaussian_rho(delta_sens, sigma) <= rho_share * (1 + 1e-12));
+      CHECK(gaussian_rho(delta_sens, sigma) >= rho_share * (1 - 1e-9));
+      // All shares composed by the accountant's bound: the total's ε at its δ.
+      CHECK(epsilon_from_rho_cks(static_cast<double>(shares) * gaussian_rho(delta_sens, sigma), total.delta()) <=
+            total.epsilon() * (1 + 1e-9));
+    }
+  }
+  // A single share is the whole budget's ρ; its (ε_s, δ_s) lies on the profile of μ = √(2ρ).
+  const EpsDelta one = zcdp_share_target(EpsDelta(1.0, 1e-6), 1);
+  CHECK(one.delta() == 1e-6);
+  CHECK(analytic_gaussian_delta(1.0, 1.0 / std::sqrt(2 * rho_for_budget(EpsDelta(1.0, 1e-6))), one.epsilon()) ==
+        Approx(1e-6).epsilon(1e-6));
+  CHECK_THROWS_AS(zcdp_share_target(EpsDelta(1.0, 1e-6), 0), InvalidParameter);
+}

@@ -58,6 +58,7 @@ const PrivateOjaOptions& validated(const PrivateOjaOptions& options) {
     throw InvalidParameter("PrivateOja: components must be >= 1, got " + std::to_string(options.components));
   if (options.components > 1 && options.calibration == privacy::Calibration::paper)
     throw InvalidParameter("PrivateOja: the paper calibration releases one vector; components > 1 needs tight");
+  if (options.sigma) privacy::require_positive("PrivateOja: sigma", *options.sigma);
   return options;
 }
 
@@ -226,7 +227,8 @@ PrivateSubspace PrivateOjaResult::to_subspace() const {
 PrivateOja::PrivateOja(const PrivateOjaOptions& options)
     : options_(validated(options)),
       release_sensitivity_(oja_release_sensitivity(options.relation, options.row_norm_bound)),
-      sigma_(options.calibration == privacy::Calibration::paper
+      sigma_(options.sigma ? *options.sigma  // expert override: the caller accounts for it
+             : options.calibration == privacy::Calibration::paper
                  ? paper_oja_sigma(options.row_norm_bound, options.iterations, options.target)
                  : privacy::analytic_gaussian_sigma(joint_sensitivity(), options.target)) {
   if (!(std::isfinite(sigma_) && sigma_ > 0.0))
@@ -261,7 +263,10 @@ void PrivateOja::require_single_component() const {
 }
 
 void PrivateOja::charge(privacy::PrivacyAccountant* accountant, const std::string& label) const {
-  if (accountant != nullptr) accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
+  if (accountant == nullptr) return;
+  // An overridden σ carries no (ε, δ) claim of ours: only its ρ is charged (options.sigma).
+  if (options_.sigma) accountant->charge_gaussian(label, joint_sensitivity(), sigma_);
+  else accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
 }
 
 template <class Product>

@@ -242,6 +242,29 @@ double rho_for_budget(const EpsDelta& target) {
   return lo;
 }
 
+EpsDelta zcdp_share_target(const EpsDelta& total, long shares) {
+  if (shares < 1) throw InvalidParameter("shares must be >= 1, got " + std::to_string(shares));
+  const double mu = std::sqrt(2.0 * rho_for_budget(total) / static_cast<double>(shares));
+  const double sigma = 1.0 / mu;  // Δ = 1: the profile depends on μ = Δ/σ only
+  double delta = total.delta();
+  const double delta_at_zero = analytic_gaussian_delta(1.0, sigma, 0.0);
+  if (delta >= delta_at_zero) delta = 0.5 * delta_at_zero;
+  // δ(ε) falls from delta_at_zero (ε = 0) to 0: bracket the ε where it crosses `delta`.
+  const auto above = [&](double eps) { return analytic_gaussian_delta(1.0, sigma, eps) > delta; };
+  double lo = 0.0, hi = std::max(1.0, mu);
+  for (int i = 0; i < 2100 && above(hi); ++i) hi *= 2.0;
+  // Invariant: δ(lo) > target ≥ δ(hi). Bisection to a relative width of 1e-13; keep lo (its σ is larger).
+  for (int i = 0; i < 400 && (lo == 0.0 || hi / lo - 1.0 > 1e-13); ++i) {
+    const double mid = lo == 0.0 ? 0.5 * hi : std::sqrt(lo * hi);
+    (above(mid) ? lo : hi) = mid;
+  }
+  if (!(lo > 0.0)) {
+    throw InvalidParameter("cannot split the budget " + total.to_string() + " into " + std::to_string(shares) +
+                           " shares");
+  }
+  return EpsDelta(lo, delta);
+}
+
 double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& target, long releases,
                                       Calibration calibration) {
   require_positive("l2_sensitivity", l2_sensitivity);

@@ -47,7 +47,8 @@
 //  * Guarantee and accounting: the released v̂_Γ and λ̂² (and every y_τ and iterate a StepObserver
 //    sees) are jointly (ε, δ)-DP for `target`. run() charges the accountant, if given, ONCE for the
 //    whole run before reading any data: charge_gaussian(label, Δ_joint, σ, target), i.e.
-//    ρ = k·L⁴/(2σ²). A run refused afterwards (a bad row) keeps its charge: conservative.
+//    ρ = k·L⁴/(2σ²). A run refused afterwards (a bad row) keeps its charge: conservative. With the
+//    expert options.sigma override the target is not claimed: the charge is ρ alone.
 //  * Each y_τ and λ̂² is snapped to the grid snap_granularity(σ) (snap.hpp) before use, so the
 //    iterates are post-processing of snapped releases (Mironov 2012 mitigation, as the other
 //    mechanisms).
@@ -89,6 +90,12 @@ struct PrivateOjaOptions {
   // Δ_joint = L²·√(k·releases()). tight only for k > 1 (the paper's σ is for one vector).
   Eigen::Index components = 1;
   std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
+  // Expert override (finite > 0): use this σ for every release instead of calibrating one from
+  // `target` (which is then not claimed). The ACCOUNTING IS THE CALLER'S: run() charges an accountant,
+  // if given, only the zCDP ρ = components·releases()·L⁴/(2σ²) the run really has, with no (ε, δ)
+  // claim. For a caller that composes many runs into one calibrated mechanism (private Frank–Wolfe's
+  // oja mode calls one run per round with σ calibrated for all rounds: private_frank_wolfe.hpp).
+  std::optional<double> sigma;
 };
 
 // Δ of one release (a noisy product Aᵀ(Av) for unit v, or ‖Av‖²) for rows of norm ≤ L: L² under

@@ -60,6 +60,16 @@ double epsilon_from_rho_cks(double rho, double delta);
 // sensitivity Δ gets σ = gaussian_sigma_for_rho(Δ, rho_for_budget(target) / k).
 double rho_for_budget(const EpsDelta& target);
 
+// A share of a budget for mechanisms run one after another and composed by the accountant's zCDP
+// bound: the (ε_s, δ_s) whose analytic Gaussian calibration (analytic_gaussian_sigma, any Δ) yields
+// σ ≥ Δ/√(2ρ_s) with ρ_s = rho_for_budget(total)/shares, so `shares` such releases together spend at
+// most `total` under epsilon_from_rho_cks. Every point of the μ_s-GDP profile (μ_s = √(2ρ_s)) gives
+// the same σ; δ_s = total.δ unless that is at or above the profile's δ at ε = 0, where δ_s is halved
+// from there. ε_s is rounded down (its σ up), so the share never spends more than ρ_s.
+// For callers that calibrate per run (e.g. one model refresh among `shares` planned ones).
+// shares ≥ 1 (InvalidParameter); total.δ > 0.
+EpsDelta zcdp_share_target(const EpsDelta& total, long shares);
+
 // σ for `releases` Gaussian releases of sensitivity Δ that together must satisfy `target`:
 //   paper: basic composition, each release gets (ε/k, δ/k) and paper_gaussian_sigma (so ε/k ≥ 1 is
 //          refused);
