@@ -27,6 +27,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
+#include "random_matrices.hpp"
 #include "stat_helpers.hpp"
 
 using namespace dpstream;
@@ -41,10 +42,7 @@ using privacy::EpsDelta;
 namespace {
 
 MatrixXd haar(Index rows, Index cols, privacy::NoiseSource& source) {
-  MatrixXd g(rows, cols);
-  source.fill_gaussian(std::span<double>(g.data(), static_cast<std::size_t>(g.size())), 1.0);
-  Eigen::HouseholderQR<MatrixXd> qr(g);
-  return qr.householderQ() * MatrixXd::Identity(rows, cols);
+  return testing::orthonormal_columns(testing::gaussian_matrix(rows, cols, source));
 }
 
 struct Synthetic {
@@ -685,8 +683,7 @@ TEST_CASE("bad options and inputs are named", "[hr12][validation]") {
 TEST_CASE("outputs: top_k_svd matches a full SVD; PrivateSubspace from the factors", "[hr12][svd]") {
   privacy::SeededNoiseSource source(30);
   for (const auto& [rows, cols] : std::vector<std::pair<Index, Index>>{{30, 50}, {50, 30}}) {
-    MatrixXd g(rows, cols);
-    source.fill_gaussian(std::span<double>(g.data(), static_cast<std::size_t>(g.size())), 1.0);
+    const MatrixXd g = testing::gaussian_matrix(rows, cols, source);
     const LowRankFactors f = top_k_svd(g, 5);
     Eigen::JacobiSVD<MatrixXd> full(g, Eigen::ComputeThinU | Eigen::ComputeThinV);
     CHECK((f.singular_values - full.singularValues().head(5)).cwiseAbs().maxCoeff() < 1e-10);

@@ -28,6 +28,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/huber.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "random_matrices.hpp"
 #include "stat_helpers.hpp"
 
 using namespace dpstream;
@@ -176,10 +177,7 @@ RatingsMatrix random_ratings(Index users, Index items, int per_user, double spre
 
 MatrixXd gaussian_matrix(Index rows, Index cols, std::uint64_t seed) {
   privacy::SeededNoiseSource rng(seed);
-  MatrixXd m(rows, cols);
-  for (Index c = 0; c < cols; ++c)
-    for (Index r = 0; r < rows; ++r) m(r, c) = rng.gaussian();
-  return m;
+  return testing::gaussian_matrix(rows, cols, rng);
 }
 
 MatrixXd local_factors(const AlsOptions& o, const RatingsMatrix& ratings, const MatrixXd& item_factors) {

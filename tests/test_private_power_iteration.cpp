@@ -21,6 +21,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "random_matrices.hpp"
 #include "stat_helpers.hpp"
 
 using namespace dpstream;
@@ -36,15 +37,10 @@ using privacy::SeededNoiseSource;
 
 namespace {
 
-MatrixXd gaussian(Index rows, Index cols, privacy::NoiseSource& source) {
-  MatrixXd g(rows, cols);
-  source.fill_gaussian(std::span<double>(g.data(), static_cast<std::size_t>(g.size())), 1.0);
-  return g;
-}
+using testing::orthonormal_columns;
 
-MatrixXd orthonormal_columns(const MatrixXd& g) {
-  Eigen::HouseholderQR<MatrixXd> qr(g);
-  return qr.householderQ() * MatrixXd::Identity(g.rows(), g.cols());
+MatrixXd gaussian(Index rows, Index cols, privacy::NoiseSource& source) {
+  return testing::gaussian_matrix(rows, cols, source);
 }
 
 // Digest §D.3's test matrix: A = Σ_{i≤5} λ_i u_i u_iᵀ + GOE bulk of radius bulk·L, λ = L(1, .5, .45, .4, .35).
