@@ -36,11 +36,18 @@ done
 # ---- the library: clang, ASan + UBSan, coverage instrumentation --------------------------------------
 # native=false: the targets are compiled without -march=native, and Eigen's alignment must agree.
 # b_lundef=false: the sanitizer and coverage runtimes come with the fuzzer executables.
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (the libFuzzer convention): checkpoints and ledgers keep
+# their CRC-32 trailer but its value is not compared (dpstream/io/message_seal.hpp), so mutated
+# inputs reach the parsers behind it instead of all stopping at the checksum.
+fuzz_cpp_args="-fsanitize=fuzzer-no-link -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
 if [ ! -f "$build/build.ninja" ]; then
   CXX=clang++ CC=clang meson setup "$build" "$root" -Dbuildtype=debugoptimized \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fsanitize=fuzzer-no-link \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args="$fuzz_cpp_args" \
     -Dtests=false -Dnative=false
+elif [ "$(cat "$build/.fuzz-cpp-args" 2>/dev/null)" != "$fuzz_cpp_args" ]; then
+  meson configure "$build" -Dcpp_args="$fuzz_cpp_args"
 fi
+echo "$fuzz_cpp_args" > "$build/.fuzz-cpp-args"
 ninja -C "$build" lib/libdpstream.so
 lib="$build/lib/libdpstream.so"
 
@@ -77,6 +84,7 @@ for t in "${targets[@]}"; do
   if [ "$stale" -eq 1 ]; then
     echo "== compiling $t"
     clang++ -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+      -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
       -fno-sanitize-recover=undefined -I"$root/include" -I"$build/lib/proto" -I"$root/fuzz" "${cflags[@]}" \
       "$root/fuzz/$t.cpp" -o "$exe" -L"$build/lib" -ldpstream -Wl,-rpath,"$build/lib" "${libs[@]}"
   fi

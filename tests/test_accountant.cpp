@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
@@ -68,7 +69,7 @@ std::string ledger_bytes(std::uint32_t version, double budget_eps, double budget
     m.d(5, c.delta);
     w.bytes(5, m.out);
   }
-  return w.out;
+  return dpstream::io::seal_message(w.out);  // sealed as serialize() does, so the checks behind the seal run
 }
 
 bool same_ledger(const PrivacyAccountant& a, const PrivacyAccountant& b) {
@@ -324,7 +325,24 @@ TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant]
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
     acc.charge_pure("x", 0.1);
     const std::string good = acc.serialize();
-    bad(good.substr(0, good.size() - 3));  // truncated inside the last field
+    bad(good.substr(0, good.size() - 3));  // truncated inside the seal
+  }
+  SECTION("cut at any byte, or one bit flipped: the seal refuses it") {
+    // Before the seal, a ledger cut after a charge parsed as a shorter valid ledger (spent budget lost).
+    PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
+    for (int i = 0; i < 3; ++i) acc.charge_pure("c" + std::to_string(i), 0.1);
+    const std::string good = acc.serialize();
+    for (std::size_t n = 0; n < good.size(); ++n) {
+      INFO("cut to " << n << " of " << good.size() << " bytes");
+      REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(good.substr(0, n)), CorruptInput);
+    }
+    for (std::size_t bit = 0; bit < 8 * good.size(); ++bit) {
+      std::string flipped = good;
+      flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
+      INFO("bit " << bit << " flipped");
+      REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(flipped), CorruptInput);  // CRC-32 catches every 1-bit error
+    }
+    REQUIRE_THROWS_WITH(PrivacyAccountant::deserialize(good.substr(0, good.size() - 6)), Contains("CRC-32 trailer"));
   }
   SECTION("wrong format_version") {
     bad(ledger_bytes(0, 1.0, 1e-6, 0, {}));

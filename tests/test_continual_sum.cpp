@@ -12,6 +12,7 @@
 
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/continual_sum.hpp"
@@ -54,8 +55,9 @@ std::vector<Eigen::MatrixXd> collect(ContinualCovariance& sum) {
 
 TEST_CASE("a release is the exact prefix plus data-independent noise", "[continual]") {
   // Same seed, same options: the stream with data and the stream of zero rows draw the same noise,
-  // so their releases differ by the exact prefix Σ a aᵀ — up to the snap (≤ g/2 per entry, g ≤
-  // σ_t·2⁻³⁹) and the rounding of exact + noise (≤ ulp of the larger magnitude) in each release.
+  // so their releases differ by the exact prefix Σ a aᵀ — up to the snap (≤ g/2 per entry,
+  // g ≤ σ_t·2^(1 − kSnapBits)) and the rounding of exact + noise (≤ ulp of the larger magnitude)
+  // in each release.
   const Eigen::Index d = 6;
   const Eigen::MatrixXd a = bounded_rows(40, d, 7);
   ContinualCovariance data(d, seeded(40, 1, 99)), zero(d, seeded(40, 1, 99));
@@ -66,7 +68,7 @@ TEST_CASE("a release is the exact prefix plus data-independent noise", "[continu
     exact += a.row(i).transpose() * a.row(i);
     const Eigen::MatrixXd diff = data.noisy_prefix() - zero.noisy_prefix();
     const double scale = data.noisy_prefix().cwiseAbs().maxCoeff() + zero.noisy_prefix().cwiseAbs().maxCoeff();
-    const double tol = 4 * (std::sqrt(data.release_variance(data.steps())) * 0x1.0p-39 +
+    const double tol = 4 * (std::ldexp(std::sqrt(data.release_variance(data.steps())), 1 - privacy::kSnapBits) +
                             scale * std::numeric_limits<double>::epsilon());
     REQUIRE((diff - exact).cwiseAbs().maxCoeff() <= tol);
   }
@@ -99,7 +101,7 @@ TEST_CASE("blocks: single rows, update_block across boundaries and batching give
   CHECK(rows.rows_pending() == 3);
   for (std::size_t t = 0; t < r1.size(); ++t) {
     CHECK(release_rows[t] == 4 * (t + 1));
-    // Summation order differs (rank-1 vs rank-k); the snap grid is 2^-40σ, far above these ulps,
+    // Summation order differs (rank-1 vs rank-k); the snap grid is 2^-30σ, far above these ulps,
     // so entries agree to a grid step.
     const double grid = privacy::snap_granularity(std::sqrt(rows.release_variance(t + 1)));
     CHECK((r1[t] - r2[t]).cwiseAbs().maxCoeff() <= grid);
@@ -295,17 +297,36 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   other.seed.reset();
   CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other), Catch::Contains("noise source is seeded"));
   CHECK_THROWS_WITH(ContinualCovariance::deserialize(bytes, 4, options), Catch::Contains("value_kind"));
+  // Tampered messages are sealed again (resealed) so the checks behind the seal are what refuses them.
+  auto resealed = [](proto::ContinualSumCheckpoint m) {
+    m.clear_crc32();
+    return io::seal_message(m.SerializeAsString());
+  };
   // A checkpoint whose live node noise was removed would force a re-draw: refused.
   proto::ContinualSumCheckpoint msg;
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_noise()->mutable_tree()->mutable_held()->RemoveLast();
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize(msg.SerializeAsString(), 4, options), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::deserialize(resealed(msg), 4, options), CorruptInput);
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_format_version(2);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(msg.SerializeAsString(), 4, options), Catch::Contains("format_version 2"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options), Catch::Contains("format_version 2"));
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_exact_sum()->RemoveLast();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(msg.SerializeAsString(), 4, options), Catch::Contains("exact_sum"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options), Catch::Contains("exact_sum"));
+  // Any cut or any single flipped bit is refused by the seal (a cut just before the ledger used to
+  // restore the stream without its ledger: fuzz and bad-input finding).
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    INFO("cut to " << n << " of " << bytes.size() << " bytes");
+    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, n), 4, options), CorruptInput);
+  }
+  for (std::size_t bit = 0; bit < 8 * bytes.size(); bit += 7) {
+    std::string flipped = bytes;
+    flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
+    INFO("bit " << bit << " flipped");
+    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(flipped, 4, options), CorruptInput);
+  }
+  REQUIRE(msg.ParseFromString(bytes));  // parsed and sealed again unchanged: accepted, same stream
+  REQUIRE(ContinualVectorSum::deserialize(resealed(msg), 4, options).noisy_prefix() == sum.noisy_prefix());
   CHECK_THROWS_WITH(ContinualVectorSum::load_checkpoint((dir / "missing").string(), 4, options), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
 }

@@ -16,6 +16,7 @@
 #include <numbers>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpstream/errors.hpp"
@@ -340,6 +341,67 @@ TEST_CASE("Seeded: uniform_open is in (0, 1) with mean 1/2", "[noise][seeded][st
 
 // ---- Secure source ------------------------------------------------------------------------------
 
+TEST_CASE("Seeded: uniform_below is uniform and unbiased at awkward bounds", "[noise][seeded][stat]") {
+  // bound 3: 2^64 mod 3 = 1, so plain modulo would be biased (invisibly); chi-square-free check:
+  // each count within 5 binomial sd of n/3 (false alarm ~1e-6). bound 1 always gives 0.
+  SeededNoiseSource source(31);
+  const int n = 300000;
+  int counts[3] = {};
+  for (int i = 0; i < n; ++i) ++counts[source.uniform_below(3)];
+  for (int c : counts) CHECK(std::fabs(c - n / 3.0) <= 5 * std::sqrt(n * (1.0 / 3) * (2.0 / 3)));
+  for (int i = 0; i < 100; ++i) REQUIRE(source.uniform_below(1) == 0);
+  const std::uint64_t big = (std::uint64_t{1} << 63) + 12345;
+  for (int i = 0; i < 1000; ++i) REQUIRE(source.uniform_below(big) < big);
+  REQUIRE_THROWS_AS(source.uniform_below(0), InvalidParameter);
+}
+
+TEST_CASE("Seeded: bernoulli_exp_minus has probability exp(-n/d) exactly", "[noise][seeded][stat]") {
+  // 200,000 draws per γ; frequency within 5 binomial sd of e^-γ (6 checks: false alarm < 4e-6).
+  // A sampler off by one term of the series would be off by ≥ γ²/2·e^-γ: tens of sd here.
+  SeededNoiseSource source(32);
+  const int n = 200000;
+  for (auto [num, den] : {std::pair<std::uint64_t, std::uint64_t>{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 1},
+                          {(std::uint64_t{1} << 40) - 1, std::uint64_t{1} << 40}}) {
+    const double p = std::exp(-static_cast<double>(num) / static_cast<double>(den));
+    int hits = 0;
+    for (int i = 0; i < n; ++i) hits += source.bernoulli_exp_minus(num, den);
+    INFO("gamma = " << num << "/" << den);
+    CHECK(std::fabs(hits - n * p) <= 5 * std::sqrt(n * p * (1 - p)) + 1e-9);
+  }
+  REQUIRE_THROWS_AS(source.bernoulli_exp_minus(1, 0), InvalidParameter);
+}
+
+TEST_CASE("Seeded: discrete_laplace matches its probability mass function", "[noise][seeded][stat]") {
+  // P(Y = y) = (1 − q)/(1 + q)·q^|y|, q = e^{−1/t}. t = 3 (small: the lattice matters), 300,000
+  // draws: each y in [−12, 12] within 5 binomial sd (25 bins: false alarm < 2e-5); a sampler with
+  // the wrong zero mass (the classic "−0 counted twice" bug) is off by ~0.08·n·P(0): 50 sd.
+  // t = 2^40 (the order of LaplaceMechanism's t, b/Λ ≈ 2^30, and beyond): variance 2e^{-1/t}/(1 − e^{-1/t})² ≈ 2t² within 4%
+  // (sd of a sample variance of a Laplace, n = 200,000: √(5/n)·2t² ≈ 0.5%, so 8 sd).
+  SeededNoiseSource source(33);
+  const std::uint64_t t = 3;
+  const double q = std::exp(-1.0 / t);
+  const int n = 300000;
+  std::vector<int> counts(25, 0);
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t y = source.discrete_laplace(t);
+    if (y >= -12 && y <= 12) ++counts[static_cast<std::size_t>(y + 12)];
+  }
+  for (int y = -12; y <= 12; ++y) {
+    const double p = (1 - q) / (1 + q) * std::pow(q, std::abs(y));
+    INFO("y = " << y);
+    CHECK(std::fabs(counts[static_cast<std::size_t>(y + 12)] - n * p) <= 5 * std::sqrt(n * p * (1 - p)));
+  }
+  const std::uint64_t big = std::uint64_t{1} << 40;
+  double sum_sq = 0;
+  const int m = 200000;
+  for (int i = 0; i < m; ++i) {
+    const double y = static_cast<double>(source.discrete_laplace(big));
+    sum_sq += y * y;
+  }
+  CHECK(sum_sq / m / (2.0 * std::ldexp(1.0, 80)) == Approx(1.0).epsilon(0.04));
+  REQUIRE_THROWS_AS(source.discrete_laplace(0), InvalidParameter);
+}
+
 TEST_CASE("Secure: flags, independence of instances, no repeated keystream", "[noise][secure]") {
   SecureNoiseSource a, b;
   CHECK(a.is_secure());
@@ -390,21 +452,22 @@ TEST_CASE("Secure: exponential, Laplace and uniform", "[noise][secure][stat]") {
 
 // ---- Snapping -----------------------------------------------------------------------------------
 
-TEST_CASE("snap_granularity: smallest power of two >= scale * 2^-40", "[snap]") {
+TEST_CASE("snap_granularity: smallest power of two >= scale * 2^-30", "[snap]") {
   using dpstream::privacy::snap_granularity;
-  CHECK(snap_granularity(1.0) == 0x1.0p-40);
-  CHECK(snap_granularity(1.5) == 0x1.0p-39);
-  CHECK(snap_granularity(std::nextafter(1.0, 2.0)) == 0x1.0p-39);
-  CHECK(snap_granularity(std::nextafter(1.0, 0.0)) == 0x1.0p-40);
-  CHECK(snap_granularity(0x1.0p-30) == 0x1.0p-70);
-  CHECK(snap_granularity(1000.0) == 0x1.0p-30);  // 1000·2^-40 ∈ (2^-31, 2^-30]
-  CHECK(snap_granularity(std::numeric_limits<double>::max()) == 0x1.0p984);
+  static_assert(dpstream::privacy::kSnapBits == 30);
+  CHECK(snap_granularity(1.0) == 0x1.0p-30);
+  CHECK(snap_granularity(1.5) == 0x1.0p-29);
+  CHECK(snap_granularity(std::nextafter(1.0, 2.0)) == 0x1.0p-29);
+  CHECK(snap_granularity(std::nextafter(1.0, 0.0)) == 0x1.0p-30);
+  CHECK(snap_granularity(0x1.0p-30) == 0x1.0p-60);
+  CHECK(snap_granularity(1000.0) == 0x1.0p-20);  // 1000·2^-30 ∈ (2^-21, 2^-20]
+  CHECK(snap_granularity(std::numeric_limits<double>::max()) == 0x1.0p994);
   CHECK(snap_granularity(std::numeric_limits<double>::denorm_min()) == std::numeric_limits<double>::denorm_min());
   for (double s : {1e-300, 3.7, 12345.678, 1e200}) {
     const double g = snap_granularity(s);
     INFO("scale " << s);
-    CHECK(g >= std::ldexp(s, -40));
-    CHECK(g / 2 < std::ldexp(s, -40));
+    CHECK(g >= std::ldexp(s, -30));
+    CHECK(g / 2 < std::ldexp(s, -30));
   }
   for (double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     CHECK_THROWS_AS(snap_granularity(bad), InvalidParameter);

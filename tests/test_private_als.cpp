@@ -500,7 +500,7 @@ TEST_CASE("rigorous sensitivity: one user's add/remove moves a V-step release by
 
 TEST_CASE("rigorous release noise: every Gram and RHS coordinate carries the calibrated noise", "[als][rigorous][statistical]") {
   // Record the releases; for t ≥ 2 recompute the exact statistics from the recorded V_{t−1} (the users'
-  // local solves, then v_step_statistics): released − exact is the noise plus snapping (≤ 2^-41 sd).
+  // local solves, then v_step_statistics): released − exact is the noise plus snapping (≤ 2^-31 sd).
   // N = 5 releases × 300 items × 9 coordinates = 13,500 draws. Test: the mean square against the
   // closed-form variance σ², 2b² or s²Var(α); its standard error is √((m₄ − σ⁴)/N) with m₄ the noise's
   // fourth moment (Gaussian 3σ⁴, Laplace 24b⁴ = 6σ⁴, Huber by quadrature); band ± chernoff_z(1e-7) SE.

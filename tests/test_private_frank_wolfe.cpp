@@ -459,7 +459,7 @@ TEST_CASE("the release: W(t) plus symmetric N(0, sigma^2) noise on and below the
   // K = (T−1)·n(n+1)/2 independent entries, Σ(N/σ)² ~ χ²_K, Σ N/(σ√K) ~ N(0, 1). Bands at α = 1e-9 each
   // (Laurent–Massart, Chernoff; stat_helpers.hpp): a correct sampler fails with probability ≤ 2e-9,
   // while σ off by 5% moves χ² by 10% = 7.5 band half-widths. Round-off of W's summation (≤ 1e-12·σ here)
-  // and snapping (≤ 2^-41·σ) are far below.
+  // and snapping (≤ 2^-31·σ) are far below.
   const Index users = 100, items = 40;
   const RatingsMatrix ratings(users, items, random_ratings(users, items, 8, 1.0, 61));
   FrankWolfeOptions o = small_options(11, std::sqrt(8.0), 62);

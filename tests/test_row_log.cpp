@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -364,6 +365,58 @@ TEST_CASE("row log reader: malformed rows throw, or are counted under skip_malfo
     REQUIRE(reader.rows_returned() == 3);
     REQUIRE_THAT(reader.first_skip_reason(), Contains("row 1") && Contains("expected dimension 4"));
   }
+}
+
+TEST_CASE("row log reader: sparse rows of a huge dimension are refused densified, read sparse") {
+  // fuzz_row_log finding (fuzz/regressions/fuzz_row_log/huge_dimension_sparse_row.rowlog): a header
+  // of dimension 2^31 - 1 and one sparse row made the reader allocate 16 GiB for its dense copy.
+  TempDir dir;
+  const Eigen::Index huge = std::numeric_limits<int>::max();
+  for (Eigen::Index dimension : {huge, dpstream::io::kMaxDensifiedDimension + 1}) {
+    INFO("dimension " << dimension);
+    {
+      RowLogWriter writer(dir.file("huge.pb"), RowLogHeader{dimension, 0, "", ""});
+      writer.write_sparse(Eigen::Vector2i(3, static_cast<int>(dimension - 1)), Eigen::Vector2d(0.5, -2.0), 7);
+      writer.close();
+    }
+    {
+      RowLogReader reader(dir.file("huge.pb"));
+      RowRecord r;
+      try {
+        reader.next(r);
+        FAIL("a sparse row of dimension " << dimension << " was densified");
+      } catch (const CorruptInput& e) {
+        REQUIRE_THAT(e.what(), Contains("row 0") && Contains("sparse row in dimension " + std::to_string(dimension)) &&
+                                   Contains("SparseRows::keep_sparse"));
+      }
+    }
+    RowLogReader reader(dir.file("huge.pb"), false, dpstream::io::SparseRows::keep_sparse);
+    RowRecord r;
+    REQUIRE(reader.next(r));
+    CHECK(r.sparse);
+    CHECK(r.dense.size() == 0);
+    CHECK(r.indices == Eigen::Vector2i(3, static_cast<int>(dimension - 1)));
+    CHECK(r.values == Eigen::Vector2d(0.5, -2.0));
+    CHECK(r.id == std::optional<std::uint64_t>(7));
+    REQUIRE_FALSE(reader.next(r));
+  }
+  // At or under the limit both modes give the same row; a dense row is whole in both.
+  {
+    RowLogWriter writer(dir.file("small.pb"), RowLogHeader{1000, 0, "", ""});
+    writer.write_sparse(Eigen::Vector2i(3, 999), Eigen::Vector2d(0.5, -2.0));
+    writer.write_dense(Eigen::VectorXd::LinSpaced(1000, 0, 1));
+    writer.close();
+  }
+  RowLogReader densify(dir.file("small.pb")), keep(dir.file("small.pb"), false, dpstream::io::SparseRows::keep_sparse);
+  RowRecord a, b;
+  REQUIRE((densify.next(a) && keep.next(b)));
+  CHECK(a.dense.size() == 1000);
+  CHECK(a.dense[999] == -2.0);
+  CHECK(b.dense.size() == 0);
+  CHECK((a.indices == b.indices && a.values == b.values));
+  REQUIRE((densify.next(a) && keep.next(b)));
+  CHECK(a.dense == b.dense);
+  CHECK(b.dense.size() == 1000);
 }
 
 TEST_CASE("row log: a few thousand image-sized rows stream through quickly") {

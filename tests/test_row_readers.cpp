@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -347,6 +348,28 @@ TEST_CASE("idx: bad files name the problem, the row and the byte counts") {
     for (int t = 0; t < 5; ++t) REQUIRE(reader.next(r));
     REQUIRE_THROWS_WITH(reader.next(r), Contains("trailing data past the 5 items"));
   }
+}
+
+// Peak resident set of this process so far, in bytes (Linux reports kilobytes).
+std::uint64_t peak_rss_bytes() {
+  struct rusage usage {};
+  REQUIRE(::getrusage(RUSAGE_SELF, &usage) == 0);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+TEST_CASE("idx: a gzipped header declaring huge items costs only the bytes actually read") {
+  // fuzz_idx_rows findings (fuzz/regressions/fuzz_idx_rows/): the reader sized its buffer to the
+  // declared item (up to 2 GiB) before reading it; a gzipped file has no size to check it against.
+  // Here an item of 2^27 float32 values (512 MiB) is declared and 40 bytes follow. Resizing first
+  // touched all 512 MiB, so a 64 MiB bound on the growth of the peak RSS separates the two.
+  TempDir dir;
+  write_gzip(dir.file("huge-idx3-float.gz"), idx_file(0x0D, {2, 1U << 14, 1U << 13}, std::string(40, '\x01')));
+  const std::uint64_t before = peak_rss_bytes();
+  IdxRowReader reader(dir.file("huge-idx3-float.gz"));
+  CHECK(reader.dimension() == (Eigen::Index{1} << 27));
+  RowRecord r;
+  REQUIRE_THROWS_WITH(reader.next(r), Contains("row 0") && Contains("ends after 56 bytes"));
+  CHECK(peak_rss_bytes() - before < (std::uint64_t{64} << 20));
 }
 
 TEST_CASE("idx: a damaged gzip stream is an error, never short data") {

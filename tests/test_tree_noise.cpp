@@ -271,6 +271,21 @@ TEST_CASE("tree state round trip continues the same noise; bad states are refuse
     proto::ContinualNoiseState short_level = state;
     short_level.mutable_tree()->mutable_held(0)->mutable_values()->RemoveLast();
     CHECK_THROWS_WITH(TreeNoise(kind, 100, 2.0, 1.0, 5).load(short_level), Catch::Contains("expected 5"));
+
+    // The tree's count must be the stream's (fuzz_checkpoint findings: a tree behind its stream
+    // would draw again the noise of released nodes; one ahead threw an undocumented error). Steps
+    // 22 and 20 keep a consistent held set (popcount levels), so only the step check can refuse them.
+    for (std::uint64_t tree_steps : {22u, 20u, 24u}) {
+      INFO("tree at step " << tree_steps << ", stream at 23");
+      TreeNoise shorter(kind, 100, 2.0, 1.0, 5);
+      for (std::uint64_t t = 0; t < tree_steps; ++t) shorter.advance(source, noise);
+      proto::ContinualNoiseState skewed;
+      shorter.save(skewed);
+      skewed.set_steps(23);
+      CHECK_THROWS_AS(TreeNoise(kind, 100, 2.0, 1.0, 5).load(skewed), CorruptInput);
+      CHECK_THROWS_WITH(TreeNoise(kind, 100, 2.0, 1.0, 5).load(skewed),
+                        Catch::Contains("the tree is at step " + std::to_string(tree_steps) + ", the stream at step 23"));
+    }
   }
 }
 

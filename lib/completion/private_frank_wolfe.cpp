@@ -329,8 +329,9 @@ double FrankWolfeResult::predict(Index user, Index item) const {
   if (user < 0 || user >= trusted_user_coefficients.rows())
     throw InvalidParameter("FrankWolfeResult::predict: user " + std::to_string(user) + " outside [0, " +
                            std::to_string(trusted_user_coefficients.rows()) + ")");
-  const Index items = broadcasts.empty() ? 0 : broadcasts.front().direction.size();
-  if (item < 0 || (!broadcasts.empty() && item >= items))
+  // The catalogue size is kept apart from the broadcasts: with T = 1 there are none, and an unknown
+  // item must still be refused rather than predicted 0 (bad-input finding).
+  if (item < 0 || item >= items)
     throw InvalidParameter("FrankWolfeResult::predict: item " + std::to_string(item) + " outside [0, " +
                            std::to_string(items) + ")");
   return combine(trusted_user_coefficients.row(user), trusted_user_coefficients.cols(), broadcasts, item);
@@ -395,6 +396,7 @@ FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, privacy:
   if (accountant != nullptr) accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
 
   FrankWolfeResult result;
+  result.items = n;
   result.sigma = sigma_;
   result.bias = bias(n);
   result.releases_calibrated = releases();

@@ -244,7 +244,8 @@ bool looks_like_row_log(const std::string& path) {
 }
 
 RatingsTable read_row_log(const std::string& path, bool skip_malformed) {
-  io::RowLogReader reader(path, skip_malformed);
+  // Ratings are used sparse only: no dense copy, so a log of any item count reads in O(ratings).
+  io::RowLogReader reader(path, skip_malformed, io::SparseRows::keep_sparse);
   TableBuilder builder(path, skip_malformed, /*by_row=*/true);
   io::RowRecord record;
   std::uint64_t reader_skips = 0;

@@ -45,7 +45,7 @@ SyntheticRatings rank_one_ratings(Eigen::Index users, Eigen::Index items, Eigen:
     // Floyd's algorithm: per_user distinct items, each subset equally likely, per_user draws.
     chosen.clear();
     for (Eigen::Index j = items - per_user; j < items; ++j) {
-      const auto t = static_cast<Eigen::Index>(detail::uniform_below(source, static_cast<std::uint64_t>(j + 1)));
+      const auto t = static_cast<Eigen::Index>(source.uniform_below(static_cast<std::uint64_t>(j + 1)));
       chosen.push_back(std::find(chosen.begin(), chosen.end(), t) == chosen.end() ? t : j);
     }
     std::sort(chosen.begin(), chosen.end());

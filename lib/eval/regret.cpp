@@ -135,6 +135,42 @@ const Eigen::MatrixXd& RegretMeter::hindsight_covariance() const {
   return covariance_cache_;
 }
 
+RegretMeter::State RegretMeter::state() const {
+  State s;
+  s.rows = exact_.rows();
+  s.exact_sum.resize(exact_.packed_size());
+  exact_.pack(s.exact_sum);
+  s.gains = gains_;
+  s.scored = scored_;
+  s.curve = curve_;
+  s.opt_tracker = opt_tracker_.state();
+  return s;
+}
+
+void RegretMeter::restore(const State& s) {
+  auto fail = [](const std::string& what) { throw InvalidParameter("RegretMeter::restore: " + what); };
+  if (s.exact_sum.size() != exact_.packed_size())
+    fail("the exact sum holds " + std::to_string(s.exact_sum.size()) + " values, a meter of dimension " +
+         std::to_string(dimension()) + " needs " + std::to_string(exact_.packed_size()));
+  if (s.gains.size() != names_.size() || s.scored.size() != names_.size())
+    fail("gains for " + std::to_string(s.gains.size()) + " and counts for " + std::to_string(s.scored.size()) +
+         " learners, the meter has " + std::to_string(names_.size()));
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (s.scored[i] < s.rows || !std::isfinite(s.gains[i]))
+      fail("learner '" + names_[i] + "' has " + std::to_string(s.scored[i]) + " rows scored (of " +
+           std::to_string(s.rows) + " observed) and gain " + std::to_string(s.gains[i]));
+  for (const RegretSample& sample : s.curve)
+    if (sample.gains.size() != names_.size() || sample.rows > s.rows)
+      fail("a curve sample at row " + std::to_string(sample.rows) + " does not fit");
+  opt_tracker_.restore(s.opt_tracker);
+  exact_.unpack(s.exact_sum, s.rows);
+  gains_ = s.gains;
+  scored_ = s.scored;
+  curve_ = s.curve;
+  covariance_cache_rows_ = UINT64_MAX;
+  opt_cache_rows_ = UINT64_MAX;
+}
+
 double RegretMeter::gain(std::size_t learner) const {
   check_learner(learner, "gain");
   return gains_[learner];

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <climits>
@@ -152,7 +153,11 @@ std::string IdxRowReader::gzip_problem() const {
 }
 
 void IdxRowReader::read_exactly(std::size_t bytes, const char* what, std::uint64_t row) {
-  buffer_.resize(bytes);
+  // The buffer grows with the data actually read, not to `bytes` up front: a corrupt header can
+  // declare a 2 GiB item in a file of a few bytes (gzipped files have no size to check against),
+  // and allocating it first was a fuzzing finding. Doubling keeps the copies amortised O(bytes).
+  constexpr std::size_t kFirstChunk = std::size_t{1} << 20;
+  if (buffer_.size() < std::min(bytes, kFirstChunk)) buffer_.resize(std::min(bytes, kFirstChunk));
   std::size_t total = 0;
   const std::uint64_t start = offset_;
   auto where = [&] {
@@ -160,7 +165,9 @@ void IdxRowReader::read_exactly(std::size_t bytes, const char* what, std::uint64
            std::to_string(start);
   };
   while (total < bytes) {
-    const int n = gzread(impl_->file, buffer_.data() + total, static_cast<unsigned>(bytes - total));
+    if (total == buffer_.size()) buffer_.resize(std::min(bytes, 2 * buffer_.size()));
+    const std::size_t room = std::min(bytes, buffer_.size()) - total;
+    const int n = gzread(impl_->file, buffer_.data() + total, static_cast<unsigned>(room));
     if (n < 0) throw CorruptInput(where() + ": " + gzip_problem());
     if (n == 0) break;
     total += static_cast<std::size_t>(n);

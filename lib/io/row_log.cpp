@@ -212,8 +212,8 @@ Frame RowLogReader::Impl::read_frame(const std::string& path, std::optional<std:
   return Frame::message;
 }
 
-RowLogReader::RowLogReader(const std::string& path, bool skip_malformed)
-    : RowSource(path, skip_malformed), impl_(std::make_unique<Impl>()) {
+RowLogReader::RowLogReader(const std::string& path, bool skip_malformed, SparseRows sparse_rows)
+    : RowSource(path, skip_malformed), sparse_rows_(sparse_rows), impl_(std::make_unique<Impl>()) {
   impl_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (impl_->fd < 0) throw CorruptInput(log_name(path) + ": cannot open: " + std::strerror(errno));
   impl_->in = std::make_unique<google::protobuf::io::FileInputStream>(impl_->fd, kBlockSize);
@@ -315,14 +315,20 @@ bool RowLogReader::next(RowRecord& out) {
         malformed(where() + ": " + problem);
         continue;
       }
+      const bool densify = sparse_rows_ == SparseRows::densify;
+      if (densify && dim > kMaxDensifiedDimension)
+        throw CorruptInput(where() + ": a sparse row in dimension " + std::to_string(dim) +
+                           " is over the densifying reader's limit of " + std::to_string(kMaxDensifiedDimension) +
+                           " values (corrupt header?); read it with SparseRows::keep_sparse");
       out.sparse = true;
       out.indices.resize(n);
       out.values.resize(n);
-      out.dense.setZero(dim);
+      if (densify) out.dense.setZero(dim);
+      else out.dense.resize(0);
       for (int i = 0; i < n; ++i) {
         out.indices[i] = static_cast<int>(row.indices(i));
         out.values[i] = row.values(i);
-        out.dense[out.indices[i]] = row.values(i);
+        if (densify) out.dense[out.indices[i]] = row.values(i);
       }
     }
     out.id = row.has_id() ? std::optional<std::uint64_t>(row.id()) : std::nullopt;

@@ -126,4 +126,56 @@ void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader) {
   ++refreshes_;
 }
 
+FplOnlinePca::State FplOnlinePca::state() const {
+  State s;
+  s.mode = options_.mode;
+  s.basis = basis_;
+  s.leader_values = leader_values_;
+  s.refreshes = refreshes_;
+  s.tracker = tracker_.state();
+  if (exact_ && exact_->rows() > 0) {  // none yet (or a learner that only follow()s): nothing to keep
+    s.rows = exact_->rows();
+    s.exact_sum.resize(exact_->packed_size());
+    exact_->pack(s.exact_sum);
+  }
+  if (const auto* seeded = dynamic_cast<const privacy::SeededNoiseSource*>(noise_.get()))
+    s.perturbation_source = seeded->state();
+  return s;
+}
+
+void FplOnlinePca::restore(const State& s) {
+  auto fail = [](const std::string& what) { throw InvalidParameter("FplOnlinePca::restore: " + what); };
+  if (s.mode != options_.mode)
+    fail(std::string("the state is of a ") + to_string(s.mode) + " learner, this one is " + to_string(options_.mode));
+  if (s.basis.rows() != dimension_ || s.basis.cols() != options_.k || !s.basis.allFinite())
+    fail("the basis must be a finite " + std::to_string(dimension_) + " x " + std::to_string(options_.k) +
+         " matrix, got " + std::to_string(s.basis.rows()) + " x " + std::to_string(s.basis.cols()));
+  if (s.leader_values.size() != 0 && s.leader_values.size() != options_.k)
+    fail("leader_values holds " + std::to_string(s.leader_values.size()) + " values, expected 0 or " +
+         std::to_string(options_.k));
+  const bool no_rows = s.rows == 0 && s.exact_sum.size() == 0;
+  if (exact_ && !no_rows && s.exact_sum.size() != exact_->packed_size())
+    fail("the exact sum holds " + std::to_string(s.exact_sum.size()) + " values, expected " +
+         std::to_string(exact_->packed_size()));
+  if (!exact_ && (s.exact_sum.size() != 0 || s.rows != 0)) fail("an exact sum for a private_tree learner");
+  const bool seeded = options_.mode == FplMode::perturbed_leader && options_.seed.has_value();
+  if (s.perturbation_source.has_value() != seeded)
+    fail(std::string("the state ") + (s.perturbation_source ? "has" : "has no") +
+         " seeded perturbation source, this learner " + (seeded ? "has one" : "has none"));
+  if (s.perturbation_source && s.perturbation_source->seed != *options_.seed)
+    fail("the state's perturbation source was seeded with " + std::to_string(s.perturbation_source->seed) +
+         ", this learner with " + std::to_string(*options_.seed));
+  SubspaceTracker tracker = tracker_;
+  tracker.restore(s.tracker);  // validates before anything changes
+  std::unique_ptr<privacy::NoiseSource> noise;
+  if (s.perturbation_source) noise = privacy::SeededNoiseSource::from_state(*s.perturbation_source);
+  tracker_ = std::move(tracker);
+  if (noise) noise_ = std::move(noise);
+  if (exact_ && no_rows) exact_.emplace(dimension_);
+  else if (exact_) exact_->unpack(s.exact_sum, s.rows);
+  basis_ = s.basis;
+  leader_values_ = s.leader_values;
+  refreshes_ = s.refreshes;
+}
+
 }  // namespace dpstream::pca

@@ -48,6 +48,11 @@ double noisy_power_sigma(double sensitivity, int releases, const privacy::EpsDel
                          privacy::Calibration calibration) {
   privacy::require_positive("noisy_power_sigma sensitivity", sensitivity);
   if (releases < 1) throw InvalidParameter("noisy_power_sigma: releases must be >= 1, got " + std::to_string(releases));
+  // Both calibrations are Gaussian: δ = 0 would give σ = ∞ on the paper path (ln 1/δ) — refused there
+  // as analytic_gaussian_sigma refuses it on the tight one (bad-input finding).
+  if (!(target.delta() > 0.0))
+    throw InvalidParameter("noisy_power_sigma: target.delta must be > 0 (Gaussian noise is never pure DP), got " +
+                           privacy::format_value(target.delta()));
   const double rounds = static_cast<double>(releases);
   if (calibration == privacy::Calibration::paper)
     return sensitivity * 2.0 / target.epsilon() * std::sqrt(4.0 * rounds * std::log(1.0 / target.delta()));

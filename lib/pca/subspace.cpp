@@ -489,6 +489,21 @@ void SubspaceTracker::set_start(const Eigen::Ref<const MatrixXd>& basis) {
   block_ = basis;
 }
 
+void SubspaceTracker::restore(const State& state) {
+  if (state.block.size() > 0) check_start("SubspaceTracker::restore", state.block, dimension_);
+  const TopEigen& c = state.current;
+  if (c.vectors.size() > 0 || c.values.size() > 0) {
+    if (c.vectors.rows() != dimension_ || c.vectors.cols() != k_ || c.values.size() != k_)
+      throw InvalidParameter("SubspaceTracker::restore: the last result must be " + dims(dimension_, k_) +
+                             " with " + std::to_string(k_) + " values, got " + dims(c.vectors.rows(), c.vectors.cols()) +
+                             " with " + std::to_string(c.values.size()));
+    check_finite("SubspaceTracker::restore", "last result", c.vectors);
+  }
+  block_ = state.block;
+  current_ = state.current;
+  stats_ = state.stats;
+}
+
 void SubspaceTracker::reset() {
   block_.resize(0, 0);
   current_ = TopEigen{};

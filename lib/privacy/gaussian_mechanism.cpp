@@ -53,7 +53,8 @@ void GaussianMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource
                                   PrivacyAccountant* accountant, const std::string& label) const {
   for (Eigen::Index i = 0; i < value.size(); ++i) {
     if (!std::isfinite(value[i]))
-      throw InvalidParameter("gaussian mechanism: value[" + std::to_string(i) + "] is not finite");
+      throw InvalidParameter("gaussian mechanism: value[" + std::to_string(i) + "] is not finite, got " +
+                             format_value(value[i]));
   }
   charge(accountant, label);  // throws BudgetExhausted before any noise is drawn
   const double grid = snap_granularity(sigma_);

@@ -120,8 +120,9 @@ double HuberDistribution::sample(NoiseSource& noise) const {
     const double t = kSqrt2 * erf_inverse_small(v * acceptance);
     return std::fmin(std::fmax(t, -alpha_), alpha_);  // rounding must not leave the core
   }
-  // Tail: on |t| > α the density is ∝ e^{−α(|t|−α)}, i.e. |t| − α ~ Exponential(rate α).
-  const double magnitude = alpha_ + noise.exponential() / alpha_;
+  // Tail: on |t| > α the density is ∝ e^{−α(|t|−α)}, i.e. |t| − α ~ Exponential(rate α). The fine
+  // exponential: the coarse one's support gaps outgrow the snapping grid far in the tail (Mironov).
+  const double magnitude = alpha_ + noise.exponential_fine() / alpha_;
   return (noise.next_word() & 1) ? -magnitude : magnitude;
 }
 

@@ -31,10 +31,27 @@ void LaplaceMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource&
   }
   // Pure ε-DP for the whole vector (the ℓ1 sensitivity covers all coordinates). Charged before any
   // draw, so BudgetExhausted releases nothing.
+  const std::uint64_t t = grid_noise_scale(value.size());  // may refuse: before the charge
   if (accountant != nullptr) accountant->charge_pure(label, epsilon_);
+  // Floating-point safe release (Mironov 2012): the value is snapped to the grid Λ first and the
+  // noise is Λ·Y, Y exact discrete Laplace. Each release is then a function of the integer
+  // snap(x)/Λ + Y alone (the final rounding of the sum, if any, is a fixed function of it), so its
+  // bits carry nothing of x below the grid. Privacy: snapping moves each coordinate by ≤ Λ/2, so
+  // neighbours' snapped vectors differ by ≤ Δ₁ + nΛ in ℓ1, i.e. ≤ (Δ₁ + nΛ)/Λ grid steps, and
+  // P(y)/P'(y) ≤ exp((Δ₁ + nΛ)/(tΛ)) ≤ e^ε for t = ⌈b/Λ + n/ε⌉ + 1 (the + 1 absorbs the rounding
+  // of b = Δ₁/ε). The noise scale tΛ exceeds b by a factor ≤ 1 + 2^-29·(2 + n/ε) (Λ ≤ b·2^-29).
   const double grid = snap_granularity(scale_);
   for (Eigen::Index i = 0; i < value.size(); ++i)
-    value[i] = snap_to_grid(value[i] + noise.laplace(scale_), grid);
+    value[i] = snap_to_grid(value[i], grid) + grid * static_cast<double>(noise.discrete_laplace(t));
+}
+
+std::uint64_t LaplaceMechanism::grid_noise_scale(Eigen::Index coordinates) const {
+  const double t = std::ceil(scale_ / snap_granularity(scale_) + static_cast<double>(coordinates) / epsilon_) + 1.0;
+  if (!(t <= 0x1.0p62))
+    throw InvalidParameter("laplace mechanism: " + std::to_string(coordinates) + " coordinates at epsilon " +
+                           format_value(epsilon_) + " need a noise scale of " + format_value(t) +
+                           " grid steps, over the sampler's 2^62");
+  return static_cast<std::uint64_t>(t);
 }
 
 double LaplaceMechanism::release(double value, NoiseSource& noise, PrivacyAccountant* accountant,

@@ -4,6 +4,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -91,6 +92,23 @@ void NoiseSource::fill_gaussian(std::span<double> out, double sigma) {
 
 double NoiseSource::exponential() { return -std::log(uniform_open()); }
 
+double NoiseSource::uniform_open_fine() {
+  // The binade index e ≥ 1 is 1 + the number of leading zero bits of an endless fair bit stream.
+  int e = 1;
+  std::uint64_t word = next_word();
+  while (word == 0) {
+    e += 64;
+    if (e > 1074) return 0x1.0p-1074;  // probability 2^-1088: the smallest subnormal stands for it
+    word = next_word();
+  }
+  e += std::countl_zero(word);
+  const std::uint64_t mantissa = next_word() >> 12;  // 52 bits
+  // (1 + m·2^-52)·2^-e is exact for e ≤ 1022; below, ldexp rounds into the subnormals (still > 0).
+  return std::ldexp(1.0 + static_cast<double>(mantissa) * 0x1.0p-52, -e);
+}
+
+double NoiseSource::exponential_fine() { return -std::log(uniform_open_fine()); }
+
 double NoiseSource::laplace(double b) {
   if (!(std::isfinite(b) && b > 0.0)) {
     std::ostringstream msg;
@@ -102,6 +120,57 @@ double NoiseSource::laplace(double b) {
   const std::uint64_t w = next_word();
   const double magnitude = -b * std::log((static_cast<double>(w >> 11) + 0.5) * 0x1.0p-53);
   return (w & 1) ? -magnitude : magnitude;
+}
+
+std::uint64_t NoiseSource::uniform_below(std::uint64_t bound) {
+  if (bound == 0) throw InvalidParameter("uniform_below: bound must be >= 1, got 0");
+  __extension__ using uint128 = unsigned __int128;  // GCC/Clang; __extension__ keeps -Wpedantic quiet
+  // The high word of word·bound is uniform on {0..bound−1} except for the (−bound mod bound) low
+  // values that would bias it; those are rejected.
+  for (;;) {
+    const uint128 product = static_cast<uint128>(next_word()) * bound;
+    const auto low = static_cast<std::uint64_t>(product);
+    if (low >= bound || low >= (-bound) % bound) return static_cast<std::uint64_t>(product >> 64);
+  }
+}
+
+namespace {
+// Bernoulli(exp(−γ)) for γ = numerator/denominator ∈ [0, 1]: draw A_k ~ Bernoulli(γ/k) until the
+// first 0; P(it comes at an odd k) = exp(−γ) (the alternating series). Bernoulli(γ/k) is drawn as
+// Bernoulli(γ)·Bernoulli(1/k), independent, so no product k·denominator can overflow.
+bool bernoulli_exp_minus_unit(NoiseSource& source, std::uint64_t numerator, std::uint64_t denominator) {
+  std::uint64_t k = 1;
+  while (source.uniform_below(denominator) < numerator && source.uniform_below(k) == 0) ++k;
+  return (k & 1) == 1;
+}
+}  // namespace
+
+bool NoiseSource::bernoulli_exp_minus(std::uint64_t numerator, std::uint64_t denominator) {
+  if (denominator == 0) throw InvalidParameter("bernoulli_exp_minus: denominator must be >= 1, got 0");
+  // γ > 1: exp(−γ) = exp(−1)^⌊γ⌋ · exp(−(γ − ⌊γ⌋)), independent factors.
+  for (std::uint64_t whole = numerator / denominator; whole > 0; --whole)
+    if (!bernoulli_exp_minus_unit(*this, 1, 1)) return false;
+  return bernoulli_exp_minus_unit(*this, numerator % denominator, denominator);
+}
+
+std::int64_t NoiseSource::discrete_laplace(std::uint64_t t) {
+  if (t == 0 || t > (std::uint64_t{1} << 62))
+    throw InvalidParameter("discrete_laplace: t must be in [1, 2^62], got " + std::to_string(t));
+  for (;;) {
+    // X = U + t·V with U ~ uniform{0..t−1} kept with probability exp(−U/t) and V ~ Geometric(1 −
+    // e^{−1}) is Geometric(1 − e^{−1/t}); a random sign, rejecting −0, makes it discrete Laplace.
+    const std::uint64_t u = uniform_below(t);
+    if (!bernoulli_exp_minus(u, t)) continue;
+    std::uint64_t v = 0;
+    while (bernoulli_exp_minus(1, 1)) ++v;
+    // t·v overflows int64 only for v ≥ 2 (t ≤ 2^62) with v ≥ 2^62/t: probability e^{−2^62/t}, nil
+    // for any t a mechanism uses (≤ 2^42); such a draw is rejected rather than wrapped.
+    if (v > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - u) / t) continue;
+    const std::uint64_t x = u + t * v;
+    const bool negative = (next_word() & 1) != 0;
+    if (negative && x == 0) continue;
+    return negative ? -static_cast<std::int64_t>(x) : static_cast<std::int64_t>(x);
+  }
 }
 
 // ---- SecureNoiseSource --------------------------------------------------------------------------

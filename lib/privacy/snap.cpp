@@ -30,11 +30,11 @@ double snap_granularity(double noise_scale) {
     msg << "snap_granularity: noise_scale must be finite and > 0, got " << noise_scale;
     throw InvalidParameter(msg.str());
   }
-  // noise_scale = m·2^e with m ∈ [1, 2); the smallest power of two ≥ noise_scale·2^-40 is 2^(e−40)
-  // when m = 1 and 2^(e−39) otherwise. Working from the exponent avoids rounding noise_scale·2^-40.
+  // noise_scale = m·2^e with m ∈ [1, 2); the smallest power of two ≥ noise_scale·2^-B (B = kSnapBits)
+  // is 2^(e−B) when m = 1 and 2^(e−B+1) otherwise. Working from the exponent avoids rounding.
   const int e = std::ilogb(noise_scale);
   const bool exact_power = std::scalbn(1.0, e) == noise_scale;
-  const int k = e - 40 + (exact_power ? 0 : 1);
+  const int k = e - kSnapBits + (exact_power ? 0 : 1);
   // Below 2^-1074 no double is finer than the grid already; the smallest subnormal is the answer.
   constexpr int kMinExponent = std::numeric_limits<double>::min_exponent - std::numeric_limits<double>::digits;
   return std::ldexp(1.0, k < kMinExponent ? kMinExponent : k);

@@ -50,7 +50,7 @@ Eigen::MatrixXd SymmetricGaussianMechanism::release(const Eigen::Ref<const Eigen
     for (Eigen::Index i = 0; i < n; ++i) {
       if (!std::isfinite(covariance(i, j)))
         throw InvalidParameter("symmetric gaussian: covariance(" + std::to_string(i) + "," +
-                               std::to_string(j) + ") is not finite");
+                               std::to_string(j) + ") is not finite, got " + format_value(covariance(i, j)));
       if (covariance(i, j) != covariance(j, i))
         throw InvalidParameter("symmetric gaussian: covariance is not symmetric at (" +
                                std::to_string(i) + "," + std::to_string(j) + ")");

@@ -1,9 +1,5 @@
 #include "dpstream/stream/continual_sum.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -14,6 +10,8 @@
 
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -66,41 +64,6 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
     throw InvalidParameter(std::string("continual sum: blt parameters given, but the strategy is ") +
                            to_string(options.strategy));
   return options;
-}
-
-// Write `bytes` to `path` so that a crash leaves either the old file or the new one, never a torn
-// one, and so that only the owner can read it (checkpoints hold raw data).
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  auto fail = [&](const std::string& what) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("checkpoint " + path + ": " + what + ": " + reason);
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) fail("cannot create " + tmp);
-  if (::fchmod(fd, 0600) != 0) { ::close(fd); fail("cannot set mode 0600"); }
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write failed");
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) { ::close(fd); fail("fsync failed"); }
-  if (::close(fd) != 0) fail("close failed");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename failed");
-  // Make the rename itself durable.
-  const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
 }
 
 std::string read_file(const std::string& path) {
@@ -286,7 +249,7 @@ std::string ContinualSum<Accumulator>::serialize() const {
     s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
   }
   if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
-  return msg.SerializeAsString();
+  return io::seal_message(msg.SerializeAsString());
 }
 
 template <class Accumulator>
@@ -294,6 +257,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
                                                                  const ContinualSumOptions& options,
                                                                  privacy::PrivacyAccountant* accountant) {
   proto::ContinualSumCheckpoint msg;
+  io::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
   if (bytes.empty() || !msg.ParseFromString(bytes))
     throw CorruptInput("continual sum checkpoint: " + std::to_string(bytes.size()) +
                        " bytes do not parse (truncated or not a checkpoint)");
@@ -359,15 +323,16 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
-  write_file_atomically(path, serialize());
+  io::write_file_atomically(path, serialize());
 }
 
 template <class Accumulator>
 ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::string& path, Eigen::Index dimension,
                                                                      const ContinualSumOptions& options,
                                                                      privacy::PrivacyAccountant* accountant) {
+  std::string bytes = read_file(path);  // names the path itself
   try {
-    return deserialize(read_file(path), dimension, options, accountant);
+    return deserialize(bytes, dimension, options, accountant);
   } catch (const CorruptInput& e) {
     throw CorruptInput("checkpoint " + path + ": " + e.what());
   }

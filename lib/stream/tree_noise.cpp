@@ -190,6 +190,11 @@ void TreeNoise::load(const proto::ContinualNoiseState& in) {
   if (tree.steps() > horizon_)
     throw CorruptInput("tree noise state: " + std::to_string(tree.steps()) + " steps exceed the horizon " +
                        std::to_string(horizon_));
+  // The tree's own count must be the stream's (offset by the epoch's first step): a tree behind the
+  // stream would draw again the noise of nodes already released, one ahead would skip releases.
+  if (tree.steps() + first_step_ - 1 != in.steps())
+    throw CorruptInput("tree noise state: the tree is at step " + std::to_string(tree.steps() + first_step_ - 1) +
+                       ", the stream at step " + std::to_string(in.steps()));
   std::vector<Eigen::VectorXd> held(levels_);
   for (const proto::TreeLevelNoise& level : tree.held()) {
     if (level.level() >= levels_ || held[level.level()].size() != 0)
@@ -314,10 +319,7 @@ void EpochTreeNoise::load(const proto::ContinualNoiseState& in) {
   }
   const std::uint32_t e = epoch_of(in.steps());
   auto tree = make_epoch(e);
-  tree->load(in);  // checks kind, σ, epoch; its own steps are local to the epoch
-  if (tree->steps() + (std::uint64_t{1} << e) - 1 != in.steps())
-    throw CorruptInput("tree noise state: epoch tree at local step " + std::to_string(tree->steps()) +
-                       " does not match global step " + std::to_string(in.steps()));
+  tree->load(in);  // checks kind, σ, epoch, and that its local steps (from 2^e) reach in.steps()
   current_ = std::move(tree);
   steps_ = in.steps();
 }

@@ -265,6 +265,7 @@ Eigen::VectorXd rebuild_user_predictions(const FrankWolfeOptions& options, const
 struct FrankWolfeResult {
   // ---- public: (ε, δ)-DP ----
   std::vector<FrankWolfeBroadcast> broadcasts;  // rounds 1..T−1, in order
+  Eigen::Index items = 0;        // n, the catalogue size (public: the matrix's shape)
   double sigma = 0.0;            // σ of every Gaussian release (0: nonprivate)
   double bias = 0.0;             // c·√(σ ln(n/β))·n^{1/4}, added to every λ̂
   long releases_calibrated = 0;  // R: releases σ is calibrated and charged for (T or T·(Γ+1); 0 nonprivate)

@@ -76,6 +76,22 @@ class RegretMeter {
   // follow-the-leader may follow it instead of keeping a second copy of the same sum.
   const Eigen::MatrixXd& hindsight_covariance() const;
 
+  // Checkpoints (dpstream-replay --checkpoint): the meter's whole state, so that a restored meter
+  // continues bit-identically — including the OPT tracker of the curve, whose warm starts shape the
+  // later samples. It holds the exact Σ a aᵀ: raw data, as sensitive as the rows.
+  struct State {
+    std::uint64_t rows = 0;           // rows observed
+    Eigen::VectorXd exact_sum;        // their Σ a aᵀ, packed (stream::CovarianceAccumulator::pack)
+    std::vector<double> gains;        // per learner
+    std::vector<std::uint64_t> scored;  // rows each learner has been scored on
+    std::vector<RegretSample> curve;
+    pca::SubspaceTracker::State opt_tracker;
+  };
+  State state() const;
+  // Onto a meter built with the same dimension, k, learners and sample_every. InvalidParameter
+  // naming what does not fit (sizes, a learner scored on fewer rows than observed).
+  void restore(const State& state);
+
  private:
   void check_learner(std::size_t learner, const char* where) const;
   void take_sample();

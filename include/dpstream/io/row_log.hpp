@@ -69,17 +69,29 @@ class RowLogWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// How RowLogReader hands out a row stored sparse. `densify` also fills RowRecord::dense, as every
+// RowSource consumer expects; `keep_sparse` leaves `dense` empty and gives (indices, values) only —
+// for sparse consumers (ratings) of logs whose dimension is too large to densify.
+enum class SparseRows { densify, keep_sparse };
+
+// The largest header dimension in which a sparse row is densified: 2^24 values, 128 MiB a row.
+// Beyond it a few-byte sparse row would cost gigabytes (a fuzzing finding: a 29-byte file asked for
+// 16 GiB), so the densifying reader refuses the row instead.
+inline constexpr Eigen::Index kMaxDensifiedDimension = Eigen::Index{1} << 24;
+
 class RowLogReader final : public RowSource {
  public:
   // Opens `path` and reads the header. CorruptInput naming the path if the file cannot be opened, is
   // empty, or its first message is not a format_version 1 header with dimension > 0.
-  explicit RowLogReader(const std::string& path, bool skip_malformed = false);
+  explicit RowLogReader(const std::string& path, bool skip_malformed = false,
+                        SparseRows sparse_rows = SparseRows::densify);
   ~RowLogReader() override;
 
   Eigen::Index dimension() const override { return header_.dimension; }
   // CorruptInput naming the row index and byte offset for: a truncated varint or message, a row that
   // does not parse, a dense row of the wrong length, a sparse row with bad indices, more or fewer rows
-  // than a declared count. Only unparsable rows and bad lengths/indices can be skipped.
+  // than a declared count, a sparse row to densify in a dimension over kMaxDensifiedDimension. Only
+  // unparsable rows and bad lengths/indices can be skipped.
   bool next(RowRecord& out) override;
   std::optional<std::uint64_t> declared_rows() const override;
   RowFormat format() const override { return RowFormat::pb; }
@@ -91,6 +103,7 @@ class RowLogReader final : public RowSource {
  private:
   struct Impl;
   RowLogHeader header_;
+  SparseRows sparse_rows_;
   std::uint64_t row_index_ = 0;  // rows consumed, skipped ones included
   std::unique_ptr<Impl> impl_;
 };

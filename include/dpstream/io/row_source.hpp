@@ -21,9 +21,10 @@
 
 namespace dpstream::io {
 
-// One row as read. `dense` always holds the full row (sparse rows are densified); a row stored
-// sparse also keeps its (indices, values) as stored, so a sparse consumer (RowGuard::admit_sparse,
-// a sparse accumulator) need not scan the dense copy.
+// One row as read. `dense` holds the full row (sparse rows are densified — except from a
+// RowLogReader opened with SparseRows::keep_sparse, where `dense` of a sparse row is empty); a row
+// stored sparse also keeps its (indices, values) as stored, so a sparse consumer
+// (RowGuard::admit_sparse, a sparse accumulator) need not scan the dense copy.
 struct RowRecord {
   Eigen::VectorXd dense;
   bool sparse = false;

@@ -98,8 +98,8 @@ class FplOnlinePca {
   // follow_the_leader / perturbed_leader: the rows, after they were scored. Refreshes each time
   // refresh_every rows have accumulated (a block may span several refreshes; each sees exactly the
   // rows before its boundary). InvalidParameter in private_tree mode (rows go to the stream) or for
-  // a wrong length or a non-finite entry. The norm bound is the caller's (RowGuard's) business here:
-  // these modes promise no privacy.
+  // a wrong length; InvalidRow naming the row and column of a non-finite entry. The norm bound is
+  // the caller's (RowGuard's) business here: these modes promise no privacy.
   void update(const Eigen::Ref<const Eigen::VectorXd>& row);
   void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
 
@@ -123,6 +123,28 @@ class FplOnlinePca {
   const RefreshStats& refresh_stats() const noexcept { return tracker_.stats(); }
   // Whether the sequence of subspaces is differentially private as a whole (private_tree only).
   bool is_private() const noexcept { return options_.mode == FplMode::private_tree; }
+
+  // Checkpoints (dpstream-replay --checkpoint): everything later calls depend on, so that a learner
+  // restored onto a new object built with the same dimension and options continues bit-identically
+  // (same bases, same refresh counts). A plain value: the caller chooses the file format. In
+  // follow/perturbed modes it holds the exact Σ a aᵀ of the rows given to update(): raw data, as
+  // sensitive as the rows. A private_tree learner holds only post-processing of releases.
+  struct State {
+    FplMode mode = FplMode::private_tree;
+    Eigen::MatrixXd basis;                    // V̂: d × k
+    Eigen::VectorXd leader_values;            // empty before the first refresh
+    std::uint64_t refreshes = 0;
+    SubspaceTracker::State tracker;           // warm start and refresh counters
+    std::uint64_t rows = 0;                   // follow/perturbed: rows given to update()
+    Eigen::VectorXd exact_sum;                // follow/perturbed: their Σ a aᵀ, packed (empty: no rows)
+    // perturbed_leader with a seeded source: its state. With the secure source it is unset and a
+    // restored learner draws its (fresh, per-refresh) perturbations from a new secure source.
+    std::optional<privacy::SeededNoiseSource::State> perturbation_source;
+  };
+  State state() const;
+  // InvalidParameter naming what does not fit this learner (mode, shapes, non-finite values, a
+  // seeded source state for a learner built with the secure one or the other way round).
+  void restore(const State& state);
 
  private:
   void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);

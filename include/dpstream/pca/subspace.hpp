@@ -150,6 +150,18 @@ class SubspaceTracker {
   // Forget the basis: the next refresh is a cold start (full solve).
   void reset();
 
+  // Checkpoints: everything a later refresh() depends on. The refresh count in `stats` seeds the
+  // pseudo-random start column of the next refresh (subspace.cpp), so set_start() alone would not
+  // continue the same sequence; restore(state()) does, bit for bit.
+  struct State {
+    Eigen::MatrixXd block;  // basis(): the start of the next refresh (empty: a cold start)
+    TopEigen current;       // current()
+    RefreshStats stats;     // stats()
+  };
+  State state() const { return State{block_, current_, stats_}; }
+  // InvalidParameter for a block or result of another dimension or k, or non-finite entries.
+  void restore(const State& state);
+
   bool has_basis() const noexcept { return block_.cols() > 0; }
   // The k + p vectors the next refresh starts from (empty before the first refresh).
   const Eigen::MatrixXd& basis() const noexcept { return block_; }

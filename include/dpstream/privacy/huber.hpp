@@ -15,7 +15,8 @@
 //    release past the budget throws BudgetExhausted and releases nothing.
 //  * The paper's ε is for ONE draw; it never composes (digest B.6.1). Charge every release.
 //  * Released values are snapped to a power-of-two grid at the noise's standard deviation s·√Var(α)
-//    (snap.hpp; Mironov 2012).
+//    (snap.hpp; Mironov 2012); the exponential tail is drawn with exponential_fine, whose support has
+//    no gap as wide as the grid (exponential(), −log of a 53-bit uniform, has them beyond E ≈ 16).
 #pragma once
 
 #include <string>

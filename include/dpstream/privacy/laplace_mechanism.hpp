@@ -5,11 +5,15 @@
 //  * Noise: i.i.d. Laplace(b), b = Δ₁/ε, per coordinate; variance 2b².
 //  * Guarantee: pure ε-DP. Accounting: charges (ε, 0) and ρ = ε²/2 (charge_pure) BEFORE any noise is
 //    drawn; a release past the budget throws BudgetExhausted and releases nothing.
-//  * Released values are snapped to a power-of-two grid at scale b (snap.hpp).
+//  * Floating-point safety (Mironov 2012): the value is snapped to the power-of-two grid Λ ≈ b·2^-30
+//    (snap.hpp) and the noise is Λ·Y with Y exact discrete Laplace of scale t grid steps (CKS 2020),
+//    t = ⌈b/Λ + n/ε⌉ + 1 for an n-vector: the + n/ε pays for the snapping (≤ Λ/2 a coordinate), so
+//    the guarantee is exactly ε; the noise scale tΛ is b·(1 + at most 2^-29·(2 + n/ε)).
 //  * Δ₁, ε finite and > 0 and b representable (finite, > 0), else InvalidParameter naming the
 //    parameter; every released value must be finite (InvalidParameter naming value[i], nothing charged).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <Eigen/Core>
@@ -26,7 +30,10 @@ class LaplaceMechanism {
   double scale() const noexcept { return scale_; }
   double epsilon() const noexcept { return epsilon_; }
   double l1_sensitivity() const noexcept { return l1_sensitivity_; }
+  // 2b², the continuous law's; the discrete noise's is within a relative 2^-28·(2 + n/ε) of it.
   double variance() const noexcept { return 2.0 * scale_ * scale_; }
+  // t of the noise added to an n-vector: Λ·Y, P(Y = y) ∝ exp(−|y|/t). InvalidParameter past 2^62.
+  std::uint64_t grid_noise_scale(Eigen::Index coordinates) const;
 
   void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
                  PrivacyAccountant* accountant = nullptr, const std::string& label = "laplace") const;

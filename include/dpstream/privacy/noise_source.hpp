@@ -16,9 +16,10 @@
 // Floating-point attack (Mironov 2012): a released value x + Z, with Z a double produced by a
 // transformation of uniforms, has gaps in its support whose position depends on x; the low-order bits
 // of the output can then reveal x exactly. The sampler alone cannot fix this. dpstream's mechanisms
-// therefore snap every released value to a grid of spacing 2^k ≥ σ·2^-40 (see snap_to_grid in
-// privacy/snap.hpp), so the released bits carry no information below the grid beyond what the
-// noise already allows; issue 8 adds the rigorous snapping analysis and its test.
+// therefore snap every released value to a grid of spacing 2^k ≥ σ·2^-30 (snap.hpp gives why 30
+// and what remains), so the released bits carry no information below the grid beyond what the noise
+// already allows; Laplace releases go further and draw exact discrete Laplace noise on the grid
+// (discrete_laplace); tails use exponential_fine. Tests: tests/test_fp_safety.cpp.
 #pragma once
 
 #include <array>
@@ -83,8 +84,27 @@ class NoiseSource {
 
   // Exponential with rate 1 (ziggurat-free inversion: −log of an open uniform).
   double exponential();
+  // Uniform on (0, 1) at full precision: the binade [2^-e, 2^(1-e)) with probability 2^-e, then one
+  // of its 2^52 doubles uniformly, so every double ≥ 2^-1074 in (0, 1) is reachable (uniform_open
+  // stops at 2^-54 and spaces its values 2^-53 apart). Two words a draw, usually.
+  double uniform_open_fine();
+  // −log(uniform_open_fine()): Exponential(1) whose support has no gap wider than 2^-52 up to 744
+  // (exponential()'s gaps widen as e^x·2^-53: wider than a snapping grid beyond x ≈ 9, where they
+  // would show a release's unnoised value — Mironov 2012). For noise in released values.
+  double exponential_fine();
   // Laplace with scale b: density exp(−|x|/b)/(2b). Throws InvalidParameter unless b is finite, > 0.
+  // A floating-point transform of a uniform: NOT for releases (Mironov's attack reads x from the
+  // support of x + laplace(b)); LaplaceMechanism releases through discrete_laplace on a grid.
   double laplace(double b);
+
+  // Uniform on {0, …, bound − 1}, bound ≥ 1, without modulo bias (Lemire 2019: multiply, reject).
+  std::uint64_t uniform_below(std::uint64_t bound);
+  // Bernoulli(exp(−numerator/denominator)) exactly, from integer draws only (Canonne, Kamath &
+  // Steinke 2020, Algorithm 1). denominator ≥ 1; any numerator.
+  bool bernoulli_exp_minus(std::uint64_t numerator, std::uint64_t denominator);
+  // Discrete Laplace on the integers, P(Y = y) ∝ exp(−|y|/t), t ≥ 1, exactly (CKS 2020,
+  // Algorithm 2: no floating point, so its support and probabilities are exact). ~7 words a draw.
+  std::int64_t discrete_laplace(std::uint64_t t);
 
  protected:
   // The words generated but not yet consumed, oldest first (for checkpoints of a seeded source).
