@@ -40,7 +40,10 @@ run_suite build
 if [ "$quick" -eq 0 ]; then
   # halt_on_error makes every UBSan report a test failure, not a warning in a log.
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  dpstream_build build-sanitize -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_ndebug=false
+  # -g1 (line tables: stack traces keep file:line) compiles ~30% faster than -g at the same -O2;
+  # the benchmarks are no tests, and their release build is enough.
+  dpstream_build build-sanitize -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_ndebug=false \
+    -Dcpp_args=-g1 -Dbench=false
   run_suite build-sanitize
 fi
 

@@ -327,6 +327,16 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   }
   REQUIRE(msg.ParseFromString(bytes));  // parsed and sealed again unchanged: accepted, same stream
   REQUIRE(ContinualVectorSum::deserialize(resealed(msg), 4, options).noisy_prefix() == sum.noisy_prefix());
+  // A secure stream's checkpoint must carry its source state (without it a restart would draw the
+  // noise of releases made after the checkpoint again: tests/audit).
+  ContinualSumOptions secure_options = options;
+  secure_options.seed.reset();
+  ContinualVectorSum secure(4, secure_options);
+  secure.update(Eigen::VectorXd::Constant(4, 0.1));
+  REQUIRE(msg.ParseFromString(secure.serialize()));
+  REQUIRE(msg.secure_source().key().size() == 32);
+  msg.clear_secure_source();
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, secure_options), Catch::Contains("source key"));
   CHECK_THROWS_WITH(ContinualVectorSum::load_checkpoint((dir / "missing").string(), 4, options), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
 }

@@ -182,6 +182,25 @@ SecureNoiseSource::SecureNoiseSource() {
 
 SecureNoiseSource::~SecureNoiseSource() { sodium_memzero(key_.data(), key_.size()); }
 
+SecureNoiseSource::State SecureNoiseSource::state() const { return State{key_, block_counter_, pending_words()}; }
+
+std::unique_ptr<SecureNoiseSource> SecureNoiseSource::from_state(const State& state) {
+  auto source = std::make_unique<SecureNoiseSource>();
+  source->key_ = state.key;
+  source->block_counter_ = state.block_counter;
+  source->set_pending_words(state.pending);
+  return source;
+}
+
+void SecureNoiseSource::ratchet() {
+  std::array<unsigned char, 32> next{};
+  crypto_generichash(next.data(), next.size(), key_.data(), key_.size(), nullptr, 0);
+  key_ = next;
+  sodium_memzero(next.data(), next.size());
+  block_counter_ = 0;
+  set_pending_words({});
+}
+
 void SecureNoiseSource::generate(std::span<std::uint64_t> out) {
   // The keystream is the encryption of zeros; xor_ic lets us continue from block_counter_, so no
   // block is ever produced twice under this key. Chunks of 64 blocks bound the zero input's size.

@@ -189,6 +189,9 @@ double ContinualSum<Accumulator>::off_diagonal_scale() const noexcept {
 template <class Accumulator>
 void ContinualSum<Accumulator>::release_step() {
   noise_->advance(*source_, release_noise_);
+  // Forward secrecy of checkpoints: from now on the secure source's state cannot regenerate the
+  // noise just drawn (noise_source.hpp, SecureNoiseSource::ratchet).
+  if (auto* secure = dynamic_cast<privacy::SecureNoiseSource*>(source_.get())) secure->ratchet();
   ++steps_;
   rows_released_ = rows();
   const double variance = noise_->release_variance(steps_);
@@ -246,6 +249,12 @@ std::string ContinualSum<Accumulator>::serialize() const {
     proto::SeededSourceState& s = *msg.mutable_source();
     s.set_seed(state.seed);
     s.mutable_generator()->Add(state.generator.begin(), state.generator.end());
+    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
+  } else if (const auto* secure = dynamic_cast<const privacy::SecureNoiseSource*>(source_.get())) {
+    const auto state = secure->state();  // ratcheted at the last release: later noise only
+    proto::SecureSourceState& s = *msg.mutable_secure_source();
+    s.set_key(state.key.data(), state.key.size());
+    s.set_block_counter(state.block_counter);
     s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
   }
   if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
@@ -313,6 +322,21 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
     state.pending.assign(msg.source().pending().begin(), msg.source().pending().end());
     try {
       sum.source_ = privacy::SeededNoiseSource::from_state(state);
+    } catch (const InvalidParameter& e) {
+      throw CorruptInput(std::string("continual sum checkpoint: ") + e.what());
+    }
+  } else {
+    // Without the key, releases the crashed process already published after this checkpoint would
+    // be made again with other noise: two draws of one release, which an observer can average.
+    if (!msg.has_secure_source() || msg.secure_source().key().size() != 32)
+      throw CorruptInput("continual sum checkpoint: a secure stream's checkpoint without its 32-byte source key "
+                         "(a restore would re-draw the noise of releases made after it)");
+    privacy::SecureNoiseSource::State state;
+    std::copy(msg.secure_source().key().begin(), msg.secure_source().key().end(), state.key.begin());
+    state.block_counter = msg.secure_source().block_counter();
+    state.pending.assign(msg.secure_source().pending().begin(), msg.secure_source().pending().end());
+    try {
+      sum.source_ = privacy::SecureNoiseSource::from_state(state);
     } catch (const InvalidParameter& e) {
       throw CorruptInput(std::string("continual sum checkpoint: ") + e.what());
     }

@@ -35,12 +35,12 @@
 namespace {
 
 using dpstream::audit::gdp_epsilon;
+using dpstream::audit::kAuditDelta;
 using dpstream::audit::run_audit;
 using dpstream::completion::Rating;
 using dpstream::completion::RatingsMatrix;
 using dpstream::privacy::EpsDelta;
 
-constexpr double kAuditDelta = 0.1;
 constexpr long kTrials = 40000;
 constexpr Eigen::Index kTarget = 0;  // the user whose presence is audited
 

@@ -25,6 +25,7 @@
 namespace {
 
 using dpstream::audit::gdp_epsilon;
+using dpstream::audit::kAuditDelta;
 using dpstream::audit::run_audit;
 using dpstream::privacy::Calibration;
 using dpstream::privacy::EpsDelta;
@@ -34,7 +35,6 @@ using dpstream::privacy::SeededNoiseSource;
 using dpstream::privacy::SymmetricGaussianMechanism;
 using dpstream::privacy::SymmetricNoiseShape;
 
-constexpr double kAuditDelta = 0.1;
 constexpr long kTrials = 100000;
 // A target whose analytic-Gaussian calibration gives μ = Δ/σ ≈ 1 (where the audit has most power per
 // trial; the calibration is the same function at every target).

@@ -40,12 +40,12 @@
 namespace {
 
 using dpstream::audit::gdp_epsilon;
+using dpstream::audit::kAuditDelta;
 using dpstream::audit::run_audit;
 using dpstream::privacy::EpsDelta;
 using dpstream::privacy::Neighbours;
 using dpstream::privacy::SeededNoiseSource;
 
-constexpr double kAuditDelta = 0.1;
 constexpr long kTrials = 40000;
 
 // Rows of norm ≤ 1 in d = 3: a strong top direction e₁ (24 rows on it, so that the iterates of the

@@ -52,6 +52,9 @@
 namespace dpstream::audit {
 
 inline constexpr double kAuditAlpha = 1e-4;
+// δ' of the Gaussian audits: Gaussian components claim (ε(δ'), δ') for every δ' (μ-GDP), and at 0.1
+// a few ten thousand trials have power (README: method).
+inline constexpr double kAuditDelta = 0.1;
 
 // The ε a μ-GDP mechanism claims at δ (Balle & Wang 2018 / Dong, Roth & Su 2019 Cor 2.13).
 inline double gdp_epsilon(double mu, double delta) { return pca::gaussian_dp_epsilon(mu, delta); }

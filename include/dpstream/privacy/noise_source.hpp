@@ -133,6 +133,24 @@ class SecureNoiseSource final : public NoiseSource {
   ~SecureNoiseSource() override;
   bool is_secure() const noexcept override { return true; }
 
+  // The state of a secure source, for crash safety: a stream restored after a crash must make the
+  // releases the crashed process may already have published with the SAME noise, or an observer
+  // could average two draws of one release (found by the privacy audit, tests/audit). As sensitive
+  // as the raw data a checkpoint holds beside it; ratchet() keeps it from revealing earlier noise.
+  struct State {
+    std::array<unsigned char, 32> key{};
+    std::uint64_t block_counter = 0;
+    std::vector<std::uint64_t> pending;  // generated, not yet consumed
+  };
+  State state() const;
+  // A source that draws exactly what the saved one would have drawn next. InvalidParameter for too
+  // many pending words.
+  static std::unique_ptr<SecureNoiseSource> from_state(const State& state);
+  // Forward secrecy: key ← BLAKE2b-256(key), counter 0, buffered words dropped (never used, so the
+  // law is unchanged). A state saved after a ratchet cannot regenerate noise drawn before it (the
+  // hash is one-way); ContinualSum ratchets after every release.
+  void ratchet();
+
  protected:
   void generate(std::span<std::uint64_t> out) override;
 

@@ -33,9 +33,13 @@
 // Checkpoints (serialize / save_checkpoint) hold the exact partial sums, so they are as sensitive
 // as the data: files are written with mode 0600, atomically (temporary file, fsync, rename). They
 // also hold every node noise a later release needs, so a restored stream never re-draws released
-// noise (re-drawing would let an observer average it away), the seeded source's state (a seeded
-// restore continues bit-identically), and the attached accountant's ledger. Restoring with other
-// options, or from corrupt or truncated bytes, throws CorruptInput naming the field.
+// noise (re-drawing would let an observer average it away), the noise source's state, and the
+// attached accountant's ledger. The source's state matters for the secure source too: a release the
+// crashed process published after its last checkpoint is then made again with the same noise, not a
+// second draw (the privacy audit found this; tests/audit). The secure key is ratcheted (BLAKE2b)
+// after every release, so a stolen checkpoint cannot regenerate the noise of earlier releases; a
+// seeded restore continues bit-identically. Restoring with other options, or from corrupt or
+// truncated bytes (CRC-32 seal), throws CorruptInput naming the field.
 //
 // Cost per row: O(d) check + the accumulator's update (covariance: rank-k updates of buffered rows);
 // per release: the strategy's O(p) amortized noise (p = d or d(d+1)/2) plus O(p) to assemble the
