@@ -122,17 +122,7 @@ double NoiseSource::laplace(double b) {
   return (w & 1) ? -magnitude : magnitude;
 }
 
-std::uint64_t NoiseSource::uniform_below(std::uint64_t bound) {
-  if (bound == 0) throw InvalidParameter("uniform_below: bound must be >= 1, got 0");
-  __extension__ using uint128 = unsigned __int128;  // GCC/Clang; __extension__ keeps -Wpedantic quiet
-  // The high word of word·bound is uniform on {0..bound−1} except for the (−bound mod bound) low
-  // values that would bias it; those are rejected.
-  for (;;) {
-    const uint128 product = static_cast<uint128>(next_word()) * bound;
-    const auto low = static_cast<std::uint64_t>(product);
-    if (low >= bound || low >= (-bound) % bound) return static_cast<std::uint64_t>(product >> 64);
-  }
-}
+void NoiseSource::throw_zero_bound() { throw InvalidParameter("uniform_below: bound must be >= 1, got 0"); }
 
 namespace {
 // Bernoulli(exp(−γ)) for γ = numerator/denominator ∈ [0, 1]: draw A_k ~ Bernoulli(γ/k) until the

@@ -98,7 +98,18 @@ class NoiseSource {
   double laplace(double b);
 
   // Uniform on {0, …, bound − 1}, bound ≥ 1, without modulo bias (Lemire 2019: multiply, reject).
-  std::uint64_t uniform_below(std::uint64_t bound);
+  // Inline: the discrete Laplace sampler calls it several times a draw.
+  std::uint64_t uniform_below(std::uint64_t bound) {
+    if (bound == 0) throw_zero_bound();
+    __extension__ using uint128 = unsigned __int128;  // GCC/Clang; __extension__ keeps -Wpedantic quiet
+    // The high word of word·bound is uniform on {0..bound−1} except for the (−bound mod bound) low
+    // values that would bias it; those are rejected.
+    for (;;) {
+      const uint128 product = static_cast<uint128>(next_word()) * bound;
+      const auto low = static_cast<std::uint64_t>(product);
+      if (low >= bound || low >= (-bound) % bound) return static_cast<std::uint64_t>(product >> 64);
+    }
+  }
   // Bernoulli(exp(−numerator/denominator)) exactly, from integer draws only (Canonne, Kamath &
   // Steinke 2020, Algorithm 1). denominator ≥ 1; any numerator.
   bool bernoulli_exp_minus(std::uint64_t numerator, std::uint64_t denominator);
@@ -119,6 +130,7 @@ class NoiseSource {
  private:
   static constexpr std::size_t kBufferWords = 512;
   void refill();
+  [[noreturn]] static void throw_zero_bound();
   // The rare Ziggurat cases: the tail beyond R (layer 0) or the wedge test (layers 1-255). Returns
   // NaN when the point is rejected and the caller must draw a fresh word.
   double gaussian_slow(unsigned layer, double u);
