@@ -17,8 +17,8 @@
 //
 // Checkpoints (--checkpoint PATH --checkpoint-every N, --resume): every N releases the reader waits
 // until every worker is done with the same release (Replay::drain) and writes the whole state —
-// the continual sum (its own checkpoint: exact sums, the node noise later releases need, the seeded
-// source, the accountant's ledger), both learners, the regret meter, the reader's counts and a
+// the continual sum (its own checkpoint: exact sums, the node noise later releases need, the noise
+// source's state, the accountant's ledger), both learners, the regret meter, the reader's counts and a
 // fingerprint of the rows replayed, and the settings a resume must share — into one protobuf
 // message (replay_checkpoint.proto), replaced atomically (dpstream/io/atomic_file.hpp). Counted in
 // releases because a release is the only point where the stream holds no partial block. --resume
@@ -200,7 +200,7 @@ struct Settings {
 //
 // Checkpoints: drain() lets every worker finish every published block b' < b (they then wait for
 // block b and touch nothing), and save() records that point: the stream after releases 1..b (its
-// own serialize(): exact sums, held node noise, the seeded source, the accountant's ledger), the
+// own serialize(): exact sums, held node noise, the noise source's state, the accountant's ledger), the
 // private learner after following releases 1..b−1 (release b is the stream's latest; L follows it
 // at block b), FTL and the meter after block b − 1. A Replay built from such a checkpoint starts
 // every counter at b, so its workers continue exactly where the saved ones stopped.
