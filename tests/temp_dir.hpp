@@ -1,11 +1,14 @@
 // Test fixtures for files: a fresh directory under the system's temp dir, removed with everything
-// in it at scope exit, and raw byte writes (for corrupt or hand-made inputs).
+// in it at scope exit, and raw byte reads and writes, plain or gzipped (for corrupt or hand-made
+// inputs).
 #pragma once
 
 #include <stdlib.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -31,6 +34,19 @@ struct TempDir {
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `bytes` gzip-compressed into `path` (through zlib, as the IDX reader reads it).
+inline void write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  if (f == nullptr) throw std::runtime_error("write_gzip: cannot open " + path);
+  const bool written = gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size());
+  if (gzclose(f) != Z_OK || !written) throw std::runtime_error("write_gzip: cannot write " + path);
 }
 
 }  // namespace dpstream::testing

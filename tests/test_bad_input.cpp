@@ -64,6 +64,8 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using Catch::Matchers::Contains;
+using dpstream::testing::read_bytes;
+using dpstream::testing::write_gzip;
 
 namespace {
 
@@ -107,11 +109,6 @@ MatrixXd small_symmetric(Index d) {
 }
 
 void write_text(const std::string& path, const std::string& text) { testing::write_bytes(path, text); }
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void truncate_file(const std::string& path, std::size_t keep) {
   std::filesystem::resize_file(path, keep);
@@ -181,13 +178,6 @@ std::string idx_float64_bytes(std::uint32_t count, std::uint32_t rows, std::uint
     for (int s = 56; s >= 0; s -= 8) out += static_cast<char>((bits >> s) & 0xff);
   }
   return out;
-}
-
-void write_gzip(const std::string& path, const std::string& bytes) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  REQUIRE(f != nullptr);
-  REQUIRE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
-  gzclose(f);
 }
 
 stream::ContinualSumOptions sum_options() {

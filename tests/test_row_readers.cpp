@@ -34,21 +34,11 @@ using dpstream::io::RowSourceOptions;
 using Catch::Matchers::Contains;
 
 using dpstream::testing::TempDir;
+using dpstream::testing::read_bytes;
 using dpstream::testing::write_bytes;
+using dpstream::testing::write_gzip;
 
 namespace {
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_gzip(const std::string& path, const std::string& bytes) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  REQUIRE(f != nullptr);
-  REQUIRE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
-  REQUIRE(gzclose(f) == Z_OK);
-}
 
 void put_be32(std::string& s, std::uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) s += static_cast<char>((v >> shift) & 0xff);

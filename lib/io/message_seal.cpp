@@ -44,7 +44,8 @@ void check_message_seal(const std::string& bytes, const std::string& what) {
     throw CorruptInput(what + ": " + std::to_string(n) +
                        " bytes without the CRC-32 trailer (truncated, or not written by this library)");
   std::uint32_t stored = 0;
-  for (int i = 0; i < 4; ++i) stored |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[n - 4 + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    stored |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[n - 4 + i])) << (8 * i);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
   const std::uint32_t computed = crc_of(bytes, n - kSealBytes);
   if (computed != stored) {
