@@ -75,6 +75,8 @@
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
+#include "dpstream/stream/separable_noise.hpp"
+#include "dpstream/stream/stationary_estimate.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 
@@ -247,6 +249,10 @@ class Replay {
       p.k = s.k;
       p.mode = pca::FplMode::private_tree;
       private_ = std::make_unique<pca::FplOnlinePca>(d, p);
+      // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
+      // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
+      if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise()))
+        stationary_.emplace(separable->strategy());
       // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
       sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
       private_index_ = meter_->learner("private");
@@ -317,6 +323,7 @@ class Replay {
     if (sum_) {
       out.set_continual_sum(sum_->serialize());
       tools::checkpoint::put(private_->state(), *out.mutable_private_learner());
+      if (stationary_) tools::checkpoint::put(stationary_->state(), *out.mutable_stationary());
     }
     tools::checkpoint::put(ftl_->state(), *out.mutable_ftl());
     tools::checkpoint::put(meter_->state(), *out.mutable_meter());
@@ -386,7 +393,17 @@ class Replay {
     for (auto* a : {&produced_signal_, &released_, &ready_, &s_done_, &l_done_, &e_done_}) a->store(b);
     release_free_.store(b - 1);
     rows_done_.store(b * block_);
-    if (private_) release_copy_[b % 2] = sum_->noisy_prefix();  // release b, which L follows at block b
+    if (stationary_) {
+      try {
+        stationary_->restore(tools::checkpoint::get(from.stationary()));
+      } catch (const InvalidParameter& e) {
+        throw CorruptInput(std::string("stationary estimate: ") + e.what());
+      }
+      if (stationary_->steps() != b)
+        throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
+                           std::to_string(b));
+    }
+    if (private_) release_copy_[b % 2] = followed(sum_->noisy_prefix());  // release b, which L follows at block b
   }
 
   void worker(bool (Replay::*step)(std::uint64_t), std::exception_ptr& error, double& cpu) {
@@ -411,14 +428,17 @@ class Replay {
   // S (inside update_block): release t into slot t % 2, once L is done with release t − 2. After
   // the workers stopped (the final flush), the learner follows it here.
   void on_release(const stream::ContinualCovariance::Release& r) {
+    if (stationary_) stationary_->add(r.step, r.noisy_prefix);
     if (!running_) {
-      private_->follow(r.noisy_prefix);
+      private_->follow(followed(r.noisy_prefix));
       return;
     }
     if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
-    release_copy_[r.step % 2] = r.noisy_prefix;
+    release_copy_[r.step % 2] = followed(r.noisy_prefix);
     signal(released_, r.step);
   }
+  // What the private learner follows for the latest release: the release, or the stationary estimate.
+  MatrixXd followed(const MatrixXd& release) const { return stationary_ ? stationary_->prefix() : release; }
   // L: follow release b (for b ≥ 1), then score block b.
   bool learner_step(std::uint64_t b) {
     if (!wait_until(produced_signal_, b + 1)) {
@@ -459,6 +479,7 @@ class Replay {
   std::optional<privacy::PrivacyAccountant> accountant_;  // before sum_, which points at it
   std::unique_ptr<stream::ContinualCovariance> sum_;
   std::unique_ptr<pca::FplOnlinePca> private_;
+  std::optional<stream::StationaryEstimate<MatrixXd>> stationary_;  // --mechanism separable
   std::size_t private_index_ = 0, ftl_index_ = 0;
   MatrixXd ring_[kRing];
   VectorXd gains_[kRing];
@@ -481,6 +502,7 @@ double node_sigma(const stream::ContinualCovariance& sum) {
   if (const auto* tree = dynamic_cast<const stream::TreeNoise*>(&sum.noise())) return tree->node_sigma();
   if (const auto* blt = dynamic_cast<const stream::BltNoise*>(&sum.noise())) return blt->sigma();
   if (const auto* sqrt = dynamic_cast<const stream::SqrtToeplitzNoise*>(&sum.noise())) return sqrt->sigma();
+  if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum.noise())) return separable->sigma();
   if (const auto* epochs = dynamic_cast<const stream::EpochTreeNoise*>(&sum.noise())) {
     const std::uint64_t steps = std::max<std::uint64_t>(1, sum.steps());
     return epochs->epoch_sigma(static_cast<std::uint32_t>(std::bit_width(steps) - 1));
@@ -493,6 +515,8 @@ std::string mechanism_label(const stream::ContinualCovariance& sum) {
   if (const auto* blt = dynamic_cast<const stream::BltNoise*>(&sum.noise()))
     return "BLT (" + std::to_string(blt->blt().buffers()) + " buffers)";
   if (dynamic_cast<const stream::SqrtToeplitzNoise*>(&sum.noise())) return "square-root Toeplitz factorization";
+  if (dynamic_cast<const stream::SeparableNoise*>(&sum.noise()))
+    return "separable factorization, followed through its stationary estimate";
   return sum.options().strategy == stream::NoiseStrategy::honaker_tree ? "Honaker tree" : "binary tree";
 }
 
@@ -680,7 +704,7 @@ int run(const Settings& s) {
     if (s.limit != 0) known_rows = known_rows ? std::min(*known_rows, s.limit) : s.limit;
   }
 
-  if (!s.nonprivate && (s.mechanism == "sqrt" || s.mechanism == "blt") && !known_rows)
+  if (!s.nonprivate && (s.mechanism == "sqrt" || s.mechanism == "blt" || s.mechanism == "separable") && !known_rows)
     throw UsageError("--mechanism " + s.mechanism + " is built for a known number of releases, and " + source->path() +
                      " does not declare its row count: give --limit N (or --shuffle, which reads every row first)");
   // ---- resuming: the rows already replayed are read again (the same rows, or the resume is refused) ----
@@ -899,6 +923,13 @@ int run(const Settings& s) {
                 privacy::format_value(s.delta).c_str(), s.calibration.c_str());
     std::printf("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
                 sum->mu(), node_sigma(*sum), (unsigned long long)sum->steps(), sum->latest().noise_variance);
+    if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum->noise())) {
+      // What the learner follows: t·m̂_t, per-entry variance t²σ²/info_t (stationary_estimate.hpp).
+      const double t = static_cast<double>(sum->steps());
+      std::printf("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
+                  t * t * separable->sigma() * separable->sigma() / separable->strategy().information(sum->steps()),
+                  (unsigned long long)sum->steps());
+    }
     std::printf("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n",
                 s.seed ? ("seeded (seed " + std::to_string(*s.seed) + "): reproducible, NOT secure").c_str()
                        : "secure (libsodium ChaCha20, OS-keyed)",
@@ -1003,9 +1034,11 @@ int main(int argc, char** argv) {
   app.add_option("--delta", s.delta, "privacy: delta of the whole stream, in (0, 1)")->capture_default_str();
   app.add_option("--mechanism", s.mechanism,
                  "continual-release noise: binary tree, Honaker's variance-reduced tree, square-root Toeplitz "
-                 "factorization (memory: all past draws, small d only) or a BLT optimised for the stream's length "
-                 "(sqrt and blt need the length: an input that declares it, --shuffle, or --limit)")
-      ->check(CLI::IsMember({"tree", "honaker", "sqrt", "blt"}))
+                 "factorization (memory: all past draws, small d only), a BLT optimised for the stream's length, "
+                 "or the separable factorization whose releases the learner follows through their stationary "
+                 "estimate (least squares, assumes the rows' distribution does not drift) (sqrt, blt and separable "
+                 "need the length: an input that declares it, --shuffle, or --limit)")
+      ->check(CLI::IsMember({"tree", "honaker", "sqrt", "blt", "separable"}))
       ->capture_default_str();
   app.add_option("--blt-error", s.blt_error,
                  "--mechanism blt: optimise the BLT for the largest release variance (max) or the average (mean)")

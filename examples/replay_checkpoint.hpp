@@ -25,6 +25,7 @@
 #include "dpstream/io/message_seal.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
+#include "dpstream/stream/stationary_estimate.hpp"
 #include "replay_checkpoint.pb.h"
 
 namespace dpstream::tools {
@@ -179,6 +180,24 @@ inline pca::SubspaceTracker::State get(const replay::SubspaceTracker& m, const s
 
 // The replay's learners never draw perturbations (no perturbed_leader mode): a state with a
 // perturbation source has no place in the message and is refused here.
+inline void put(const stream::StationaryEstimate<Eigen::MatrixXd>::State& s, replay::StationaryEstimate& out) {
+  out.set_steps(s.steps);
+  put(s.weighted_increments, *out.mutable_weighted_increments());
+  put(s.previous_release, *out.mutable_previous_release());
+  put(s.numerator, *out.mutable_numerator());
+  out.set_denominator(s.denominator);
+}
+
+inline stream::StationaryEstimate<Eigen::MatrixXd>::State get(const replay::StationaryEstimate& m) {
+  stream::StationaryEstimate<Eigen::MatrixXd>::State s;
+  s.steps = m.steps();
+  s.weighted_increments = get(m.weighted_increments(), "stationary.weighted_increments");
+  s.previous_release = get(m.previous_release(), "stationary.previous_release");
+  s.numerator = get(m.numerator(), "stationary.numerator");
+  s.denominator = m.denominator();
+  return s;
+}
+
 inline void put(const pca::FplOnlinePca::State& s, replay::FplLearner& out) {
   if (s.perturbation_source) throw InvalidParameter("replay checkpoint: a perturbed_leader learner cannot be saved");
   out.set_mode(pca::to_string(s.mode));

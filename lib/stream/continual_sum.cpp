@@ -26,6 +26,7 @@ const char* to_string(NoiseStrategy strategy) noexcept {
     case NoiseStrategy::honaker_tree: return "honaker";
     case NoiseStrategy::sqrt_toeplitz: return "sqrt_toeplitz";
     case NoiseStrategy::blt: return "blt";
+    case NoiseStrategy::separable: return "separable";
   }
   return "?";
 }
@@ -35,7 +36,8 @@ NoiseStrategy parse_noise_strategy(const std::string& name) {
   if (name == "honaker") return NoiseStrategy::honaker_tree;
   if (name == "sqrt_toeplitz" || name == "sqrt") return NoiseStrategy::sqrt_toeplitz;
   if (name == "blt") return NoiseStrategy::blt;
-  throw InvalidParameter("unknown noise strategy '" + name + "' (expected tree, honaker, sqrt or blt)");
+  if (name == "separable") return NoiseStrategy::separable;
+  throw InvalidParameter("unknown noise strategy '" + name + "' (expected tree, honaker, sqrt, blt or separable)");
 }
 
 namespace {
@@ -56,7 +58,8 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
   if (options.horizon != 0 && options.horizon > UINT64_MAX / options.block_rows)
     throw InvalidParameter("continual sum: horizon × block_rows overflows 64 bits");
-  const bool factorization = options.strategy == NoiseStrategy::sqrt_toeplitz || options.strategy == NoiseStrategy::blt;
+  const bool factorization = options.strategy == NoiseStrategy::sqrt_toeplitz || options.strategy == NoiseStrategy::blt ||
+                             options.strategy == NoiseStrategy::separable;
   if (factorization && options.horizon == 0)
     throw InvalidParameter(std::string("continual sum: the ") + to_string(options.strategy) +
                            " strategy is built for a fixed horizon; horizon must be >= 1 (0 = unbounded is for trees)");
@@ -101,7 +104,9 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
     noise_ = make_tree_noise(tree, exact_.packed_size());
   } else {
     FactorizationNoiseOptions f;
-    f.kind = options.strategy == NoiseStrategy::blt ? FactorizationKind::blt : FactorizationKind::sqrt_toeplitz;
+    f.kind = options.strategy == NoiseStrategy::blt         ? FactorizationKind::blt
+             : options.strategy == NoiseStrategy::separable ? FactorizationKind::separable
+                                                            : FactorizationKind::sqrt_toeplitz;
     f.horizon = options.horizon;
     f.l2_sensitivity = l2_sensitivity_;
     f.target = options.target;

@@ -9,6 +9,7 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
+#include "dpstream/stream/separable_noise.hpp"
 
 namespace dpstream::stream {
 
@@ -220,6 +221,12 @@ std::unique_ptr<ContinualNoise> make_factorization_noise(const FactorizationNois
     const VectorXd f = sqrt_toeplitz_coefficients(options.horizon);
     const double sigma = privacy::gaussian_sigma(options.l2_sensitivity * f.norm(), options.target, options.calibration);
     return std::make_unique<SqrtToeplitzNoise>(options.horizon, sigma, options.l2_sensitivity, size);
+  }
+  if (options.kind == FactorizationKind::separable) {
+    SeparableStrategy strategy = SeparableStrategy::optimize(options.horizon);
+    const double sigma = privacy::gaussian_sigma(options.l2_sensitivity * std::sqrt(strategy.sensitivity_squared()),
+                                                 options.target, options.calibration);
+    return std::make_unique<SeparableNoise>(std::move(strategy), sigma, options.l2_sensitivity, size);
   }
   BufferedToeplitz blt = options.blt ? *options.blt : [&] {
     BltOptimizeOptions o;

@@ -172,7 +172,7 @@ const char* strategy_name(NoiseStrategy s) { return dpstream::stream::to_string(
 
 TEST_CASE("audit: ContinualSum vector, every strategy, stays within its claim", "[audit][continual][slow]") {
   for (const auto strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
-                              NoiseStrategy::blt}) {
+                              NoiseStrategy::blt, NoiseStrategy::separable}) {
     VectorStreamAudit audit;
     audit.options = stream_options(strategy, 8, Neighbours::add_remove_row);
     const double mu = ContinualVectorSum(audit.dimension, audit.options).mu();
@@ -210,7 +210,7 @@ TEST_CASE("audit: ContinualSum unbounded (doubling epochs) stays within its clai
 
 TEST_CASE("audit: ContinualSum covariance (replace) stays within its claim", "[audit][continual][slow]") {
   for (const auto strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
-                              NoiseStrategy::blt}) {
+                              NoiseStrategy::blt, NoiseStrategy::separable}) {
     const auto options = stream_options(strategy, 4, Neighbours::replace_row);
     const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
     const auto result = run_audit(std::string("continual covariance replace ") + strategy_name(strategy) + " T=4",

@@ -19,7 +19,8 @@
 //    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
 //    Factorizations (factorization_noise.hpp), fixed horizon only: square-root Toeplitz (the exact
 //    reference, memory O(p·T)) or a BLT (O(p·buffers)), one Gaussian mechanism with the strategy's
-//    sensitivity.
+//    sensitivity; the separable strategy (separable_noise.hpp, O(p)) is built for the stationary
+//    estimate (stationary_estimate.hpp), its own prefixes being far noisier than a BLT's.
 //    Covariance noise shape: paper_symmetric (i.i.d. upper triangle, mirrored) or goe (off-diagonal
 //    variance halved; proof in privacy/symmetric_gaussian.hpp, it applies node by node).
 //  * Guarantee and accounting: the whole stream of releases is (ε, δ)-DP for the target (μ-GDP with
@@ -67,8 +68,9 @@
 namespace dpstream::stream {
 
 // Which noise strategy a continual sum runs (names as in checkpoints and on command lines).
-enum class NoiseStrategy { plain_tree, honaker_tree, sqrt_toeplitz, blt };
-const char* to_string(NoiseStrategy strategy) noexcept;  // "plain", "honaker", "sqrt_toeplitz", "blt"
+enum class NoiseStrategy { plain_tree, honaker_tree, sqrt_toeplitz, blt, separable };
+// "plain", "honaker", "sqrt_toeplitz", "blt", "separable"
+const char* to_string(NoiseStrategy strategy) noexcept;
 // Also accepts "tree" for plain_tree and "sqrt" for sqrt_toeplitz; InvalidParameter listing the names.
 NoiseStrategy parse_noise_strategy(const std::string& name);
 

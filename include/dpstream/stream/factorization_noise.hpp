@@ -103,7 +103,7 @@ class BltNoise final : public ContinualNoise {
   Eigen::VectorXd draw_;     // scratch: z_t
 };
 
-enum class FactorizationKind { sqrt_toeplitz, blt };
+enum class FactorizationKind { sqrt_toeplitz, blt, separable };  // separable: separable_noise.hpp
 
 struct FactorizationNoiseOptions {
   FactorizationKind kind = FactorizationKind::blt;
@@ -116,7 +116,8 @@ struct FactorizationNoiseOptions {
   BltError error = BltError::max;
 };
 
-// Calibrates σ = gaussian_sigma(Δ·√(Σ c_k²), target, calibration) and builds the strategy.
+// Calibrates σ = gaussian_sigma(Δ·(C's largest column norm), target, calibration) and builds the
+// strategy (separable: SeparableStrategy::optimize for the horizon).
 std::unique_ptr<ContinualNoise> make_factorization_noise(const FactorizationNoiseOptions& options, Eigen::Index size);
 
 }  // namespace dpstream::stream
