@@ -244,7 +244,7 @@ TEST_CASE("checkpoint mid-block: the restored stream continues bit-identically",
   const Eigen::Index d = 7;
   const Eigen::MatrixXd a = bounded_rows(200, d, 11);
   for (NoiseStrategy strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
-                                 NoiseStrategy::blt}) {
+                                 NoiseStrategy::blt, NoiseStrategy::separable}) {
     for (std::uint64_t horizon : {std::uint64_t{64}, std::uint64_t{0}}) {
       const bool tree = strategy == NoiseStrategy::plain_tree || strategy == NoiseStrategy::honaker_tree;
       if (horizon == 0 && !tree) continue;  // factorizations need a fixed horizon

@@ -229,11 +229,11 @@ TEST_CASE("factorization state round trip continues the same noise; bad states a
   CHECK_THROWS_NAMING(SqrtToeplitzNoise(horizon, 2.0, 1.0, size).load(lost_draw), CorruptInput, Contains("stored draws"));
 }
 
-TEST_CASE("a ContinualCovariance on a BLT or sqrt strategy: exact prefix plus the strategy's noise, one charge", "[factorization][continual]") {
+TEST_CASE("a ContinualCovariance on a BLT, sqrt or separable strategy: exact prefix plus the strategy's noise, one charge", "[factorization][continual]") {
   const Index d = 4;
   MatrixXd rows = MatrixXd::Random(30, d);
   rows = rows.array() / 4;  // norms ≤ 1
-  for (NoiseStrategy strategy : {NoiseStrategy::sqrt_toeplitz, NoiseStrategy::blt}) {
+  for (NoiseStrategy strategy : {NoiseStrategy::sqrt_toeplitz, NoiseStrategy::blt, NoiseStrategy::separable}) {
     INFO(to_string(strategy));
     ContinualSumOptions o;
     o.horizon = 10;
@@ -243,7 +243,7 @@ TEST_CASE("a ContinualCovariance on a BLT or sqrt strategy: exact prefix plus th
     privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
     ContinualCovariance sum(d, o, &accountant);
     CHECK(accountant.ledger().size() == 1);
-    CHECK(sum.noise().name() == (strategy == NoiseStrategy::blt ? "blt" : "sqrt_toeplitz"));
+    CHECK(sum.noise().name() == to_string(strategy));
     sum.update_block(rows);
     CHECK(sum.steps() == 10);
     // The release minus the exact prefix is the noise: its size is that of the closed form (loose:
@@ -259,5 +259,6 @@ TEST_CASE("a ContinualCovariance on a BLT or sqrt strategy: exact prefix plus th
   CHECK_THROWS_NAMING(ContinualCovariance(d, unbounded), InvalidParameter, Contains("fixed horizon"));
   CHECK(parse_noise_strategy("sqrt") == NoiseStrategy::sqrt_toeplitz);
   CHECK(parse_noise_strategy("tree") == NoiseStrategy::plain_tree);
-  CHECK_THROWS_NAMING(parse_noise_strategy("bltx"), InvalidParameter, Contains("expected tree, honaker, sqrt or blt"));
+  CHECK(parse_noise_strategy("separable") == NoiseStrategy::separable);
+  CHECK_THROWS_NAMING(parse_noise_strategy("bltx"), InvalidParameter, Contains("expected tree, honaker, sqrt, blt or separable"));
 }

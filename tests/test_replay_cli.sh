@@ -88,6 +88,11 @@ tree_var="$(grep -o 'noise variance [0-9.e+-]*' "$work/ok.out" | awk '{print $3}
 blt_var="$(grep -o 'noise variance [0-9.e+-]*' "$work/sqrt.out" | awk '{print $3}')"
 awk -v t="$tree_var" -v b="$blt_var" 'BEGIN { exit !(b > 0 && b < t) }' ||
   fail "sqrt noise variance $blt_var is not below the tree's $tree_var"
+# The separable strategy: the learner follows the stationary estimate, whose variance is printed too.
+run separable --input "$work/rows.csv" --k 2 --block 16 --seed 1 --mechanism separable --limit 640 --out "$work/out-sep"
+[ "$status" -eq 0 ] && [ "$(field separable mechanism)" = '"separable"' ] &&
+  grep -q 'followed: the stationary estimate' "$work/separable.out" ||
+  fail "--mechanism separable: status $status, $(json separable) $(cat "$work/separable.err")"
 
 # ---- no --input and no Fashion-MNIST: the generated spiked-covariance stream (d = 256) ----
 DPSTREAM_FASHION_MNIST="$work/absent.gz" run synth --limit 1024 --k 3 --seed 2 --out "$work/out-synth"
@@ -144,6 +149,7 @@ bad_flag "${in[@]}" --block 0
 bad_flag "${in[@]}" --normalize clip --clip-norm 0
 bad_flag "${in[@]}" --mechanism laplace
 bad_flag "${in[@]}" --mechanism blt          # a CSV's length is unknown without --limit
+bad_flag "${in[@]}" --mechanism separable
 bad_flag "${in[@]}" --noise-shape round
 bad_flag "${in[@]}" --calibration loose
 bad_flag "${in[@]}" --k ten

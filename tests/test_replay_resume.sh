@@ -154,6 +154,16 @@ run csv-changed "${csv[@]}" --checkpoint "$ck3" --resume --out "$work/csv2"
 [ "$status" -eq 2 ] && grep -q 'the input differs' "$work/csv-changed.err" ||
   fail "resume on a changed input: status $status, $(cat "$work/csv-changed.err")"
 
+# ---- --mechanism separable: the stationary estimate's running sums are in the checkpoint too ----
+sep=(--seed 7 --mechanism separable --noise-shape goe)
+run sep-ref "${sep[@]}" --out "$work/sep-ref"
+[ "$status" -eq 0 ] || fail "separable run exited $status: $(cat "$work/sep-ref.err")"
+run sep-killed "${sep[@]}" --checkpoint "$work/sep.ckpt" --checkpoint-every 25 --test-kill-at-block 80 --out "$work/sep"
+[ "$status" -eq 137 ] || fail "separable kill: status $status: $(cat "$work/sep-killed.err")"
+run sep-resumed "${sep[@]}" --checkpoint "$work/sep.ckpt" --resume --out "$work/sep"
+[ "$status" -eq 0 ] || fail "separable resume exited $status: $(cat "$work/sep-resumed.err")"
+same sep-resumed sep sep-ref sep-ref
+
 # ---- flags ----
 run noflag "${common[@]}" --resume --out "$work/noflag"
 [ "$status" -eq 2 ] && grep -q -- '--resume needs --checkpoint' "$work/noflag.err" ||

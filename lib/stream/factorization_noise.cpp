@@ -212,6 +212,59 @@ void BltNoise::load(const proto::ContinualNoiseState& in) {
   steps_ = in.steps();
 }
 
+// ---- separable (separable_noise.hpp) -------------------------------------------------------------
+
+SeparableNoise::SeparableNoise(SeparableStrategy strategy, double sigma, double l2_sensitivity, Index size)
+    : strategy_(std::move(strategy)),
+      sigma_((require_positive("SeparableNoise sigma", sigma), sigma)),
+      l2_sensitivity_((require_positive("SeparableNoise l2_sensitivity", l2_sensitivity), l2_sensitivity)),
+      size_((require_size("SeparableNoise", size), size)),
+      previous_draw_(VectorXd::Zero(size)),
+      draw_(size) {}
+
+void SeparableNoise::advance(privacy::NoiseSource& source, Eigen::Ref<VectorXd> release_noise) {
+  require_advance("SeparableNoise::advance", steps_, horizon(), release_noise.size(), size_);
+  source.fill_gaussian(std::span<double>(draw_.data(), static_cast<std::size_t>(size_)), sigma_);
+  const auto t = static_cast<Index>(steps_);  // 0-based index of z_{t+1}
+  const VectorXd& alpha = strategy_.alpha();
+  const double scale = 1.0 / strategy_.beta()(t);  // √A_t
+  if (t == 0)
+    release_noise = (scale / alpha(0)) * draw_;
+  else
+    release_noise += scale * (draw_ / alpha(t) - previous_draw_ / alpha(t - 1));
+  previous_draw_.swap(draw_);
+  ++steps_;
+}
+
+double SeparableNoise::release_variance(std::uint64_t t) const { return sigma_ * sigma_ * strategy_.prefix_error(t); }
+
+std::vector<NodeWeight> SeparableNoise::release_weights(std::uint64_t t) const {
+  // g_j is the weight of z_j in N_t (noise_coefficients is indexed by j, step_weights by t − j).
+  return step_weights(sigma_, strategy_.noise_coefficients(t).reverse(), t);
+}
+
+double SeparableNoise::mu() const { return l2_sensitivity_ * std::sqrt(strategy_.sensitivity_squared()) / sigma_; }
+
+void SeparableNoise::save(proto::ContinualNoiseState& out) const {
+  proto::FactorizationNoiseState& f = start_state(out, name(), steps_, horizon(), sigma_);
+  f.mutable_output_scale()->Add(strategy_.alpha().data(), strategy_.alpha().data() + strategy_.alpha().size());
+  if (steps_ > 0) f.mutable_state()->Add(previous_draw_.data(), previous_draw_.data() + size_);
+}
+
+void SeparableNoise::load(const proto::ContinualNoiseState& in) {
+  const proto::FactorizationNoiseState& f = checked_state(in, name(), horizon(), sigma_);
+  const VectorXd& alpha = strategy_.alpha();
+  if (f.output_scale_size() != alpha.size() || !std::equal(f.output_scale().begin(), f.output_scale().end(), alpha.data()))
+    throw CorruptInput("noise state: the separable strategy (alpha) differs from this stream's");
+  const Index expected = in.steps() > 0 ? size_ : 0;
+  if (f.state_size() != expected)
+    throw CorruptInput("noise state: " + std::to_string(f.state_size()) + " stored draw values, expected " +
+                       std::to_string(expected));
+  previous_draw_.setZero();
+  if (expected > 0) previous_draw_ = Eigen::Map<const VectorXd>(f.state().data(), size_);
+  steps_ = in.steps();
+}
+
 // ---- construction -------------------------------------------------------------------------------------
 
 std::unique_ptr<ContinualNoise> make_factorization_noise(const FactorizationNoiseOptions& options, Index size) {
