@@ -75,9 +75,9 @@
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
+#include "dpstream/stream/row_guard.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
-#include "dpstream/stream/row_guard.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 
 using namespace dpstream;

@@ -71,6 +71,7 @@ class SeparableStrategy {
   Eigen::VectorXd alpha_;
   Eigen::VectorXd beta_;
   Eigen::VectorXd tail_;               // A_j = Σ_{s≥j} α_s², j = 1 … T (0-based storage)
+  Eigen::VectorXd row_sums_;           // (C·1)_t, t = 1 … T (0-based storage)
   std::vector<double> information_;    // info_t, t = 0 … T
   std::vector<double> interior_error_; // Σ_{j<t} g_j², t = 0 … T (g_j for j < t)
   double sensitivity_squared_ = 0;
