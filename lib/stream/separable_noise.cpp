@@ -238,7 +238,9 @@ SeparableStrategy SeparableStrategy::optimize(std::uint64_t horizon, double expo
   const auto n = static_cast<Index>(horizon);
   // Start from α_t = 1/t (the optimum decays a little faster, ~t^−1.15, and drops near the end).
   VectorXd x = -VectorXd::LinSpaced(n, 1.0, static_cast<double>(n)).array().log();
-  if (n <= 2) return SeparableStrategy(x.array().exp());  // one row sum enters the loss at most: any α is optimal
+  // T = 2: the loss is info_1^(−p) alone, whose infimum (α_2 → 0: nothing spent on the unused last
+  // release) is not attained; α_t = 1/t, a proper point, is kept. T = 1: C = [1].
+  if (n <= 2) return SeparableStrategy(x.array().exp());
   if (n <= kFullResolution || !coarse) {
     SeparableObjective objective(n, exponent);
     return SeparableStrategy(minimise(objective, x, objective, 1e-13).array().exp());
