@@ -73,6 +73,11 @@ proto::FactorizationNoiseState& start_state(proto::ContinualNoiseState& out, con
   return f;
 }
 
+// Whether stored strategy parameters are exactly this stream's (a restore with another C is refused).
+bool same_values(const google::protobuf::RepeatedField<double>& stored, const VectorXd& mine) {
+  return stored.size() == mine.size() && std::equal(stored.begin(), stored.end(), mine.data());
+}
+
 // N_t = Σ_{i≤t} σ·b_{t−i}·z_i as node weights: the draw of step i is node (0, 0, i).
 std::vector<NodeWeight> step_weights(double sigma, const VectorXd& b, std::uint64_t t) {
   std::vector<NodeWeight> weights;
@@ -200,10 +205,7 @@ void BltNoise::save(proto::ContinualNoiseState& out) const {
 void BltNoise::load(const proto::ContinualNoiseState& in) {
   const proto::FactorizationNoiseState& f = checked_state(in, name(), horizon_, sigma_);
   const Index b = blt_.buffers();
-  auto same = [&](const google::protobuf::RepeatedField<double>& stored, const VectorXd& mine) {
-    return stored.size() == mine.size() && std::equal(stored.begin(), stored.end(), mine.data());
-  };
-  if (!same(f.buf_decay(), blt_.buf_decay()) || !same(f.output_scale(), blt_.output_scale()))
+  if (!same_values(f.buf_decay(), blt_.buf_decay()) || !same_values(f.output_scale(), blt_.output_scale()))
     throw CorruptInput("noise state: the BLT parameters differ from this stream's");
   if (f.state_size() != b * size_)
     throw CorruptInput("noise state: " + std::to_string(f.state_size()) + " buffer values, expected " +
@@ -253,8 +255,7 @@ void SeparableNoise::save(proto::ContinualNoiseState& out) const {
 
 void SeparableNoise::load(const proto::ContinualNoiseState& in) {
   const proto::FactorizationNoiseState& f = checked_state(in, name(), horizon(), sigma_);
-  const VectorXd& alpha = strategy_.alpha();
-  if (f.output_scale_size() != alpha.size() || !std::equal(f.output_scale().begin(), f.output_scale().end(), alpha.data()))
+  if (!same_values(f.output_scale(), strategy_.alpha()))
     throw CorruptInput("noise state: the separable strategy (alpha) differs from this stream's");
   const Index expected = in.steps() > 0 ? size_ : 0;
   if (f.state_size() != expected)

@@ -18,6 +18,29 @@ using Eigen::VectorXd;
 using privacy::format_value;
 using privacy::require_positive;
 
+namespace {
+
+// The forward pass the strategy and the optimiser's objective share: from α_1² … α_T² (0-based),
+// the tails A_j = Σ_{s≥j} α_s², β_j = A_j^(−1/2), B_s = Σ_{j≤s} β_j and info_t = Σ_{s≤t} α_s² B_s².
+struct ForwardPass {
+  VectorXd tail, beta, beta_sum, information;
+};
+
+ForwardPass forward_pass(const VectorXd& alpha_squared) {
+  const Index n = alpha_squared.size();
+  ForwardPass f{VectorXd(n), VectorXd(n), VectorXd(n), VectorXd(n)};
+  double acc = 0;
+  for (Index j = n - 1; j >= 0; --j) f.tail(j) = (acc += alpha_squared(j));
+  f.beta = f.tail.cwiseSqrt().cwiseInverse();
+  acc = 0;
+  for (Index s = 0; s < n; ++s) f.beta_sum(s) = (acc += f.beta(s));
+  acc = 0;
+  for (Index s = 0; s < n; ++s) f.information(s) = (acc += alpha_squared(s) * f.beta_sum(s) * f.beta_sum(s));
+  return f;
+}
+
+}  // namespace
+
 // ---- the strategy -----------------------------------------------------------------------------------
 
 SeparableStrategy::SeparableStrategy(const Eigen::Ref<const VectorXd>& alpha) {
@@ -28,24 +51,20 @@ SeparableStrategy::SeparableStrategy(const Eigen::Ref<const VectorXd>& alpha) {
                              format_value(alpha(t)));
   alpha_ = alpha / alpha(0);
   const Index n = alpha_.size();
-  tail_.resize(n);
-  double tail = 0;
-  for (Index j = n - 1; j >= 0; --j) tail_(j) = (tail += alpha_(j) * alpha_(j));
-  beta_ = tail_.cwiseSqrt().cwiseInverse();
+  ForwardPass f = forward_pass(alpha_.cwiseAbs2());
+  tail_ = std::move(f.tail);
+  beta_ = std::move(f.beta);
+  row_sums_ = alpha_.cwiseProduct(f.beta_sum);
+  information_ = std::move(f.information);
   // Column j of C is α_s β_j for s ≥ j: its squared norm β_j²·A_j is 1 up to rounding.
   sensitivity_squared_ = (beta_.array().square() * tail_.array()).maxCoeff();
-  row_sums_.resize(n);
-  information_.assign(1, 0.0);
+  // g_j once a later step exists: (√A_j − √A_{j+1})/α_j (A_{T+1} = 0), and their running Σ g².
+  interior_coefficients_.resize(n);
   interior_error_.assign(1, 0.0);
-  double beta_sum = 0;
-  for (Index s = 0; s < n; ++s) {
-    beta_sum += beta_(s);
-    const double r = row_sums_(s) = alpha_(s) * beta_sum;
-    information_.push_back(information_.back() + r * r);
-    // g_j for j < t: (√A_j − √A_{j+1})/α_j, the weight of z_j once a later step exists.
-    const double next = s + 1 < n ? std::sqrt(tail_(s + 1)) : 0.0;
-    const double g = (std::sqrt(tail_(s)) - next) / alpha_(s);
-    interior_error_.push_back(interior_error_.back() + g * g);
+  for (Index j = 0; j < n; ++j) {
+    const double next = j + 1 < n ? std::sqrt(tail_(j + 1)) : 0.0;
+    interior_coefficients_(j) = (std::sqrt(tail_(j)) - next) / alpha_(j);
+    interior_error_.push_back(interior_error_.back() + interior_coefficients_(j) * interior_coefficients_(j));
   }
 }
 
@@ -62,22 +81,25 @@ double SeparableStrategy::row_sum(std::uint64_t t) const {
 
 double SeparableStrategy::information(std::uint64_t t) const {
   require_step("information", t);
-  return information_[t];
+  return information_(static_cast<Index>(t - 1));
+}
+
+double SeparableStrategy::last_coefficient(std::uint64_t t) const {
+  const auto last = static_cast<Index>(t - 1);
+  return std::sqrt(tail_(last)) / alpha_(last);
 }
 
 VectorXd SeparableStrategy::noise_coefficients(std::uint64_t t) const {
   require_step("noise_coefficients", t);
-  const auto n = static_cast<Index>(t);
-  VectorXd g(n);
-  for (Index j = 0; j + 1 < n; ++j) g(j) = (std::sqrt(tail_(j)) - std::sqrt(tail_(j + 1))) / alpha_(j);
-  g(n - 1) = std::sqrt(tail_(n - 1)) / alpha_(n - 1);
+  VectorXd g = interior_coefficients_.head(static_cast<Index>(t));
+  g(g.size() - 1) = last_coefficient(t);
   return g;
 }
 
 double SeparableStrategy::prefix_error(std::uint64_t t) const {
   require_step("prefix_error", t);
-  const auto last = static_cast<Index>(t - 1);
-  return interior_error_[t - 1] + tail_(last) / (alpha_(last) * alpha_(last));
+  const double last = last_coefficient(t);
+  return interior_error_[t - 1] + last * last;
 }
 
 namespace {
@@ -90,14 +112,10 @@ class SeparableObjective {
 
   double operator()(const VectorXd& x, VectorXd& grad) {
     const VectorXd a2 = (2 * x).array().exp();
-    VectorXd tail(n_), beta(n_), beta_sum(n_), info(n_);
-    double acc = 0;
-    for (Index j = n_ - 1; j >= 0; --j) tail(j) = (acc += a2(j));
-    beta = tail.cwiseSqrt().cwiseInverse();
-    acc = 0;
-    for (Index s = 0; s < n_; ++s) beta_sum(s) = (acc += beta(s));
-    acc = 0;
-    for (Index s = 0; s < n_; ++s) info(s) = (acc += a2(s) * beta_sum(s) * beta_sum(s));
+    const ForwardPass f = forward_pass(a2);
+    const VectorXd& tail = f.tail;
+    const VectorXd& beta_sum = f.beta_sum;
+    const VectorXd& info = f.information;
     double value = 0;
     VectorXd d_info = VectorXd::Zero(n_);
     for (Index t = 0; t + 1 < n_; ++t) {
@@ -106,7 +124,7 @@ class SeparableObjective {
     }
     // dL/dr_s² = Σ_{t≥s} dL/dinfo_t.
     VectorXd d_r2(n_);
-    acc = 0;
+    double acc = 0;
     for (Index s = n_ - 1; s >= 0; --s) d_r2(s) = (acc += d_info(s));
     VectorXd d_a2 = d_r2.cwiseProduct(beta_sum.cwiseAbs2());
     VectorXd d_beta(n_);
@@ -225,9 +243,7 @@ VectorXd minimise(Objective& objective, VectorXd x, const SeparableObjective& tr
 
 double SeparableStrategy::loss(double exponent) const {
   require_positive("SeparableStrategy::loss exponent", exponent);
-  double value = 0;
-  for (std::uint64_t t = 1; t < horizon(); ++t) value += std::pow(information_[t], -exponent);
-  return value;
+  return information_.head(information_.size() - 1).array().pow(-exponent).sum();
 }
 
 SeparableStrategy SeparableStrategy::optimize(std::uint64_t horizon, double exponent, bool coarse) {

@@ -69,13 +69,15 @@ class SeparableStrategy {
 
  private:
   void require_step(const char* what, std::uint64_t t) const;
+  double last_coefficient(std::uint64_t t) const;  // g_t = √A_t/α_t, z_t's weight in N_t
 
   Eigen::VectorXd alpha_;
   Eigen::VectorXd beta_;
-  Eigen::VectorXd tail_;               // A_j = Σ_{s≥j} α_s², j = 1 … T (0-based storage)
-  Eigen::VectorXd row_sums_;           // (C·1)_t, t = 1 … T (0-based storage)
-  std::vector<double> information_;    // info_t, t = 0 … T
-  std::vector<double> interior_error_; // Σ_{j<t} g_j², t = 0 … T (g_j for j < t)
+  Eigen::VectorXd tail_;                   // A_j = Σ_{s≥j} α_s², j = 1 … T (0-based storage)
+  Eigen::VectorXd row_sums_;               // (C·1)_t, t = 1 … T (0-based storage)
+  Eigen::VectorXd information_;            // info_t, t = 1 … T (0-based storage)
+  Eigen::VectorXd interior_coefficients_;  // g_j once a later step exists, j = 1 … T (0-based)
+  std::vector<double> interior_error_;     // Σ_{j<t} g_j², t = 0 … T (g_j for j < t)
   double sensitivity_squared_ = 0;
 };
 
