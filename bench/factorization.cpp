@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -194,6 +195,7 @@ Release release_figures(Eigen::Index d) {
   f.horizon = 2 * static_cast<std::uint64_t>(kRepeats + 1) * (static_cast<std::uint64_t>(kMinSeconds / f.limit_s) + 2);
 
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(d);
+  std::optional<SeparableStrategy> separable;  // the separable stream's, for the estimate below
   auto time_release = [&](NoiseStrategy strategy) {
     ContinualSumOptions options;
     options.horizon = f.horizon;
@@ -204,6 +206,7 @@ Release release_figures(Eigen::Index d) {
     ContinualCovariance stream(d, options);  // the BLT optimiser runs here, untimed
     if (strategy == NoiseStrategy::blt)
       f.blt_buffers = static_cast<long>(dynamic_cast<const BltNoise&>(stream.noise()).blt().buffers());
+    if (strategy == NoiseStrategy::separable) separable = dynamic_cast<const SeparableNoise&>(stream.noise()).strategy();
     const double s = best_seconds_per_unit([&] {
       stream.update(zero);  // completes the block: one release
       return 1.0;
@@ -216,8 +219,7 @@ Release release_figures(Eigen::Index d) {
   f.separable_s = time_release(NoiseStrategy::separable);
   // The stationary estimate's post-processing of one release (stationary_estimate.hpp), on its own.
   {
-    const SeparableStrategy strategy = SeparableStrategy::optimize(f.horizon);
-    StationaryEstimate<Eigen::MatrixXd> estimate(strategy);
+    StationaryEstimate<Eigen::MatrixXd> estimate(*separable);
     const Eigen::MatrixXd release = Eigen::MatrixXd::Identity(d, d);
     std::uint64_t step = 0;
     f.estimate_s = best_seconds_per_unit([&] {

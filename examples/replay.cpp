@@ -335,6 +335,8 @@ class Replay {
   eval::RegretMeter& meter() { return *meter_; }
   const stream::ContinualCovariance* sum() const { return sum_.get(); }
   const pca::FplOnlinePca* private_learner() const { return private_.get(); }
+  // --mechanism separable: what the private learner follows; nullptr otherwise.
+  const stream::StationaryEstimate<MatrixXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
   std::size_t private_index() const { return private_index_; }
   std::size_t ftl_index() const { return ftl_index_; }
   // CPU seconds of the worker threads (so that other processes on the machine do not count).
@@ -403,7 +405,7 @@ class Replay {
         throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
                            std::to_string(b));
     }
-    if (private_) release_copy_[b % 2] = followed(sum_->noisy_prefix());  // release b, which L follows at block b
+    if (private_) copy_followed(sum_->noisy_prefix(), release_copy_[b % 2]);  // release b, which L follows at block b
   }
 
   void worker(bool (Replay::*step)(std::uint64_t), std::exception_ptr& error, double& cpu) {
@@ -430,15 +432,24 @@ class Replay {
   void on_release(const stream::ContinualCovariance::Release& r) {
     if (stationary_) stationary_->add(r.step, r.noisy_prefix);
     if (!running_) {
-      private_->follow(followed(r.noisy_prefix));
+      if (stationary_)
+        private_->follow(stationary_->prefix());
+      else
+        private_->follow(r.noisy_prefix);
       return;
     }
     if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
-    release_copy_[r.step % 2] = followed(r.noisy_prefix);
+    copy_followed(r.noisy_prefix, release_copy_[r.step % 2]);
     signal(released_, r.step);
   }
-  // What the private learner follows for the latest release: the release, or the stationary estimate.
-  MatrixXd followed(const MatrixXd& release) const { return stationary_ ? stationary_->prefix() : release; }
+  // What the private learner follows for the latest release — the release, or the stationary
+  // estimate — into `slot` (its storage reused).
+  void copy_followed(const MatrixXd& release, MatrixXd& slot) const {
+    if (stationary_)
+      slot = stationary_->prefix();
+    else
+      slot = release;
+  }
   // L: follow release b (for b ≥ 1), then score block b.
   bool learner_step(std::uint64_t b) {
     if (!wait_until(produced_signal_, b + 1)) {
@@ -704,7 +715,7 @@ int run(const Settings& s) {
     if (s.limit != 0) known_rows = known_rows ? std::min(*known_rows, s.limit) : s.limit;
   }
 
-  if (!s.nonprivate && (s.mechanism == "sqrt" || s.mechanism == "blt" || s.mechanism == "separable") && !known_rows)
+  if (!s.nonprivate && stream::needs_fixed_horizon(stream::parse_noise_strategy(s.mechanism)) && !known_rows)
     throw UsageError("--mechanism " + s.mechanism + " is built for a known number of releases, and " + source->path() +
                      " does not declare its row count: give --limit N (or --shuffle, which reads every row first)");
   // ---- resuming: the rows already replayed are read again (the same rows, or the resume is refused) ----
@@ -923,12 +934,11 @@ int run(const Settings& s) {
                 privacy::format_value(s.delta).c_str(), s.calibration.c_str());
     std::printf("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
                 sum->mu(), node_sigma(*sum), (unsigned long long)sum->steps(), sum->latest().noise_variance);
-    if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum->noise())) {
-      // What the learner follows: t·m̂_t, per-entry variance t²σ²/info_t (stationary_estimate.hpp).
-      const double t = static_cast<double>(sum->steps());
+    if (const auto* estimate = replay.stationary()) {
+      // What the learner follows: t·m̂_t, per-entry variance t²·Var(m̂_t).
+      const double t = static_cast<double>(estimate->steps());
       std::printf("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
-                  t * t * separable->sigma() * separable->sigma() / separable->strategy().information(sum->steps()),
-                  (unsigned long long)sum->steps());
+                  t * t * estimate->step_sum_variance(node_sigma(*sum)), (unsigned long long)estimate->steps());
     }
     std::printf("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n",
                 s.seed ? ("seeded (seed " + std::to_string(*s.seed) + "): reproducible, NOT secure").c_str()

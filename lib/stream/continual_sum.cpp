@@ -58,9 +58,7 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
   if (options.horizon != 0 && options.horizon > UINT64_MAX / options.block_rows)
     throw InvalidParameter("continual sum: horizon × block_rows overflows 64 bits");
-  const bool factorization = options.strategy == NoiseStrategy::sqrt_toeplitz || options.strategy == NoiseStrategy::blt ||
-                             options.strategy == NoiseStrategy::separable;
-  if (factorization && options.horizon == 0)
+  if (needs_fixed_horizon(options.strategy) && options.horizon == 0)
     throw InvalidParameter(std::string("continual sum: the ") + to_string(options.strategy) +
                            " strategy is built for a fixed horizon; horizon must be >= 1 (0 = unbounded is for trees)");
   if (options.blt && options.strategy != NoiseStrategy::blt)

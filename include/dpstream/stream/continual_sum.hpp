@@ -73,6 +73,10 @@ enum class NoiseStrategy { plain_tree, honaker_tree, sqrt_toeplitz, blt, separab
 const char* to_string(NoiseStrategy strategy) noexcept;
 // Also accepts "tree" for plain_tree and "sqrt" for sqrt_toeplitz; InvalidParameter listing the names.
 NoiseStrategy parse_noise_strategy(const std::string& name);
+// The factorizations are built for a fixed horizon (horizon = 0, unbounded, is for trees only).
+constexpr bool needs_fixed_horizon(NoiseStrategy strategy) noexcept {
+  return strategy == NoiseStrategy::sqrt_toeplitz || strategy == NoiseStrategy::blt || strategy == NoiseStrategy::separable;
+}
 
 struct ContinualSumOptions {
   std::uint64_t horizon = 0;      // releases the stream is calibrated for; 0 = unbounded (trees only)

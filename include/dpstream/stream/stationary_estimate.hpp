@@ -13,7 +13,7 @@
 // favour early steps (weights()); a drifting stream is then followed late. The released prefixes
 // themselves stay unbiased for any stream.
 //
-// Cost per release: O(p) (p entries of a Value), four Values of memory.
+// Cost per release: O(p) (p entries of a Value), three Values of memory.
 #pragma once
 
 #include <cstdint>
@@ -64,19 +64,19 @@ class StationaryEstimate {
     state_.numerator += (r * strategy_.alpha()(t)) * state_.weighted_increments;  // r_t·y_t
     state_.denominator += r * r;
     state_.steps = step;
-    step_sum_ = state_.numerator / state_.denominator;
   }
 
   std::uint64_t steps() const noexcept { return state_.steps; }
-  // m̂_t, the estimated sum of one step. Throws before the first release.
-  const Value& step_sum() const {
+  // m̂_t, the estimated sum of one step, as an Eigen expression over this object's state (evaluate
+  // it before the next add()). Throws before the first release.
+  auto step_sum() const {
     require_estimate("step_sum");
-    return step_sum_;
+    return state_.numerator / state_.denominator;
   }
-  // t·m̂_t: the estimate of the prefix sum S_t under the stationarity assumption.
-  Value prefix() const {
+  // t·m̂_t: the estimate of the prefix sum S_t under the stationarity assumption (an expression too).
+  auto prefix() const {
     require_estimate("prefix");
-    return static_cast<double>(state_.steps) * step_sum_;
+    return static_cast<double>(state_.steps) * (state_.numerator / state_.denominator);
   }
   // Per-entry variance of m̂_t for z_t ~ N(0, σ²) (diagonal entries of a covariance).
   double step_sum_variance(double sigma) const {
@@ -115,7 +115,6 @@ class StationaryEstimate {
         throw InvalidParameter("StationaryEstimate::restore: denominator " + std::to_string(state.denominator) +
                                " is not the strategy's " + std::to_string(expected) + " after " +
                                std::to_string(state.steps) + " steps (another strategy?)");
-      step_sum_ = state.numerator / state.denominator;
     }
     state_ = std::move(state);
   }
@@ -127,7 +126,6 @@ class StationaryEstimate {
 
   SeparableStrategy strategy_;
   State state_;
-  Value step_sum_;
 };
 
 }  // namespace dpstream::stream
