@@ -11,11 +11,9 @@
 #include "check_throws.hpp"
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
-#include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
-#include "stat_helpers.hpp"
 
 using namespace dpstream;
 using namespace dpstream::stream;
