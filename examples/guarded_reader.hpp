@@ -88,6 +88,7 @@ struct ReadOptions {
   double clip_norm = 1.0;
   bool skip_malformed = false;     // count and skip reader errors and guard rejections instead of throwing
   std::uint64_t limit = 0;         // use the first N valid rows (0: all)
+  bool nonnegative = false;        // the guard refuses a row with a negative entry (RowGuardOptions)
 };
 
 class GuardedReader {
@@ -97,7 +98,8 @@ class GuardedReader {
         normalize_(o.normalize),
         guard_({source.dimension(),
                 o.normalize == "unit" ? 1.0 : o.clip_norm,
-                o.normalize == "none" ? stream::OverNormPolicy::reject : stream::OverNormPolicy::clip}),
+                o.normalize == "none" ? stream::OverNormPolicy::reject : stream::OverNormPolicy::clip,
+                o.nonnegative}),
         skip_(o.skip_malformed),
         limit_(o.limit) {}
 

@@ -69,6 +69,7 @@
 #include "dpstream/io/idx_rows.hpp"
 #include "dpstream/io/row_source.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -159,6 +160,10 @@ class Progress {
   bool drawn_ = false;
 };
 
+// --nonnegative: rounds of (PSD, nonnegative) projection a release (doubly_nonnegative.hpp). One:
+// on Fashion-MNIST (separable, GOE, seed 1) 1, 2 and 4 rounds gave regret/OPT 5.022%, 5.025%, 5.025%.
+constexpr int kNonnegativeRounds = 1;
+
 struct Settings {
   std::string input, format = "auto", mechanism = "tree", calibration = "tight", normalize = "unit";
   std::string noise_shape = "paper", blt_error = "max";
@@ -168,6 +173,7 @@ struct Settings {
   std::uint64_t block = 128, limit = 0;
   std::optional<std::uint64_t> seed, shuffle;
   bool nonprivate = false, skip_malformed = false, clip_norm_given = false;
+  bool nonnegative = false;              // rows have no negative entry; the learner projects what it follows
   std::string checkpoint;                // --checkpoint PATH ("": none)
   std::uint64_t checkpoint_every = 0;    // releases between checkpoints (0: none written)
   bool resume = false;                   // continue from the checkpoint
@@ -253,6 +259,7 @@ class Replay {
       // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
       if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise()))
         stationary_.emplace(separable->strategy());
+      nonnegative_ = s.nonnegative;
       // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
       sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
       private_index_ = meter_->learner("private");
@@ -432,10 +439,10 @@ class Replay {
   void on_release(const stream::ContinualCovariance::Release& r) {
     if (stationary_) stationary_->add(r.step, r.noisy_prefix);
     if (!running_) {
-      if (stationary_)
-        private_->follow(stationary_->prefix());
-      else
-        private_->follow(r.noisy_prefix);
+      MatrixXd followed;
+      copy_followed(r.noisy_prefix, followed);
+      if (nonnegative_) pca::project_doubly_nonnegative(followed, kNonnegativeRounds);
+      private_->follow(followed);
       return;
     }
     if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
@@ -460,6 +467,8 @@ class Replay {
     if (b >= 1) {
       // Block b exists, so blocks 0..b−1 were full and release b will come.
       if (!wait_until(released_, b)) return false;
+      // --nonnegative: on L, in the slot L holds until release_free_ (post-processing of release b).
+      if (nonnegative_) pca::project_doubly_nonnegative(release_copy_[b % 2], kNonnegativeRounds);
       private_->follow(release_copy_[b % 2]);
       signal(release_free_, b);
     }
@@ -491,6 +500,7 @@ class Replay {
   std::unique_ptr<stream::ContinualCovariance> sum_;
   std::unique_ptr<pca::FplOnlinePca> private_;
   std::optional<stream::StationaryEstimate<MatrixXd>> stationary_;  // --mechanism separable
+  bool nonnegative_ = false;  // --nonnegative: the learner follows the doubly nonnegative projection
   std::size_t private_index_ = 0, ftl_index_ = 0;
   MatrixXd ring_[kRing];
   VectorXd gains_[kRing];
@@ -585,6 +595,7 @@ tools::checkpoint::SettingList resume_settings(const Settings& s, const io::RowS
           {"--block", std::to_string(s.block)},
           {"--k", std::to_string(s.k)},
           {"--nonprivate", flag(s.nonprivate)},
+          {"--nonnegative", flag(s.nonnegative)},
           {"--epsilon", privacy::format_value(s.epsilon)},
           {"--delta", privacy::format_value(s.delta)},
           {"--mechanism", s.mechanism},
@@ -690,7 +701,7 @@ int run(const Settings& s) {
 
   // ---- the number of rows, if known (sets the tree's horizon and the curve's spacing) ----
   // Shuffling needs every row in memory anyway: then the count is exact.
-  tools::GuardedReader reader(*source, {s.normalize, s.clip_norm, s.skip_malformed, s.limit});
+  tools::GuardedReader reader(*source, {s.normalize, s.clip_norm, s.skip_malformed, s.limit, s.nonnegative});
   tools::RowBuffer buf(d);
   std::optional<std::uint64_t> known_rows;
   std::vector<std::uint64_t> order;
@@ -940,6 +951,9 @@ int run(const Settings& s) {
       std::printf("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
                   t * t * estimate->step_sum_variance(node_sigma(*sum)), (unsigned long long)estimate->steps());
     }
+    if (s.nonnegative)
+      std::printf("      followed: projected onto the doubly nonnegative matrices (PSD, entries >= 0), %d round%s a "
+                  "release (--nonnegative)\n", kNonnegativeRounds, kNonnegativeRounds == 1 ? "" : "s");
     std::printf("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n",
                 s.seed ? ("seeded (seed " + std::to_string(*s.seed) + "): reproducible, NOT secure").c_str()
                        : "secure (libsodium ChaCha20, OS-keyed)",
@@ -1005,6 +1019,7 @@ int run(const Settings& s) {
   j += ",\"normalize\":" + json_string(s.normalize);
   j += ",\"calibration\":" + (sum ? json_string(s.calibration) : "null");
   j += ",\"noise_shape\":" + (sum ? json_string(s.noise_shape) : "null");
+  j += ",\"nonnegative\":" + std::string(s.nonnegative ? "true" : "false");
   j += ",\"seed\":" + (sum && s.seed ? std::to_string(*s.seed) : "null");
   j += ",\"secure_noise\":" + std::string(sum ? (sum->is_secure() ? "true" : "false") : "null");
   j += ",\"mu\":" + (sum ? json_number(sum->mu()) : "null");
@@ -1073,6 +1088,10 @@ int main(int argc, char** argv) {
   auto* clip = app.add_option("--clip-norm", s.clip_norm, "row norm bound L for clip / none")->capture_default_str();
   app.add_option("--out", s.out, "folder for regret.csv and regret.svg (created)")->capture_default_str();
   app.add_flag("--nonprivate", s.nonprivate, "follow-the-leader only: no private learner, no privacy spent");
+  app.add_flag("--nonnegative", s.nonnegative,
+               "the rows have no negative entry (pixels, counts): a row with one is refused like any bad row, and the "
+               "private learner follows each release projected onto the PSD, then the entrywise nonnegative matrices "
+               "(post-processing; one d x d eigendecomposition a release, O(d^3): 0.25 s at d = 784)");
   app.add_option("--shuffle", s.shuffle,
                  "replay in the order of a permutation seeded by SEED (reproducible; holds all rows in memory)");
   app.add_flag("--skip-malformed", s.skip_malformed,

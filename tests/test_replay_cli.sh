@@ -94,6 +94,26 @@ run separable --input "$work/rows.csv" --k 2 --block 16 --seed 1 --mechanism sep
   grep -q 'followed: the stationary estimate' "$work/separable.out" ||
   fail "--mechanism separable: status $status, $(json separable) $(cat "$work/separable.err")"
 
+# --nonnegative: rows with no negative entry; the learner follows the doubly nonnegative projection
+# of each release (post-processing: same privacy, another path than the plain run with that seed).
+tr -d '-' < "$work/rows.csv" > "$work/pos.csv"
+run plain --input "$work/pos.csv" --k 2 --block 16 --seed 1 --out "$work/out-pos"
+run nonneg --input "$work/pos.csv" --k 2 --block 16 --seed 1 --nonnegative --out "$work/out-pos"
+[ "$status" -eq 0 ] && [ "$(field nonneg nonnegative)" = true ] && [ "$(field plain nonnegative)" = false ] &&
+  grep -q 'doubly nonnegative' "$work/nonneg.out" && [ "$(field nonneg gain)" != "$(field plain gain)" ] ||
+  fail "--nonnegative: status $status, $(json nonneg) vs $(json plain) $(cat "$work/nonneg.err")"
+# A negative entry is refused like any bad row, naming the file, row and column (-0.1 is -0.196 after
+# --normalize unit); or counted.
+{ head -n 99 "$work/pos.csv"; echo "0.5,-0.1,0,0,0,0,0,0"; sed -n 100,300p "$work/pos.csv"; echo "0,0,0,0,0,0,0,-0.2";
+  tail -n +301 "$work/pos.csv"; } > "$work/negative.csv"
+run negative --input "$work/negative.csv" --k 2 --block 16 --seed 1 --nonnegative --out "$work/out-pos"
+[ "$status" -eq 1 ] && grep -q 'negative.csv: row 99 (line 100)' "$work/negative.err" &&
+  grep -q 'column 1 is -0.19' "$work/negative.err" ||
+  fail "--nonnegative with a negative entry: exit $status, $(cat "$work/negative.err")"
+run negskip --input "$work/negative.csv" --k 2 --block 16 --seed 1 --nonnegative --skip-malformed --out "$work/out-pos"
+[ "$status" -eq 0 ] && [ "$(field negskip rows_rejected)" = 2 ] && [ "$(field negskip rows)" = 640 ] ||
+  fail "--nonnegative --skip-malformed: status $status, $(json negskip) $(cat "$work/negskip.err")"
+
 # ---- no --input and no Fashion-MNIST: the generated spiked-covariance stream (d = 256) ----
 DPSTREAM_FASHION_MNIST="$work/absent.gz" run synth --limit 1024 --k 3 --seed 2 --out "$work/out-synth"
 [ "$status" -eq 0 ] && [ "$(field synth rows)" = 1024 ] && [ "$(field synth dim)" = 256 ] &&

@@ -117,6 +117,31 @@ TEST_CASE("RowGuard checks sparse rows") {
   REQUIRE(guard.counts().rejected == 4);
 }
 
+TEST_CASE("RowGuard with a nonnegative domain refuses a negative entry, naming its column") {
+  RowGuardOptions options{4, 1.0, OverNormPolicy::clip};
+  options.nonnegative = true;
+  RowGuard guard(options);
+  Eigen::VectorXd row(4), signed_zero(4), negative(4);
+  row << 0.5, 0.0, 0.5, 0.5;
+  signed_zero << 0.5, -0.0, 0.5, 0.5;  // −0 is not negative
+  negative << 0.5, 0.1, -0.25, 0.5;
+  guard.admit(row);
+  guard.admit(signed_zero);
+  REQUIRE_THROWS_WITH(guard.admit(negative), Contains("row 2") && Contains("column 2 is -0.25") &&
+                                                 Contains("no negative entry"));
+  Eigen::VectorXi idx(2);
+  Eigen::VectorXd val(2);
+  idx << 1, 3;
+  val << 0.2, -0.1;
+  REQUIRE_THROWS_WITH(guard.admit_sparse(idx, val), Contains("row 3") && Contains("column 3"));
+  REQUIRE(guard.counts().accepted == 2);
+  REQUIRE(guard.counts().rejected == 2);
+  // The default domain is signed: the same row passes.
+  RowGuard signed_guard({4, 1.0, OverNormPolicy::clip});
+  signed_guard.admit(negative);
+  REQUIRE(signed_guard.counts().accepted == 1);
+}
+
 TEST_CASE("row_norm is the same number wherever the row sits in memory, so ContinualSum accepts what RowGuard passed") {
   // Regression: with -march=native, Eigen's stableNorm of the same values differed by an ulp between
   // an aligned and an 8-byte-offset copy (6104 of 20000 unit rows), and a row RowGuard passed at

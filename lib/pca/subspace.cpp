@@ -365,6 +365,8 @@ void check_start(const char* fn, const Eigen::Ref<const MatrixXd>& start, Index 
 
 }  // namespace
 
+void require_symmetric(const char* where, const Eigen::Ref<const MatrixXd>& c) { check_symmetric(where, c); }
+
 TopEigen top_k_eigen(const Eigen::Ref<const MatrixXd>& c, Index k) {
   check_symmetric("top_k_eigen", c);
   check_k("top_k_eigen", k, c.rows());

@@ -30,6 +30,17 @@ void require_finite(const Eigen::Ref<const Eigen::VectorXd>& values, std::uint64
     throw InvalidRow(row_index, msg.str());
   }
 }
+void require_nonnegative(const Eigen::Ref<const Eigen::VectorXd>& values, std::uint64_t row_index,
+                         const Eigen::VectorXi* indices) {
+  for (Eigen::Index i = 0; i < values.size(); ++i) {
+    if (!(values[i] < 0)) continue;
+    const Eigen::Index column = indices ? (*indices)[i] : i;
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "entry at column " << column << " is " << values[i] << " (the guard's domain has no negative entry)";
+    throw InvalidRow(row_index, msg.str());
+  }
+}
 }  // namespace
 
 double row_norm(const Eigen::Ref<const Eigen::VectorXd>& row) noexcept {
@@ -90,6 +101,7 @@ void RowGuard::admit(Eigen::Ref<Eigen::VectorXd> row) {
   }
   try {
     require_finite(row, row_index, nullptr);
+    if (options_.nonnegative) require_nonnegative(row, row_index, nullptr);
   } catch (const InvalidRow&) {
     ++counts_.rejected;
     throw;
@@ -119,6 +131,7 @@ void RowGuard::admit_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
   const Eigen::VectorXi index_copy = indices;
   try {
     require_finite(values, row_index, &index_copy);
+    if (options_.nonnegative) require_nonnegative(values, row_index, &index_copy);
   } catch (const InvalidRow&) {
     ++counts_.rejected;
     throw;

@@ -25,6 +25,10 @@ namespace dpstream::pca {
 
 struct KrylovWorkspace;  // buffers a SubspaceTracker keeps between refreshes (subspace.cpp)
 
+// The check every function here makes of a matrix argument (see above): square, non-empty, finite
+// and symmetric within 1e-10·max|C_ij|; throws InvalidParameter naming `where` and the entry.
+void require_symmetric(const char* where, const Eigen::Ref<const Eigen::MatrixXd>& c);
+
 // k eigenpairs of a symmetric matrix, in descending algebraic order of eigenvalue.
 struct TopEigen {
   Eigen::MatrixXd vectors;  // d × k, orthonormal columns; vectors.col(i) belongs to values(i)

@@ -1,6 +1,7 @@
 // RowGuard: the single place where input rows are checked before they reach any private summary.
 //
-// Checks, in order: dimension, finiteness of every entry, then the l2-norm bound. The norm bound is
+// Checks, in order: dimension, finiteness of every entry, no negative entry (only if the options
+// say the domain has none), then the l2-norm bound. The norm bound is
 // what every sensitivity in the library rests on, so a row over it is either clipped
 // (a ← a·L/‖a‖₂, Analyze Gauss footnote 3; clipping is a per-row map and does not affect privacy)
 // and counted, or rejected with InvalidRow naming the row index. Nothing is dropped silently:
@@ -32,6 +33,10 @@ struct RowGuardOptions {
   Eigen::Index dimension = 0;      // required, > 0
   double norm_bound = 1.0;         // L, finite and > 0
   OverNormPolicy over_norm = OverNormPolicy::clip;
+  // The rows' domain has no negative entry (pixels, counts, ratings): a row with one is rejected,
+  // naming the column, after the finiteness check. What doubly_nonnegative.hpp's projection of a
+  // release relies on; a negative entry is refused, never clipped to 0.
+  bool nonnegative = false;
 };
 
 struct RowGuardCounts {
