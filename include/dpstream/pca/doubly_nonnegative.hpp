@@ -11,10 +11,10 @@
 // eigenvalues set to 0; onto the nonnegative orthant: negative entries set to 0), so the guarantee
 // holds after every step. It is post-processing of the release: privacy is unchanged.
 //
-// Why it matters for PCA: a release's Gaussian noise is isotropic (GOE-shaped or not), so no
-// rotation-equivariant reading of it — eigenvalue shrinkage of any kind — moves its top-k
-// eigenvectors; for a rotation-invariant prior the release's own top k is already the Bayes choice.
-// The sign constraint is tied to the coordinates and does move them. On Fashion-MNIST (separable
+// Why it matters for PCA: GOE-shaped release noise is orthogonally invariant, so no
+// rotation-equivariant reading of a release — eigenvalue shrinkage of any kind — moves its top-k
+// eigenvectors, and for a rotation-invariant prior the Bayes choice is among the release's own
+// eigenvectors. The sign constraint is tied to the coordinates and does move them. On Fashion-MNIST (separable
 // factorization, GOE noise, ε = 1, mean of seeds 1–3) it lowers regret/OPT from 5.40% to 5.03%.
 //
 // Alternating projections converge to a point of the intersection, not to the projection onto it
