@@ -14,8 +14,9 @@
 // Why it matters for PCA: GOE-shaped release noise is orthogonally invariant, so no
 // rotation-equivariant reading of a release — eigenvalue shrinkage of any kind — moves its top-k
 // eigenvectors, and for a rotation-invariant prior the Bayes choice is among the release's own
-// eigenvectors. The sign constraint is tied to the coordinates and does move them. On Fashion-MNIST (separable
-// factorization, GOE noise, ε = 1, mean of seeds 1–3) it lowers regret/OPT from 5.40% to 5.03%.
+// eigenvectors. The sign constraint is tied to the coordinates and does move them. On
+// Fashion-MNIST (separable factorization, GOE noise, ε = 1, mean of seeds 1–3) it lowers
+// regret/OPT from 5.40% to 5.03%.
 //
 // Alternating projections converge to a point of the intersection, not to the projection onto it
 // (Dykstra's corrections would give that, but their intermediate iterates lose the step-by-step

@@ -1,8 +1,8 @@
 // RowGuard: the single place where input rows are checked before they reach any private summary.
 //
 // Checks, in order: dimension, finiteness of every entry, no negative entry (only if the options
-// say the domain has none), then the l2-norm bound. The norm bound is
-// what every sensitivity in the library rests on, so a row over it is either clipped
+// say the domain has none), then the l2-norm bound. The norm bound is what every sensitivity in
+// the library rests on, so a row over it is either clipped
 // (a ← a·L/‖a‖₂, Analyze Gauss footnote 3; clipping is a per-row map and does not affect privacy)
 // and counted, or rejected with InvalidRow naming the row index. Nothing is dropped silently:
 // a row that fails a check either throws or is counted.
