@@ -441,8 +441,7 @@ class Replay {
     if (!running_) {
       MatrixXd followed;
       copy_followed(r.noisy_prefix, followed);
-      if (nonnegative_) pca::project_doubly_nonnegative(followed, kNonnegativeRounds);
-      private_->follow(followed);
+      follow(followed);
       return;
     }
     if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
@@ -457,6 +456,12 @@ class Replay {
     else
       slot = release;
   }
+  // The private learner follows `followed` (a copy of what copy_followed gives), projected first
+  // under --nonnegative (post-processing, in place).
+  void follow(MatrixXd& followed) {
+    if (nonnegative_) pca::project_doubly_nonnegative(followed, kNonnegativeRounds);
+    private_->follow(followed);
+  }
   // L: follow release b (for b ≥ 1), then score block b.
   bool learner_step(std::uint64_t b) {
     if (!wait_until(produced_signal_, b + 1)) {
@@ -467,9 +472,7 @@ class Replay {
     if (b >= 1) {
       // Block b exists, so blocks 0..b−1 were full and release b will come.
       if (!wait_until(released_, b)) return false;
-      // --nonnegative: on L, in the slot L holds until release_free_ (post-processing of release b).
-      if (nonnegative_) pca::project_doubly_nonnegative(release_copy_[b % 2], kNonnegativeRounds);
-      private_->follow(release_copy_[b % 2]);
+      follow(release_copy_[b % 2]);  // on L, in the slot L holds until release_free_
       signal(release_free_, b);
     }
     gains_[b % kRing] = private_->gains(ring_[b % kRing]);

@@ -134,8 +134,12 @@ TEST_CASE("RowGuard with a nonnegative domain refuses a negative entry, naming i
   idx << 1, 3;
   val << 0.2, -0.1;
   REQUIRE_THROWS_WITH(guard.admit_sparse(idx, val), Contains("row 3") && Contains("column 3"));
+  // A non-finite entry is named before an earlier negative one: finiteness is checked first.
+  Eigen::VectorXd negative_then_nan(4);
+  negative_then_nan << -0.5, 0.1, std::nan(""), 0.5;
+  REQUIRE_THROWS_WITH(guard.admit(negative_then_nan), Contains("row 4") && Contains("column 2 is nan"));
   REQUIRE(guard.counts().accepted == 2);
-  REQUIRE(guard.counts().rejected == 2);
+  REQUIRE(guard.counts().rejected == 3);
   // The default domain is signed: the same row passes.
   RowGuard signed_guard({4, 1.0, OverNormPolicy::clip});
   signed_guard.admit(negative);

@@ -20,24 +20,25 @@ RowGuard::RowGuard(const RowGuardOptions& options) : options_(options) {
 }
 
 namespace {
-void require_finite(const Eigen::Ref<const Eigen::VectorXd>& values, std::uint64_t row_index,
-                    const Eigen::VectorXi* indices) {
+// Every entry finite and, for a nonnegative domain, none negative: one pass over the row. A
+// non-finite entry anywhere is reported before a negative one (the finiteness check comes first).
+void require_admissible_entries(const Eigen::Ref<const Eigen::VectorXd>& values, std::uint64_t row_index,
+                                const Eigen::VectorXi* indices, bool nonnegative) {
+  auto column = [&](Eigen::Index i) { return indices ? Eigen::Index{(*indices)[i]} : i; };
+  Eigen::Index first_negative = -1;
   for (Eigen::Index i = 0; i < values.size(); ++i) {
-    if (std::isfinite(values[i])) continue;
-    const Eigen::Index column = indices ? (*indices)[i] : i;
-    std::ostringstream msg;
-    msg << "entry at column " << column << " is " << values[i] << " (must be finite)";
-    throw InvalidRow(row_index, msg.str());
+    if (!std::isfinite(values[i])) {
+      std::ostringstream msg;
+      msg << "entry at column " << column(i) << " is " << values[i] << " (must be finite)";
+      throw InvalidRow(row_index, msg.str());
+    }
+    if (nonnegative && first_negative < 0 && values[i] < 0) first_negative = i;
   }
-}
-void require_nonnegative(const Eigen::Ref<const Eigen::VectorXd>& values, std::uint64_t row_index,
-                         const Eigen::VectorXi* indices) {
-  for (Eigen::Index i = 0; i < values.size(); ++i) {
-    if (!(values[i] < 0)) continue;
-    const Eigen::Index column = indices ? (*indices)[i] : i;
+  if (first_negative >= 0) {
     std::ostringstream msg;
     msg.precision(17);
-    msg << "entry at column " << column << " is " << values[i] << " (the guard's domain has no negative entry)";
+    msg << "entry at column " << column(first_negative) << " is " << values[first_negative]
+        << " (the guard's domain has no negative entry)";
     throw InvalidRow(row_index, msg.str());
   }
 }
@@ -100,8 +101,7 @@ void RowGuard::admit(Eigen::Ref<Eigen::VectorXd> row) {
                                     std::to_string(options_.dimension));
   }
   try {
-    require_finite(row, row_index, nullptr);
-    if (options_.nonnegative) require_nonnegative(row, row_index, nullptr);
+    require_admissible_entries(row, row_index, nullptr, options_.nonnegative);
   } catch (const InvalidRow&) {
     ++counts_.rejected;
     throw;
@@ -130,8 +130,7 @@ void RowGuard::admit_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
   }
   const Eigen::VectorXi index_copy = indices;
   try {
-    require_finite(values, row_index, &index_copy);
-    if (options_.nonnegative) require_nonnegative(values, row_index, &index_copy);
+    require_admissible_entries(values, row_index, &index_copy, options_.nonnegative);
   } catch (const InvalidRow&) {
     ++counts_.rejected;
     throw;
