@@ -44,9 +44,8 @@
 #include <vector>
 
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -59,6 +58,7 @@ using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 namespace pca = dpstream::pca;
+namespace linalg = dpstream::linalg;
 
 constexpr Index kRowsPerStep = 128;
 constexpr int kWarmupSteps = 10;
@@ -79,7 +79,7 @@ class SpikedStream {
       : d_(d), gen_(seed), guard_({d, 1.0, dpstream::stream::OverNormPolicy::clip}), c_(MatrixXd::Zero(d, d)) {
     MatrixXd g(d, 3);
     for (Index i = 0; i < g.size(); ++i) g.data()[i] = normal_(gen_);
-    spikes_ = Eigen::HouseholderQR<MatrixXd>(g).householderQ() * MatrixXd::Identity(d, 3);
+    spikes_ = linalg::HouseholderQr(g).q(3);
   }
   void add_step() {
     const double shares[3] = {0.3, 0.2, 0.1}, isotropic = 0.4;
@@ -197,7 +197,7 @@ Result run(Index d, Index k, bool fresh_noise, int steps) {
   best = 1e30;
   for (int r = 0; r < 3; ++r) {
     const auto start = Clock::now();
-    const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c_hat, Eigen::EigenvaluesOnly);
+    const linalg::SymmetricEigenSolver es(c_hat, Eigen::EigenvaluesOnly);
     best = std::min(best, seconds_since(start));
     checksum += es.eigenvalues()(d - 1);
   }

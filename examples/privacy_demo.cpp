@@ -11,9 +11,9 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <Eigen/Eigenvalues>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -25,7 +25,7 @@ namespace {
 
 // Top-k eigenvectors by algebraic eigenvalue (never |λ|: Ĉ is indefinite, digest §10).
 Eigen::MatrixXd top_k(const Eigen::MatrixXd& c, int k) {
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(c);
+  linalg::SymmetricEigenSolver es(c);
   return es.eigenvectors().rightCols(k);  // eigenvalues ascend
 }
 
@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
     privacy::SeededNoiseSource data_rng(seed);
     Eigen::MatrixXd basis(dim, rank);
     for (Eigen::Index i = 0; i < basis.size(); ++i) basis.data()[i] = data_rng.gaussian();
-    Eigen::HouseholderQR<Eigen::MatrixXd> qr(basis);
-    basis = qr.householderQ() * Eigen::MatrixXd::Identity(dim, rank);
+    linalg::HouseholderQr qr(basis);
+    basis = qr.q(rank);
     stream::RowGuard guard({dim, 1.0, stream::OverNormPolicy::clip});
     Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(dim, dim);
     Eigen::VectorXd row(dim), coeff(rank);
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
                 rows, dim, (unsigned long long)counts.accepted, (unsigned long long)counts.clipped,
                 (unsigned long long)counts.rejected);
 
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> exact(cov, Eigen::EigenvaluesOnly);
+    linalg::SymmetricEigenSolver exact(cov, Eigen::EigenvaluesOnly);
     const double opt = exact.eigenvalues().tail(k).sum();
     std::printf("non-private: top-%d captured variance (OPT) = %.3f of trace %.3f\n\n", k, opt, cov.trace());
 
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
         const Eigen::MatrixXd released = mech.release(cov, *noise);
         const Eigen::MatrixXd v_hat = top_k(released, k);
         const double captured = (v_hat.transpose() * cov * v_hat).trace();
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> en(released - cov, Eigen::EigenvaluesOnly);
+        linalg::SymmetricEigenSolver en(released - cov, Eigen::EigenvaluesOnly);
         const double e_norm = en.eigenvalues().cwiseAbs().maxCoeff();
         std::printf("%-8s %-16s %10.4f %10.3f %12.3f %10.4f %12.3f\n", privacy::to_string(calibration),
                     shape == privacy::SymmetricNoiseShape::goe ? "goe" : "paper_symmetric", mech.sigma(),

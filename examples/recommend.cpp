@@ -34,8 +34,6 @@
 
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
-#include <Eigen/QR>
-#include <Eigen/SVD>
 
 #include "dpstream/completion/metrics.hpp"
 #include "dpstream/completion/private_als.hpp"
@@ -45,6 +43,7 @@
 #include "dpstream/completion/streaming_completion.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "json_text.hpp"
@@ -199,9 +198,9 @@ std::string format_line(const char* format, double a, double b = 0.0, double c =
 
 // ‖U Vᵀ‖_nuc: the singular values of U Vᵀ are those of R_U R_Vᵀ (U = Q_U R_U, V = Q_V R_V; r × r).
 double nuclear_norm(const SyntheticRatings& truth) {
-  const Eigen::MatrixXd ru = Eigen::HouseholderQR<Eigen::MatrixXd>(truth.user_factors).matrixQR().topRows(truth.user_factors.cols()).triangularView<Eigen::Upper>();
-  const Eigen::MatrixXd rv = Eigen::HouseholderQR<Eigen::MatrixXd>(truth.item_factors).matrixQR().topRows(truth.item_factors.cols()).triangularView<Eigen::Upper>();
-  return Eigen::JacobiSVD<Eigen::MatrixXd>(ru * rv.transpose()).singularValues().sum();
+  const Eigen::MatrixXd ru = linalg::HouseholderQr(truth.user_factors).packed().topRows(truth.user_factors.cols()).triangularView<Eigen::Upper>();
+  const Eigen::MatrixXd rv = linalg::HouseholderQr(truth.item_factors).packed().topRows(truth.item_factors.cols()).triangularView<Eigen::Upper>();
+  return linalg::singular_values(ru * rv.transpose()).sum();
 }
 
 Model train_frank_wolfe(const Settings& s, const RatingsMatrix& train, privacy::PrivacyAccountant& accountant,

@@ -5,8 +5,8 @@
 #include <span>
 
 #include <Eigen/Core>
-#include <Eigen/QR>
 
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
 namespace dpstream::testing {
@@ -20,8 +20,8 @@ inline Eigen::MatrixXd gaussian_matrix(Eigen::Index rows, Eigen::Index cols, pri
 
 // The Q factor of g: orthonormal columns spanning g's (Haar-distributed when g is Gaussian).
 inline Eigen::MatrixXd orthonormal_columns(const Eigen::MatrixXd& g) {
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
-  return qr.householderQ() * Eigen::MatrixXd::Identity(g.rows(), g.cols());
+  linalg::HouseholderQr qr(g);
+  return qr.q(g.cols());
 }
 
 }  // namespace dpstream::testing

@@ -18,12 +18,11 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -64,7 +63,7 @@ MatrixXd prefix_covariance(const MatrixXd& rows, Index t) {
 
 // OPT = Σ of the k largest eigenvalues of AᵀA (digest §4.1), by Eigen directly.
 double exact_opt(const MatrixXd& rows, Index k) {
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(prefix_covariance(rows, rows.rows()), Eigen::EigenvaluesOnly);
+  const linalg::SymmetricEigenSolver es(prefix_covariance(rows, rows.rows()), Eigen::EigenvaluesOnly);
   return es.eigenvalues().tail(k).sum();
 }
 
@@ -73,7 +72,7 @@ MatrixXd random_orthogonal(Index d, std::uint64_t seed) {
   std::normal_distribution<double> normal;
   MatrixXd g(d, d);
   for (Index i = 0; i < g.size(); ++i) g.data()[i] = normal(gen);
-  return Eigen::HouseholderQR<MatrixXd>(g).householderQ() * MatrixXd::Identity(d, d);
+  return linalg::HouseholderQr(g).q(d);
 }
 
 FplOptions follow_the_leader(Index k, std::uint64_t refresh_every = 1) {
@@ -379,7 +378,7 @@ TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 o
     privacy::SeededNoiseSource source(31337);
     std::vector<double> s_k;
     for (int i = 0; i < 400; ++i) {
-      const Eigen::SelfAdjointEigenSolver<MatrixXd> es(mechanism.sample_noise(d, source), Eigen::EigenvaluesOnly);
+      const linalg::SymmetricEigenSolver es(mechanism.sample_noise(d, source), Eigen::EigenvaluesOnly);
       s_k.push_back(es.eigenvalues().tail(k).sum() - es.eigenvalues().head(k).sum());
     }
     const double es_k = mean_of(s_k), se_s = se_of(s_k);
@@ -509,7 +508,7 @@ TEST_CASE("private_tree: after every release the captured variance of V̂ is wit
       const MatrixXd& c = release.noisy_prefix;
       const double opt = sum_top_k_eigenvalues(c, k);
       const double captured = captured_variance(c, learner.basis());
-      const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c, Eigen::EigenvaluesOnly);
+      const linalg::SymmetricEigenSolver es(c, Eigen::EigenvaluesOnly);
       const double norm = es.eigenvalues().cwiseAbs().maxCoeff();
       CHECK(opt / k >= norm / 10);  // the residual rule's precondition
       CHECK(captured <= opt + 1e-9 * std::abs(opt));
@@ -654,7 +653,7 @@ TEST_CASE("follow_the_leader with refresh_every = B: floor(rows/B) refreshes, ea
       continue;
     }
     const Index boundary = static_cast<Index>(rows / refresh_every * refresh_every);
-    const Eigen::SelfAdjointEigenSolver<MatrixXd> es(prefix_covariance(a, boundary));
+    const linalg::SymmetricEigenSolver es(prefix_covariance(a, boundary));
     const VectorXd lambda = es.eigenvalues().reverse();
     const MatrixXd exact = es.eigenvectors().rowwise().reverse().leftCols(k);
     const double l1 = lambda(0), gap = lambda(k - 1) - lambda(k);

@@ -4,12 +4,12 @@
 #include <random>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
 
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -47,7 +47,7 @@ stream::CovarianceAccumulator counts_design(Index n, Index k, double count, doub
 
 // Spectral norm of a symmetric matrix.
 double spectral_norm(const MatrixXd& e) {
-  return Eigen::SelfAdjointEigenSolver<MatrixXd>(e, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs().maxCoeff();
+  return linalg::SymmetricEigenSolver(e, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs().maxCoeff();
 }
 
 }  // namespace
@@ -90,7 +90,7 @@ TEST_CASE("Theorems 3, 4-6 and 7: the deterministic cores hold on every draw (di
     const MatrixXd c_k = exact.vectors * exact.values.asDiagonal() * exact.vectors.transpose();
     CHECK(spectral_norm(c - c_hat_k) <= spectral_norm(c - c_k) + 2 * e_norm + tol);
     // Theorems 4–6 core (k' = k), where the gap exceeds ‖E‖₂.
-    const VectorXd all = Eigen::SelfAdjointEigenSolver<MatrixXd>(c, Eigen::EigenvaluesOnly).eigenvalues().reverse();
+    const VectorXd all = linalg::SymmetricEigenSolver(c, Eigen::EigenvaluesOnly).eigenvalues().reverse();
     const double gap = all(k - 1) - all(k);
     if (gap > e_norm) {
       ++gapped;

@@ -19,6 +19,7 @@
 #include "dpstream/completion/private_frank_wolfe.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -447,7 +448,7 @@ TEST_CASE("A.9.10 rank: every row lies in the span of the T-1 broadcast directio
     // Projection onto the row space of V̂: relative residual at round-off (1e-12 with margin).
     const MatrixXd projected = y * v.transpose() * (v * v.transpose()).inverse() * v;
     CHECK((y - projected).norm() <= 1e-12 * y.norm());
-    const VectorXd singular = Eigen::JacobiSVD<MatrixXd>(y).singularValues();
+    const VectorXd singular = linalg::singular_values(y);
     CHECK(singular(0) > 0.0);
     CHECK(singular(4) <= 1e-12 * singular(0));  // rank ≤ T − 1 = 4
   }
@@ -509,7 +510,7 @@ TEST_CASE("exact eigensolver: the top pair of the release, as SelfAdjointEigenSo
     int rounds = 0;
     mechanism.train(ratings, nullptr, "fw", [&](const FrankWolfeRound& round) {
       const MatrixXd& released = *round.released_gram;
-      const Eigen::SelfAdjointEigenSolver<MatrixXd> reference(released);
+      const linalg::SymmetricEigenSolver reference(released);
       const double top = reference.eigenvalues()(items - 1);
       const double norm = reference.eigenvalues().cwiseAbs().maxCoeff();
       const FrankWolfeBroadcast& b = round.broadcast;

@@ -17,6 +17,7 @@
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -77,7 +78,7 @@ SparseRows rating_matrix(Index users, Index items, int per_user, std::uint64_t s
 // ‖A‖₂² = λ_max(AᵀA), exactly (n small).
 double top_eigenvalue(const SparseRows& a) {
   const MatrixXd gram = MatrixXd(SparseRows(a.transpose()) * a);
-  return Eigen::SelfAdjointEigenSolver<MatrixXd>(gram, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
+  return linalg::SymmetricEigenSolver(gram, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
 }
 
 double squared_image_norm(const SparseRows& a, const VectorXd& v) { return (a * v).squaredNorm(); }
@@ -548,7 +549,7 @@ TEST_CASE("rank-k Oja by deflation: one charge for all k runs, orthonormal vecto
   REQUIRE(s.vectors.cols() == k);
   CHECK((s.vectors.transpose() * s.vectors - Eigen::MatrixXd::Identity(k, k)).cwiseAbs().maxCoeff() <= 1e-12);
   const Eigen::MatrixXd c = a.transpose() * a;
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(c);
+  const linalg::SymmetricEigenSolver es(c);
   const double best = es.eigenvalues().tail(k).sum();
   const double captured = (s.vectors.transpose() * c * s.vectors).trace();
   INFO("captured " << captured << " of " << best);

@@ -16,6 +16,7 @@
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
 #include "dpstream/pca/private_power_iteration.hpp"
 #include "dpstream/privacy/accountant.hpp"
@@ -78,7 +79,7 @@ const Spiked& coherent_1000(Index spread) {
 }
 
 double largest_abs_eigenvalue(const MatrixXd& a) {
-  return Eigen::SelfAdjointEigenSolver<MatrixXd>(a, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs().maxCoeff();
+  return linalg::SymmetricEigenSolver(a, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs().maxCoeff();
 }
 
 // σ₁ of a symmetric A with a clear gap, by plain (non-private) power iteration: for n = 2000, where a
@@ -422,7 +423,7 @@ TEST_CASE("§D.3.4 sign symmetry (Lemma 4.1): signs of <u_i, x_T> uniform on {-1
   // ≈ χ²_7; checked against the Laurent–Massart bound at α = 1e-4 (41.5).
   const Index n = 100;
   const Spiked s = spiked(n, 100.0, 0, 41);
-  Eigen::SelfAdjointEigenSolver<MatrixXd> eig(s.a);
+  linalg::SymmetricEigenSolver eig(s.a);
   const MatrixXd top = eig.eigenvectors().rightCols(3);  // ascending: the top 3 are the last columns
   SeededNoiseSource noise(42);
   std::array<int, 8> cells{};
@@ -457,7 +458,7 @@ TEST_CASE("§D.3.6 deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_
     const MatrixXd g = gaussian(n, n, source);
     MatrixXd a = u * lambda.asDiagonal() * u.transpose() + (0.025 * scale / static_cast<double>(n)) * g * g.transpose();
     a = (0.5 * (a + a.transpose())).eval();
-    const VectorXd eig = Eigen::SelfAdjointEigenSolver<MatrixXd>(a, Eigen::EigenvaluesOnly).eigenvalues().reverse();
+    const VectorXd eig = linalg::SymmetricEigenSolver(a, Eigen::EigenvaluesOnly).eigenvalues().reverse();
     REQUIRE(eig(n - 1) > 0);  // PSD
     PpiOptions o = options(calibration, paper_iteration_count(scale), 6 * std::log(static_cast<double>(n)));
     o.k = k;
@@ -467,12 +468,12 @@ TEST_CASE("§D.3.6 deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_
       const PpiResult r = private_rank_k(a, o, noise);
       REQUIRE_FALSE(r.failed);
       const MatrixXd bk = r.approximation();
-      const VectorXd bk_sv = Eigen::SelfAdjointEigenSolver<MatrixXd>(bk, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs();
+      const VectorXd bk_sv = linalg::SymmetricEigenSolver(bk, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs();
       std::vector<double> sv(bk_sv.data(), bk_sv.data() + n);
       std::sort(sv.rbegin(), sv.rend());
       CHECK(sv[k - 1] > 0.5 * lambda(k - 1));  // rank k …
       CHECK(sv[k] < 1e-9 * sv[0]);             // … exactly
-      const double residual = Eigen::SelfAdjointEigenSolver<MatrixXd>(a - bk, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs().maxCoeff();
+      const double residual = linalg::SymmetricEigenSolver(a - bk, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs().maxCoeff();
       const double beta_sigma1 = 2.0 * r.noise_std * std::sqrt(static_cast<double>(n)) + 6.0 / r.value_epsilon;
       INFO(privacy::to_string(calibration) << " run " << run << ": residual " << residual << ", sigma_(k+1) " << eig(k)
                                            << ", beta sigma_1 " << beta_sigma1);
@@ -585,7 +586,7 @@ TEST_CASE("§D.3.6 dilation pitfall: deflate A with sigma_hat u v^T, never the d
     left << u, r.left_vectors.col(0);
     right << v, r.vectors.col(0);
     const MatrixXd ql = orthonormal_columns(left), qr = orthonormal_columns(right);
-    return Eigen::JacobiSVD<MatrixXd>(ql.transpose() * (a - r.approximation()) * qr).singularValues()(0);
+    return linalg::singular_values(ql.transpose() * (a - r.approximation()) * qr)(0);
   };
   for (HalfVectors halves : {HalfVectors::last_two_iterates, HalfVectors::last_iterate}) {
     o.halves = halves;

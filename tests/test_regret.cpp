@@ -17,12 +17,11 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 
 using namespace dpstream;
 using Catch::Matchers::Contains;
@@ -41,7 +40,7 @@ MatrixXd gaussian(Index rows, Index cols, std::mt19937_64& gen) {
 }
 
 MatrixXd random_basis(Index d, Index k, std::mt19937_64& gen) {
-  return Eigen::HouseholderQR<MatrixXd>(gaussian(d, k, gen)).householderQ() * MatrixXd::Identity(d, k);
+  return linalg::HouseholderQr(gaussian(d, k, gen)).q(k);
 }
 
 // Rows with covariance diag(scales²) in a random orthonormal frame: eigenvalue gaps set by `scales`.
@@ -53,7 +52,7 @@ MatrixXd rows_with_scales(Index m, const VectorXd& scales, std::mt19937_64& gen)
 
 double exact_opt(const MatrixXd& rows, Index k) {
   if (rows.rows() == 0) return 0.0;
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(rows.transpose() * rows, Eigen::EigenvaluesOnly);
+  const linalg::SymmetricEigenSolver es(rows.transpose() * rows, Eigen::EigenvaluesOnly);
   return es.eigenvalues().tail(k).sum();
 }
 
@@ -136,7 +135,7 @@ TEST_CASE("RegretMeter: gains equal a direct computation and OPT the top-k eigen
   CHECK(meter.regret_over_opt(2) == Approx((opt - g_axes) / opt).epsilon(1e-10));
   // OPT is the best fixed projector in hindsight: no basis gains more, and the top-k eigenvectors
   // attain it.
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c);
+  const linalg::SymmetricEigenSolver es(c);
   const MatrixXd best = es.eigenvectors().rightCols(k);
   CHECK(direct_gain(a, best) == Approx(opt).epsilon(1e-10));
   for (int i = 0; i < 20; ++i) CHECK(direct_gain(a, random_basis(d, k, gen)) <= opt * (1 + 1e-12));

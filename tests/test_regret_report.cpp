@@ -8,13 +8,13 @@
 
 #include <catch2/catch.hpp>
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
 
 #include "temp_dir.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/eval/regret_report.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 
 using dpstream::io::RowRecord;
 using dpstream::io::SyntheticRowSource;
@@ -22,6 +22,7 @@ using dpstream::io::SyntheticRowsOptions;
 using Eigen::MatrixXd;
 
 using dpstream::testing::TempDir;
+namespace linalg = dpstream::linalg;
 
 namespace {
 
@@ -81,7 +82,7 @@ TEST_CASE("SyntheticRowSource: the sample covariance has the spikes on top") {
   // E‖a‖² = Σ shares + isotropic = 1; entries within a few standard errors.
   REQUIRE(std::abs(c.trace() - 1.0) < 0.02);
   REQUIRE((c - expected).cwiseAbs().maxCoeff() < 0.02);
-  Eigen::SelfAdjointEigenSolver<MatrixXd> es(c);
+  linalg::SymmetricEigenSolver es(c);
   const double iso = o.isotropic / 32;
   REQUIRE(es.eigenvalues()(31) == Approx(0.4 + iso).epsilon(0.05));
   REQUIRE(es.eigenvalues()(30) == Approx(0.2 + iso).epsilon(0.05));

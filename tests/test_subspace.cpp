@@ -13,14 +13,14 @@
 #include <random>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/subspace.hpp"
 
 using namespace dpstream::pca;
 using dpstream::InvalidParameter;
+namespace linalg = dpstream::linalg;
 using Catch::Matchers::Contains;
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -36,7 +36,7 @@ MatrixXd gaussian_matrix(Index rows, Index cols, std::mt19937_64& gen) {
 }
 
 MatrixXd random_orthogonal(Index d, std::mt19937_64& gen) {
-  return Eigen::HouseholderQR<MatrixXd>(gaussian_matrix(d, d, gen)).householderQ() * MatrixXd::Identity(d, d);
+  return linalg::HouseholderQr(gaussian_matrix(d, d, gen)).q(d);
 }
 
 MatrixXd mirror_upper(MatrixXd m) {
@@ -58,7 +58,7 @@ MatrixXd symmetric_noise(Index d, double norm, std::mt19937_64& gen) {
 }
 
 double spectral_norm(const MatrixXd& c) {
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c, Eigen::EigenvaluesOnly);
+  const linalg::SymmetricEigenSolver es(c, Eigen::EigenvaluesOnly);
   return es.eigenvalues().cwiseAbs().maxCoeff();
 }
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "stat_helpers.hpp"
@@ -34,7 +34,7 @@ double upper_norm(const Eigen::MatrixXd& m) {
 }
 
 double spectral_norm(const Eigen::MatrixXd& e) {
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(e, Eigen::EigenvaluesOnly);
+  dpstream::linalg::SymmetricEigenSolver es(e, Eigen::EigenvaluesOnly);
   return es.eigenvalues().cwiseAbs().maxCoeff();
 }
 }  // namespace

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "dpstream/privacy/huber.hpp"
@@ -162,7 +162,7 @@ struct Workspace {
   VectorXd coordinates;  // r: the RHS in the eigenbasis of a projected Gram
   Eigen::LDLT<MatrixXd> ldlt;
   Eigen::LLT<MatrixXd> llt;
-  Eigen::SelfAdjointEigenSolver<MatrixXd> eigen;
+  linalg::SymmetricEigenSolver eigen;
 
   Workspace(Index rank, Index max_entries)
       : gathered(rank, max_entries), targets(max_entries), weights(max_entries), weighted(rank, max_entries),

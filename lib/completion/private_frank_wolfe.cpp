@@ -5,10 +5,10 @@
 #include <span>
 #include <string>
 
-#include <Eigen/Eigenvalues>
 #include <Eigen/SparseCore>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -157,8 +157,8 @@ Eigenpair top_eigenpair(const MatrixXd& symmetric, const VectorXd& start) {
     scale = std::max({scale, std::fabs(alpha(k)), beta(k)});
     const bool invariant = k + 1 == n || beta(k) <= kBreakdown * scale;
     if (invariant || (k + 1) % kRitzCheckEvery == 0) {
-      Eigen::SelfAdjointEigenSolver<MatrixXd> ritz;
-      ritz.computeFromTridiagonal(alpha.head(k + 1), beta.head(k), Eigen::ComputeEigenvectors);
+      linalg::SymmetricEigenSolver ritz;
+      ritz.compute_from_tridiagonal(alpha.head(k + 1), beta.head(k), Eigen::ComputeEigenvectors);
       const VectorXd& values = ritz.eigenvalues();  // ascending
       const double norm_estimate = std::max(std::fabs(values(0)), std::fabs(values(k)));
       const double residual = beta(k) * std::fabs(ritz.eigenvectors()(k, k));

@@ -4,9 +4,9 @@
 #include <span>
 #include <string>
 
-#include <Eigen/QR>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::io {
@@ -44,7 +44,7 @@ SyntheticRowSource::SyntheticRowSource(const SyntheticRowsOptions& options)
   // The spikes: Q of a d × r Gaussian matrix, drawn first, so they depend on the seed only.
   Eigen::MatrixXd g(d, r);
   noise_.fill_gaussian(std::span<double>(g.data(), static_cast<std::size_t>(g.size())));
-  spikes_ = Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ() * Eigen::MatrixXd::Identity(d, r);
+  spikes_ = linalg::HouseholderQr(g).q(r);
   spike_scale_.resize(r);
   for (Eigen::Index j = 0; j < r; ++j) spike_scale_(j) = std::sqrt(options_.shares[static_cast<std::size_t>(j)]);
   coefficients_.resize(r);

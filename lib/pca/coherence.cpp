@@ -9,12 +9,11 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 #include <Eigen/SVD>
 
 #include "dpstream/errors.hpp"
 #include "matrix_checks.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -43,10 +42,10 @@ MatrixXd haar_rotation(Index d) {
   privacy::SeededNoiseSource source(0x6d75636f68ULL + static_cast<std::uint64_t>(d));
   MatrixXd g(d, d);
   source.fill_gaussian(std::span<double>(g.data(), static_cast<std::size_t>(g.size())), 1.0);
-  Eigen::HouseholderQR<MatrixXd> qr(g);
-  MatrixXd q = qr.householderQ();
+  linalg::HouseholderQr qr(g);
+  MatrixXd q = qr.q();
   for (Index j = 0; j < d; ++j)  // sign fix of R's diagonal makes Q exactly Haar
-    if (qr.matrixQR()(j, j) < 0) q.col(j) *= -1.0;
+    if (qr.packed()(j, j) < 0) q.col(j) *= -1.0;
   return q;
 }
 
@@ -92,7 +91,7 @@ struct AbsEigen {
   VectorXd abs_values;
 };
 AbsEigen eigen_by_magnitude(const Eigen::Ref<const MatrixXd>& a) {
-  Eigen::SelfAdjointEigenSolver<MatrixXd> solver(a);
+  linalg::SymmetricEigenSolver solver(a);
   const Index n = a.rows();
   std::vector<Index> order(static_cast<std::size_t>(n));
   for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
@@ -120,7 +119,7 @@ Index rank_of(const VectorXd& singular_values_desc, Index m, Index n) {
 double mu_coherence(const Eigen::Ref<const MatrixXd>& a, EigenbasisChoice basis) {
   require_finite_matrix("mu_coherence", a);
   if (is_symmetric(a)) {
-    Eigen::SelfAdjointEigenSolver<MatrixXd> solver(a);
+    linalg::SymmetricEigenSolver solver(a);
     const VectorXd& lambda = solver.eigenvalues();  // ascending: repeated values are adjacent
     const double scale = lambda.cwiseAbs().maxCoeff();
     double mu = 0.0;
@@ -200,7 +199,7 @@ double c_coherence(const Eigen::Ref<const MatrixXd>& a) {
 Index numerical_rank(const Eigen::Ref<const MatrixXd>& a) {
   require_finite_matrix("numerical_rank", a);
   if (is_symmetric(a)) {
-    VectorXd s = Eigen::SelfAdjointEigenSolver<MatrixXd>(a, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs();
+    VectorXd s = linalg::SymmetricEigenSolver(a, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs();
     std::sort(s.data(), s.data() + s.size(), std::greater<double>());
     return rank_of(s, a.rows(), a.cols());
   }

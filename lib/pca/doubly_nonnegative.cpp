@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include <Eigen/Eigenvalues>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/subspace.hpp"
 
 namespace dpstream::pca {
@@ -17,7 +17,7 @@ void project_doubly_nonnegative(Eigen::Ref<MatrixXd> c, int rounds) {
     throw InvalidParameter("project_doubly_nonnegative: rounds must be >= 1, got " + std::to_string(rounds));
   require_symmetric("project_doubly_nonnegative", c);
   const Index d = c.rows();
-  Eigen::SelfAdjointEigenSolver<MatrixXd> eigen(d);
+  linalg::SymmetricEigenSolver eigen(d);
   MatrixXd scaled;
   for (int round = 0; round < rounds; ++round) {
     eigen.compute(c);  // reads the lower triangle, which the last round left equal to the upper

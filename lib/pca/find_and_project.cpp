@@ -7,13 +7,11 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
-#include <Eigen/SVD>
 #include <boost/math/special_functions/gamma.hpp>
 #include <sodium.h>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -156,18 +154,18 @@ LowRankFactors top_k_svd(const Eigen::Ref<const MatrixXd>& m, Index k) {
   // rows ≤ cols: the rows × rows Gram matrix is the small one (m ≪ n in HR12's regime).
   MatrixXd gram = MatrixXd::Zero(m.rows(), m.rows());
   gram.selfadjointView<Eigen::Lower>().rankUpdate(m);
-  Eigen::SelfAdjointEigenSolver<MatrixXd> eigen(gram);  // reads the lower triangle
+  linalg::SymmetricEigenSolver eigen(gram);  // reads the lower triangle
   const MatrixXd u = eigen.eigenvectors().rightCols(k).rowwise().reverse();  // descending
   // B_k = U Uᵀ m = U Xᵀ with X = mᵀU = Q R = Q (U_r S V_rᵀ): left U V_r, values S, right Q U_r.
   const MatrixXd x = m.transpose() * u;
-  Eigen::HouseholderQR<MatrixXd> qr(x);
-  const MatrixXd q = qr.householderQ() * MatrixXd::Identity(x.rows(), k);
-  const MatrixXd r = qr.matrixQR().topRows(k).triangularView<Eigen::Upper>();
-  Eigen::JacobiSVD<MatrixXd> small(r, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  linalg::HouseholderQr qr(x);
+  const MatrixXd q = qr.q(k);
+  const MatrixXd r = qr.packed().topRows(k).triangularView<Eigen::Upper>();
+  linalg::JacobiSvd small(r, Eigen::ComputeFullU | Eigen::ComputeFullV);
   LowRankFactors out;
-  out.left = u * small.matrixV();
-  out.singular_values = small.singularValues();
-  out.right = q * small.matrixU();
+  out.left = u * small.v();
+  out.singular_values = small.singular_values();
+  out.right = q * small.u();
   return out;
 }
 
@@ -261,8 +259,8 @@ MatrixXd PrivateRangeFinder::draw(const Eigen::Ref<const MatrixXd>& a, privacy::
   fill_standard_normal(gaussian, noise);
   sketch += calibration_.sigma * gaussian;
   snap_block(sketch, calibration_.sigma);
-  Eigen::HouseholderQR<MatrixXd> qr(sketch);
-  return qr.householderQ() * MatrixXd::Identity(m, k);
+  linalg::HouseholderQr qr(sketch);
+  return qr.q(k);
 }
 
 // ---- Pruning ----------------------------------------------------------------------------------

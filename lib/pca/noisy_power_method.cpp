@@ -6,9 +6,9 @@
 #include <span>
 #include <string>
 
-#include <Eigen/QR>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -38,8 +38,8 @@ int calibrated_releases(const NoisyPowerMethodOptions& o) { return o.runs * rele
 
 // The thin Q of a d × k matrix (Householder QR: orthonormal to rounding even for ill-conditioned Y).
 MatrixXd orthonormal_basis(const MatrixXd& y) {
-  const Eigen::HouseholderQR<MatrixXd> qr(y);
-  return qr.householderQ() * MatrixXd::Identity(y.rows(), y.cols());
+  const linalg::HouseholderQr qr(y);
+  return qr.q(y.cols());
 }
 
 }  // namespace

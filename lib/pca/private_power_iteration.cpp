@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include <Eigen/QR>
 
 #include "dpstream/errors.hpp"
 #include "matrix_checks.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
@@ -235,10 +235,10 @@ PrivateSubspace make_subspace(const MatrixXd& vectors, const VectorXd& values) {
   MatrixXd ordered(vectors.rows(), k);
   for (Index j = 0; j < k; ++j) ordered.col(j) = vectors.col(order[static_cast<std::size_t>(j)]);
   if (k > 0) {
-    Eigen::HouseholderQR<MatrixXd> qr(ordered);
-    s.vectors = qr.householderQ() * MatrixXd::Identity(vectors.rows(), k);
+    linalg::HouseholderQr qr(ordered);
+    s.vectors = qr.q(k);
     for (Index j = 0; j < k; ++j)  // keep each column's sign (Gram–Schmidt order: col j spans the first j + 1)
-      if (qr.matrixQR()(j, j) < 0) s.vectors.col(j) *= -1.0;
+      if (qr.packed()(j, j) < 0) s.vectors.col(j) *= -1.0;
   } else {
     s.vectors = MatrixXd(vectors.rows(), 0);
   }

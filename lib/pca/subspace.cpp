@@ -7,10 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/SVD>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -141,7 +140,7 @@ void check_options(const RefreshOptions& o) {
 // The top `count` eigenpairs of c, algebraic order, from the full eigendecomposition.
 // SelfAdjointEigenSolver sorts ascending, so the top ones are the last columns, reversed.
 TopEigen full_top(const Eigen::Ref<const MatrixXd>& c, Index count) {
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c);
+  const linalg::SymmetricEigenSolver es(c);
   if (es.info() != Eigen::Success)
     throw std::runtime_error("top_k_eigen: SelfAdjointEigenSolver did not converge");
   TopEigen t;
@@ -278,7 +277,7 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
     // here too); the Krylov expansion itself never needs it.
     const bool check = blocks % 2 == 0 || blocks == max_blocks;
     if (check) {
-      const Eigen::SelfAdjointEigenSolver<MatrixXd> es(h.topLeftCorner(s, s));
+      const linalg::SymmetricEigenSolver es(h.topLeftCorner(s, s));
       const VectorXd theta = es.eigenvalues().tail(b).reverse();                  // top b, descending
       const MatrixXd ritz = es.eigenvectors().rightCols(b).rowwise().reverse();  // s × b
       const double scale = std::max(frobenius_bound, es.eigenvalues().cwiseAbs().maxCoeff());
@@ -376,7 +375,7 @@ TopEigen top_k_eigen(const Eigen::Ref<const MatrixXd>& c, Index k) {
 double sum_top_k_eigenvalues(const Eigen::Ref<const MatrixXd>& c, Index k) {
   check_symmetric("sum_top_k_eigenvalues", c);
   check_k("sum_top_k_eigenvalues", k, c.rows());
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> es(c, Eigen::EigenvaluesOnly);
+  const linalg::SymmetricEigenSolver es(c, Eigen::EigenvaluesOnly);
   if (es.info() != Eigen::Success)
     throw std::runtime_error("sum_top_k_eigenvalues: SelfAdjointEigenSolver did not converge");
   return es.eigenvalues().tail(k).sum();
@@ -398,9 +397,9 @@ Eigen::VectorXd principal_angles(const Eigen::Ref<const MatrixXd>& v, const Eige
   const Index k = v.cols();
   const MatrixXd m = v.transpose() * w;
   // Cosines, descending → angles ascending; sines of W − V·VᵀW, descending → reversed to ascending.
-  const VectorXd cosines = Eigen::JacobiSVD<MatrixXd>(m).singularValues();
+  const VectorXd cosines = linalg::singular_values(m);
   const MatrixXd residual = w - v * m;
-  const VectorXd sines = Eigen::JacobiSVD<MatrixXd>(residual).singularValues().reverse();
+  const VectorXd sines = linalg::singular_values(residual).reverse();
   VectorXd angles(k);
   for (Index i = 0; i < k; ++i) {
     // Each formula where it is well conditioned: arcsin below π/4, arccos above (Knyazev & Argentati).
