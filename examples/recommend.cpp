@@ -198,8 +198,8 @@ std::string format_line(const char* format, double a, double b = 0.0, double c =
 
 // ‖U Vᵀ‖_nuc: the singular values of U Vᵀ are those of R_U R_Vᵀ (U = Q_U R_U, V = Q_V R_V; r × r).
 double nuclear_norm(const SyntheticRatings& truth) {
-  const Eigen::MatrixXd ru = linalg::HouseholderQr(truth.user_factors).packed().topRows(truth.user_factors.cols()).triangularView<Eigen::Upper>();
-  const Eigen::MatrixXd rv = linalg::HouseholderQr(truth.item_factors).packed().topRows(truth.item_factors.cols()).triangularView<Eigen::Upper>();
+  const Eigen::MatrixXd ru = linalg::HouseholderQr(truth.user_factors).r();
+  const Eigen::MatrixXd rv = linalg::HouseholderQr(truth.item_factors).r();
   return linalg::singular_values(ru * rv.transpose()).sum();
 }
 

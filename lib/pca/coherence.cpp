@@ -42,11 +42,7 @@ MatrixXd haar_rotation(Index d) {
   privacy::SeededNoiseSource source(0x6d75636f68ULL + static_cast<std::uint64_t>(d));
   MatrixXd g(d, d);
   source.fill_gaussian(std::span<double>(g.data(), static_cast<std::size_t>(g.size())), 1.0);
-  linalg::HouseholderQr qr(g);
-  MatrixXd q = qr.q();
-  for (Index j = 0; j < d; ++j)  // sign fix of R's diagonal makes Q exactly Haar
-    if (qr.packed()(j, j) < 0) q.col(j) *= -1.0;
-  return q;
+  return linalg::HouseholderQr(g).q_nonnegative_r();  // R's diagonal sign-fixed: Q exactly Haar
 }
 
 double max_abs2(const MatrixXd& m) { return m.size() == 0 ? 0.0 : m.cwiseAbs2().maxCoeff(); }

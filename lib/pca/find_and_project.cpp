@@ -160,7 +160,7 @@ LowRankFactors top_k_svd(const Eigen::Ref<const MatrixXd>& m, Index k) {
   const MatrixXd x = m.transpose() * u;
   linalg::HouseholderQr qr(x);
   const MatrixXd q = qr.q(k);
-  const MatrixXd r = qr.packed().topRows(k).triangularView<Eigen::Upper>();
+  const MatrixXd r = qr.r();  // k × k: x has k columns
   linalg::JacobiSvd small(r, Eigen::ComputeFullU | Eigen::ComputeFullV);
   LowRankFactors out;
   out.left = u * small.v();

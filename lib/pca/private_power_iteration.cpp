@@ -235,10 +235,8 @@ PrivateSubspace make_subspace(const MatrixXd& vectors, const VectorXd& values) {
   MatrixXd ordered(vectors.rows(), k);
   for (Index j = 0; j < k; ++j) ordered.col(j) = vectors.col(order[static_cast<std::size_t>(j)]);
   if (k > 0) {
-    linalg::HouseholderQr qr(ordered);
-    s.vectors = qr.q(k);
-    for (Index j = 0; j < k; ++j)  // keep each column's sign (Gram–Schmidt order: col j spans the first j + 1)
-      if (qr.packed()(j, j) < 0) s.vectors.col(j) *= -1.0;
+    // Each column keeps its sign (Gram–Schmidt order: column j spans the first j + 1).
+    s.vectors = linalg::HouseholderQr(ordered).q_nonnegative_r(k);
   } else {
     s.vectors = MatrixXd(vectors.rows(), 0);
   }

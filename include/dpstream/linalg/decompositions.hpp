@@ -44,10 +44,18 @@ class HouseholderQr {
 
   Eigen::MatrixXd q() const;                     // rows × rows
   Eigen::MatrixXd q(Eigen::Index columns) const;  // its first `columns` columns (the thin Q)
-  // Eigen's packed factor: R on and above the diagonal (R's diagonal carries the signs).
-  const Eigen::MatrixXd& packed() const { return qr_.matrixQR(); }
+  // The same with each column's sign chosen so that R's diagonal is nonnegative: the factorisation of
+  // a full-rank A is then unique (column j keeps the direction of A's first j + 1 columns), and Q is
+  // Haar-distributed when A is a square Gaussian matrix.
+  Eigen::MatrixXd q_nonnegative_r() const;
+  Eigen::MatrixXd q_nonnegative_r(Eigen::Index columns) const;
+  // The thin R: min(rows, cols) × cols, upper triangular (its diagonal carries Eigen's signs).
+  Eigen::MatrixXd r() const;
 
  private:
+  // Flips the columns of q whose R diagonal entry is negative.
+  void make_r_nonnegative(Eigen::MatrixXd& q) const;
+
   Eigen::HouseholderQR<Eigen::MatrixXd> qr_;
 };
 
