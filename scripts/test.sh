@@ -54,8 +54,9 @@ if [ "$quick" -eq 0 ]; then
   # 5.9 GFLOP/s, d = 784 rank-128 update) and a third of the compile time; heap, global and stack
   # buffer overflows, use-after-free and leaks are still caught. -g1 (line tables: stack traces keep
   # file:line) compiles ~30% faster than -g. -O1 (the level ASan's authors recommend) compiles in half
-  # the time of -O2 under UBSan's checks (test_bad_input 93 s against 182 s alone); the suite runs ~20%
-  # longer. The tests' own code is at -O0 there (tests/meson.build says which keep -O1, and why).
+  # the time of -O2 under UBSan's checks (test_bad_input 93 s against 182 s alone); the suite runs ~25%
+  # longer (library at -O1: ALS and Frank–Wolfe). The tests' own code is at -O0 there
+  # (tests/meson.build says which keep -O1, and why).
   # The benchmarks are no tests: their release build is enough.
   phase "configure + build (ASan+UBSan)" dpstream_build build-sanitize -Doptimization=1 -Ddebug=true \
     -Db_sanitize=address,undefined -Db_ndebug=false -Dcpp_args="-g1 -fno-sanitize-address-use-after-scope" \
