@@ -13,6 +13,8 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
+namespace test_accountant {
+
 using namespace dpstream::privacy;
 using dpstream::BudgetExhausted;
 using dpstream::CorruptInput;
@@ -391,3 +393,5 @@ TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant]
         Contains("budget"));
   }
 }
+
+}  // namespace test_accountant

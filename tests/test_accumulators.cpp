@@ -10,6 +10,8 @@
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
+namespace test_accumulators {
+
 using namespace dpstream;
 using namespace dpstream::stream;
 
@@ -124,3 +126,5 @@ TEST_CASE("vector snap equals the scalar snap, ties and large values included", 
   std::vector<double> one = {1.0};
   CHECK_THROWS_AS(privacy::snap_to_grid(std::span<double>(one), 3.0), InvalidParameter);
 }
+
+}  // namespace test_accumulators

@@ -59,6 +59,8 @@
 #include "row_log.pb.h"
 #include "temp_dir.hpp"
 
+namespace test_bad_input {
+
 using namespace dpstream;
 using Eigen::Index;
 using Eigen::MatrixXd;
@@ -1306,3 +1308,7 @@ TEST_CASE("bad input: Frank-Wolfe predict refuses an unknown item with one round
   const completion::FrankWolfeResult model = fw.train(small_ratings());
   EXPECT_THROWS_NAMING(InvalidParameter, model.predict(0, 4), "item 4");
 }
+
+#undef EXPECT_THROWS_NAMING
+
+}  // namespace test_bad_input

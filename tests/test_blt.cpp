@@ -10,6 +10,8 @@
 #include "dpstream/stream/blt.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
 
+namespace test_blt {
+
 using namespace dpstream;
 using namespace dpstream::stream;
 using Catch::Matchers::Contains;
@@ -190,3 +192,5 @@ TEST_CASE("optimiser: the mean-error objective is the one optimised", "[blt][opt
   CHECK_THROWS_AS(optimize_blt_buffers(0, BltError::max, 2), InvalidParameter);
   CHECK_THROWS_AS(optimize_blt_buffers(100, BltError::max, 16), InvalidParameter);
 }
+
+}  // namespace test_blt

@@ -9,6 +9,8 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
+namespace test_calibration {
+
 using namespace dpstream::privacy;
 using dpstream::InvalidParameter;
 using Catch::Contains;
@@ -336,3 +338,5 @@ TEST_CASE("zcdp_share_target: shares calibrated alone compose within the total",
         Approx(1e-6).epsilon(1e-6));
   CHECK_THROWS_AS(zcdp_share_target(EpsDelta(1.0, 1e-6), 0), InvalidParameter);
 }
+
+}  // namespace test_calibration

@@ -19,6 +19,8 @@
 #include "dpstream/stream/row_guard.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_continual_sum {
+
 using namespace dpstream;
 using namespace dpstream::stream;
 using privacy::EpsDelta;
@@ -340,3 +342,5 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   CHECK_THROWS_WITH(ContinualVectorSum::load_checkpoint((dir / "missing").string(), 4, options), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_continual_sum

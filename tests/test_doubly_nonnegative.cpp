@@ -16,6 +16,8 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"
 
+namespace test_doubly_nonnegative {
+
 using dpstream::InvalidParameter;
 using dpstream::pca::captured_variance;
 using dpstream::pca::project_doubly_nonnegative;
@@ -135,3 +137,5 @@ TEST_CASE("doubly nonnegative projection: bad input is named", "[doubly_nonnegat
   asymmetric(0, 2) = 0.5;
   CHECK_THROWS_NAMING(project_doubly_nonnegative(asymmetric), InvalidParameter, Contains("not symmetric"));
 }
+
+}  // namespace test_doubly_nonnegative

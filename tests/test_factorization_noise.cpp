@@ -21,6 +21,8 @@
 #include "dpstream/stream/tree_noise.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_factorization_noise {
+
 using namespace dpstream;
 using namespace dpstream::stream;
 using Catch::Matchers::Contains;
@@ -262,3 +264,5 @@ TEST_CASE("a ContinualCovariance on a BLT, sqrt or separable strategy: exact pre
   CHECK(parse_noise_strategy("separable") == NoiseStrategy::separable);
   CHECK_THROWS_NAMING(parse_noise_strategy("bltx"), InvalidParameter, Contains("expected tree, honaker, sqrt, blt or separable"));
 }
+
+}  // namespace test_factorization_noise

@@ -29,6 +29,8 @@
 #include "random_matrices.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_find_and_project {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -715,3 +717,5 @@ TEST_CASE("outputs: top_k_svd matches a full SVD; PrivateSubspace from the facto
   const LowRankFactors direct = top_k_svd(rp.released_matrix(), 2);
   CHECK((direct.dense() - rp.approximation.dense()).norm() < 1e-8 * rp.approximation.dense().norm());
 }
+
+}  // namespace test_find_and_project

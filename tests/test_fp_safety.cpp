@@ -21,6 +21,8 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/snap.hpp"
 
+namespace test_fp_safety {
+
 using dpstream::privacy::LaplaceMechanism;
 using dpstream::privacy::SeededNoiseSource;
 using dpstream::privacy::snap_granularity;
@@ -191,3 +193,5 @@ TEST_CASE("uniform_open_fine: binade frequencies and full mantissas", "[fp-safet
   CHECK(std::fabs(odd - draws / 2.0) <= 5 * std::sqrt(draws / 4.0));
   CHECK(smallest < 1e-4);  // P(min ≥ 1e-4) = (1 − 1e-4)^200000 ≈ 2e-9
 }
+
+}  // namespace test_fp_safety

@@ -19,6 +19,8 @@
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
+namespace test_fpl_checkpoint {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -218,3 +220,5 @@ TEST_CASE("RegretMeter state: restored mid-stream, the curve, gains and OPT cont
   eval::RegretMeter wider(kDim + 1, kK, {"a", "b"}, 50);
   CHECK_THROWS_NAMING(wider.restore(original.state()), InvalidParameter, Contains("dimension"));
 }
+
+}  // namespace test_fpl_checkpoint

@@ -31,6 +31,8 @@
 #include "dpstream/stream/row_guard.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_fpl_online_pca {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -671,3 +673,7 @@ TEST_CASE("follow_the_leader with refresh_every = B: floor(rows/B) refreshes, ea
   }
   CHECK(learner.refreshes() == 400 / refresh_every);
 }
+
+#undef FIGURE
+
+}  // namespace test_fpl_online_pca

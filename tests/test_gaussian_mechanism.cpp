@@ -8,6 +8,8 @@
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_gaussian_mechanism {
+
 using namespace dpstream::privacy;
 using dpstream::BudgetExhausted;
 using dpstream::InvalidParameter;
@@ -100,3 +102,5 @@ TEST_CASE("Gaussian mechanism rejects non-finite values") {
   v << 1.0, std::nan("");
   REQUIRE_THROWS_WITH(mech.release(v, noise), Contains("value[1]"));
 }
+
+}  // namespace test_gaussian_mechanism

@@ -15,6 +15,8 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
+namespace test_gaussian_pca {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -156,3 +158,5 @@ TEST_CASE("Gaussian PCA: one charge, rows checked, seeded runs reproducible", "[
   CHECK_THROWS_AS(a.release(MatrixXd::Zero(2, n), &tiny), BudgetExhausted);
   CHECK(tiny.ledger().empty());
 }
+
+}  // namespace test_gaussian_pca

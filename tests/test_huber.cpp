@@ -17,6 +17,8 @@
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_huber {
+
 using namespace dpstream::privacy;
 using dpstream::BudgetExhausted;
 using dpstream::InvalidParameter;
@@ -378,3 +380,5 @@ TEST_CASE("Huber bad parameters name themselves") {
   REQUIRE_THROWS_WITH(HuberMechanism::for_epsilon(1e300, 1e-300), Contains("epsilon"));  // α underflows
   REQUIRE_THROWS_WITH(HuberMechanism(1.0, 1e-3, 1e306), Contains("scale"));  // s·√Var(1e-3) ≈ 1.4e309
 }
+
+}  // namespace test_huber

@@ -13,6 +13,8 @@
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_laplace_mechanism {
+
 using namespace dpstream::privacy;
 using dpstream::BudgetExhausted;
 using dpstream::InvalidParameter;
@@ -114,3 +116,5 @@ TEST_CASE("Laplace bad parameters name themselves") {
   REQUIRE_THROWS_WITH(LaplaceMechanism(1e300, 1e-300), Contains("scale b"));   // b overflows
   REQUIRE_THROWS_WITH(LaplaceMechanism(1e-300, 1e300), Contains("scale b"));   // b underflows to 0
 }
+
+}  // namespace test_laplace_mechanism

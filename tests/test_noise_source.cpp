@@ -24,6 +24,8 @@
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_noise_source {
+
 using dpstream::InvalidParameter;
 using dpstream::privacy::NoiseSource;
 using dpstream::privacy::SecureNoiseSource;
@@ -522,3 +524,5 @@ TEST_CASE("snap_to_grid: nearest multiple of a power of two", "[snap]") {
   }
   CHECK_THROWS_WITH(snap_to_grid(1.0, 0.3), Catch::Contains("0.3"));
 }
+
+}  // namespace test_noise_source

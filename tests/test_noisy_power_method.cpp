@@ -17,6 +17,8 @@
 #include "dpstream/stream/row_guard.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_noisy_power_method {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -180,3 +182,5 @@ TEST_CASE("streaming private PCA: one charge for the stream, warm refreshes ever
   o.refresh_every = 0;
   CHECK_THROWS_NAMING(StreamingPrivatePca(d, o), InvalidParameter, Contains("refresh_every"));
 }
+
+}  // namespace test_noisy_power_method

@@ -8,6 +8,8 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
+namespace test_params {
+
 using namespace dpstream::privacy;
 using dpstream::InvalidParameter;
 using Catch::Contains;
@@ -90,3 +92,5 @@ TEST_CASE("enum to_string", "[params]") {
   CHECK(std::string(to_string(Neighbours::add_remove_row)) == "add_remove_row");
   CHECK(std::string(to_string(Neighbours::replace_row)) == "replace_row");
 }
+
+}  // namespace test_params

@@ -24,7 +24,10 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "sanitized_build.hpp"
 #include "stat_helpers.hpp"
+
+namespace test_private_frank_wolfe {
 
 using namespace dpstream;
 using namespace dpstream::completion;
@@ -628,9 +631,12 @@ TEST_CASE("A.9.5 synthetic regression: test RMSE within 0.02 of the digest's tab
     double epsilon;  // 0: non-private
     double digest;   // §A.9.5 table
   };
-  const std::vector<Cell> cells = {{FrankWolfeStep::paper, 0.0, 0.139},    {FrankWolfeStep::paper, 1.0, 0.290},
+  const std::vector<Cell> table = {{FrankWolfeStep::paper, 0.0, 0.139},    {FrankWolfeStep::paper, 1.0, 0.290},
                                    {FrankWolfeStep::paper, 5.0, 0.239},    {FrankWolfeStep::standard, 0.0, 0.049},
                                    {FrankWolfeStep::standard, 1.0, 0.285}, {FrankWolfeStep::standard, 5.0, 0.206}};
+  // Under ASan + UBSan (~9 s a training there), two cells that between them take every code path (both
+  // steps, noise and none): same seeds, same band; the ordering checks below need the whole table.
+  const std::vector<Cell> cells = testing::kSanitizedBuild ? std::vector<Cell>{table[2], table[3]} : table;
   std::vector<double> mean(cells.size(), 0.0);
   double zero_predictor = 0.0;
   const std::vector<std::uint64_t> seeds = {1, 2, 3};
@@ -660,8 +666,11 @@ TEST_CASE("A.9.5 synthetic regression: test RMSE within 0.02 of the digest's tab
     CHECK(mean[c] == Approx(cells[c].digest).margin(0.02));
   }
   // RMSE falls with ε and stays above the non-private value (§A.9.4 "expected behaviour").
+  if (testing::kSanitizedBuild) return;
   CHECK(mean[0] < mean[2]);
   CHECK(mean[2] < mean[1]);
   CHECK(mean[3] < mean[5]);
   CHECK(mean[5] < mean[4]);
 }
+
+}  // namespace test_private_frank_wolfe

@@ -23,6 +23,8 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_private_oja {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -561,3 +563,5 @@ TEST_CASE("rank-k Oja by deflation: one charge for all k runs, orthonormal vecto
   o.target = privacy::EpsDelta(1.0, 1e-6);
   CHECK_THROWS_NAMING(PrivateOja(o), InvalidParameter, Contains("components > 1 needs tight"));
 }
+
+}  // namespace test_private_oja

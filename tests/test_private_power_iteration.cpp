@@ -25,6 +25,8 @@
 #include "random_matrices.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_private_power_iteration {
+
 using namespace dpstream;
 using namespace dpstream::pca;
 using Catch::Matchers::Contains;
@@ -877,3 +879,5 @@ TEST_CASE("private doubling search over C (Remark 4.5): within 2x of the needed 
     CHECK(r.coherence_bound <= 32);
   }
 }
+
+}  // namespace test_private_power_iteration

@@ -20,6 +20,8 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/io/row_log.hpp"
 
+namespace test_ratings_io {
+
 using namespace dpstream::completion;
 using dpstream::CorruptInput;
 using dpstream::InvalidParameter;
@@ -433,3 +435,5 @@ TEST_CASE("a generated 1M-line u.data parses; line numbers hold across read chun
   CHECK(t.user_ids.back() == lines / 100);
   CHECK(triples({t.ratings[123457]}) == std::vector<Triple>{{1234, 57, 1 + 123457 % 5}});
 }
+
+}  // namespace test_ratings_io

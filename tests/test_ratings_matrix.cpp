@@ -9,6 +9,8 @@
 #include "dpstream/completion/synthetic_ratings.hpp"
 #include "dpstream/errors.hpp"
 
+namespace test_ratings_matrix {
+
 using namespace dpstream;
 using namespace dpstream::completion;
 
@@ -117,3 +119,5 @@ TEST_CASE("MovieLens-like synthetic set: the shape of MovieLens-100K", "[ratings
   CHECK(movielens_like_ratings(943, 1682, 100000, 10, 1).ratings.back().value == set.ratings.back().value);
   CHECK_THROWS_NAMING(movielens_like_ratings(10, 30, 100, 2, 1), InvalidParameter, Catch::Contains("[200, 300]"));
 }
+
+}  // namespace test_ratings_matrix

@@ -23,6 +23,8 @@
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 
+namespace test_regret {
+
 using namespace dpstream;
 using Catch::Matchers::Contains;
 using eval::RegretMeter;
@@ -338,3 +340,5 @@ TEST_CASE("RegretMeter: each error names the problem", "[regret][errors]") {
     CHECK(meter.gain(1) == Approx(2 * direct_gain(rows, basis)).epsilon(1e-12));
   }
 }
+
+}  // namespace test_regret

@@ -16,6 +16,8 @@
 #include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 
+namespace test_regret_report {
+
 using dpstream::io::RowRecord;
 using dpstream::io::SyntheticRowSource;
 using dpstream::io::SyntheticRowsOptions;
@@ -158,3 +160,5 @@ TEST_CASE("regret reports: a meter without samples still gives a valid plot") {
   REQUIRE(svg.find("no curve samples") != std::string::npos);
   REQUIRE(svg.find("</svg>") != std::string::npos);
 }
+
+}  // namespace test_regret_report

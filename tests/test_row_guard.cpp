@@ -7,6 +7,8 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
+namespace test_row_guard {
+
 using dpstream::InvalidParameter;
 using dpstream::InvalidRow;
 using dpstream::stream::OverNormPolicy;
@@ -184,3 +186,5 @@ TEST_CASE("row_norm is the same number wherever the row sits in memory, so Conti
   huge(1) = std::numeric_limits<double>::infinity();
   REQUIRE(std::isinf(row_norm(huge)));
 }
+
+}  // namespace test_row_guard

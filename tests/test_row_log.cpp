@@ -22,6 +22,8 @@
 #include "dpstream/stream/row_guard.hpp"
 #include "row_log.pb.h"
 
+namespace test_row_log {
+
 using dpstream::CorruptInput;
 using dpstream::InvalidParameter;
 using dpstream::io::RowLogHeader;
@@ -446,3 +448,5 @@ TEST_CASE("row log: a few thousand image-sized rows stream through quickly") {
   for (int t = 0; t < n; ++t) expected += double((t * 31 + t % dim) % 256) / 255.0;
   REQUIRE(checksum == expected);
 }
+
+}  // namespace test_row_log

@@ -21,6 +21,8 @@
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/io/row_source.hpp"
 
+namespace test_row_readers {
+
 using dpstream::CorruptInput;
 using dpstream::InvalidParameter;
 using dpstream::io::CsvHeader;
@@ -492,3 +494,5 @@ TEST_CASE("Fashion-MNIST train images, when the dataset is installed") {
   if (std::filesystem::exists(labels))
     REQUIRE_THROWS_WITH(dpstream::io::open_row_source(labels), Contains("label file"));
 }
+
+}  // namespace test_row_readers

@@ -15,6 +15,8 @@
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
 
+namespace test_separable_noise {
+
 using namespace dpstream;
 using namespace dpstream::stream;
 using Catch::Matchers::Contains;
@@ -207,3 +209,5 @@ TEST_CASE("stationary estimate: state round trip, and bad use refused", "[separa
   StationaryEstimate<VectorXd> c(s);
   CHECK_THROWS_AS(c.restore(wrong), InvalidParameter);
 }
+
+}  // namespace test_separable_noise

@@ -6,6 +6,8 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
+namespace test_streaming_completion {
+
 using namespace dpstream;
 using namespace dpstream::completion;
 
@@ -104,3 +106,5 @@ TEST_CASE("streaming completion refuses bad users and options, naming them", "[s
   o.planned_refreshes = 1;
   CHECK_THROWS_NAMING(StreamingCompletion(o, RefreshTrainer{}), InvalidParameter, Catch::Contains("trainer"));
 }
+
+}  // namespace test_streaming_completion

@@ -18,6 +18,8 @@
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/subspace.hpp"
 
+namespace test_subspace {
+
 using namespace dpstream::pca;
 using dpstream::InvalidParameter;
 namespace linalg = dpstream::linalg;
@@ -424,3 +426,5 @@ TEST_CASE("inputs are validated and errors name the bad value") {
   REQUIRE_THROWS_WITH(refresh_top_k(c, start_nan, 2), Contains("start(3,1)") && Contains("inf"));
   REQUIRE_THROWS_WITH(refresh_top_k(c, MatrixXd::Ones(d, 0), 2), Contains("10x0"));
 }
+
+}  // namespace test_subspace

@@ -11,6 +11,8 @@
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_symmetric_gaussian {
+
 using namespace dpstream::privacy;
 using dpstream::InvalidParameter;
 using Catch::Matchers::Contains;
@@ -209,3 +211,5 @@ TEST_CASE("covariance release charges one Gaussian release") {
   REQUIRE_THROWS_AS(mech.release(Eigen::MatrixXd::Identity(4, 4), noise, &accountant, "again"),
                     dpstream::BudgetExhausted);
 }
+
+}  // namespace test_symmetric_gaussian

@@ -15,6 +15,8 @@
 #include "dpstream/stream/tree_noise.hpp"
 #include "stat_helpers.hpp"
 
+namespace test_tree_noise {
+
 using namespace dpstream;
 using namespace dpstream::stream;
 using privacy::Calibration;
@@ -302,3 +304,5 @@ TEST_CASE("tree noise rejects bad parameters", "[tree]") {
   CHECK_THROWS_AS(tree.release_variance(9), InvalidParameter);
   CHECK_THROWS_AS(EpochTreeNoise(TreeKind::plain, 1.0, EpsDelta(1.5, 1e-6), Calibration::paper, 3), InvalidParameter);
 }
+
+}  // namespace test_tree_noise

@@ -14,6 +14,7 @@
 #include "dpstream/errors.hpp"
 #include "matrix_checks.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/pca/subspace.hpp"  // kSymmetryTolerance
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -26,7 +27,6 @@ using privacy::format_value;
 
 namespace {
 
-constexpr double kSymmetryTolerance = 1e-10;  // as subspace.hpp
 constexpr double kClusterTolerance = 1e-9;    // relative gap below which values count as repeated
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 

@@ -16,6 +16,7 @@
 #include "matrix_checks.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
+#include "dpstream/pca/subspace.hpp"  // kSymmetryTolerance
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -33,7 +34,6 @@ namespace {
 
 using Apply = std::function<void(const VectorXd&, VectorXd&)>;
 
-constexpr double kSymmetryTolerance = 1e-10;  // as subspace.hpp: far below any noise scale here
 // Upper confidence margin for ‖A‖₁ + Lap(b): P(Lap(b) < −b ln 500) = ½·e^{−ln 500} = 1e-3.
 const double kL1Margin = std::log(500.0);
 

@@ -28,8 +28,6 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using privacy::format_value;
 
-// Symmetry tolerance relative to max|C_ij| (see the header for why 1e-10).
-constexpr double kSymmetryTolerance = 1e-10;
 // Orthonormality tolerance of a basis: max|VᵀV − I| (see the header).
 constexpr double kOrthonormalityTolerance = 1e-8;
 // A column that keeps less than this fraction of its norm through Gram–Schmidt is numerically in

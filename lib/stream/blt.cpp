@@ -20,7 +20,7 @@ using privacy::format_value;
 namespace {
 
 constexpr Index kMaxBuffers = 15;
-constexpr double kMinPoleGap = 1e-9;
+constexpr double kMinValidPoleGap = 1e-9;  // the inverse divides by pole gaps
 
 std::vector<double> as_vector(const VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 
@@ -44,7 +44,7 @@ void validate_poles(const char* what, const VectorXd& theta) {
       throw InvalidParameter(std::string("BufferedToeplitz: ") + what + "[" + std::to_string(j) +
                              "] must be in [0, 1), got " + format_value(theta(j)));
     for (Index l = 0; l < j; ++l)
-      if (std::abs(theta(j) - theta(l)) < kMinPoleGap)
+      if (std::abs(theta(j) - theta(l)) < kMinValidPoleGap)
         throw InvalidParameter(std::string("BufferedToeplitz: ") + what + " values " + format_value(theta(l)) +
                                " and " + format_value(theta(j)) + " are closer than 1e-9 (the inverse divides by their gap)");
   }

@@ -32,6 +32,8 @@
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "epsilon_audit.hpp"
 
+namespace audit_completion {
+
 namespace {
 
 using dpstream::audit::gdp_epsilon;
@@ -187,3 +189,5 @@ TEST_CASE("audit: private ALS / IRLS rigorous stay within their claims", "[audit
     if (gaussian && c.irls == 0) CHECK(result.epsilon_lb > 0.3 * claimed);
   }
 }
+
+}  // namespace audit_completion

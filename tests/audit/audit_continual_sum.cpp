@@ -39,6 +39,8 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "epsilon_audit.hpp"
 
+namespace audit_continual_sum {
+
 namespace {
 
 using dpstream::audit::gdp_epsilon;
@@ -352,3 +354,5 @@ TEST_CASE("audit: PLANTED - a restart draws the re-released step's noise afresh"
       });
   CHECK(result.epsilon_lb > claimed);
 }
+
+}  // namespace audit_continual_sum

@@ -22,6 +22,8 @@
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "epsilon_audit.hpp"
 
+namespace audit_mechanisms {
+
 namespace {
 
 using dpstream::audit::gdp_epsilon;
@@ -199,3 +201,5 @@ TEST_CASE("audit: planted bug — replace treated as add/remove (√2 sensitivit
                                 claimed, symmetric_sampler(planted, Neighbours::replace_row));
   CHECK(result.epsilon_lb > claimed);
 }
+
+}  // namespace audit_mechanisms

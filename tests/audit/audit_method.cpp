@@ -11,6 +11,8 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "epsilon_audit.hpp"
 
+namespace audit_method {
+
 using dpstream::audit::clopper_pearson_lower;
 using dpstream::audit::clopper_pearson_upper;
 using dpstream::audit::gdp_epsilon;
@@ -79,3 +81,5 @@ TEST_CASE("the audit finds nothing between identical distributions", "[audit][me
                                 });
   CHECK(result.epsilon_lb <= 0.0);
 }
+
+}  // namespace audit_method

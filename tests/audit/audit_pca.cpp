@@ -37,6 +37,8 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "epsilon_audit.hpp"
 
+namespace audit_pca {
+
 namespace {
 
 using dpstream::audit::gdp_epsilon;
@@ -233,3 +235,5 @@ TEST_CASE("audit: FPL online PCA (private_tree) subspaces stay within the stream
                                 });
   CHECK(result.epsilon_lb <= claimed);
 }
+
+}  // namespace audit_pca

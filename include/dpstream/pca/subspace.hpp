@@ -25,6 +25,9 @@ namespace dpstream::pca {
 
 struct KrylovWorkspace;  // buffers a SubspaceTracker keeps between refreshes (subspace.cpp)
 
+// A matrix counts as symmetric when max|C_ij − C_ji| ≤ kSymmetryTolerance·max|C_ij| (see above).
+inline constexpr double kSymmetryTolerance = 1e-10;
+
 // The check every function here makes of a matrix argument (see above): square, non-empty, finite
 // and symmetric within 1e-10·max|C_ij|; throws InvalidParameter naming `where` and the entry.
 void require_symmetric(const char* where, const Eigen::Ref<const Eigen::MatrixXd>& c);
