@@ -14,5 +14,5 @@ if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
 fi
 dpstream_build build -Dbuildtype=release "${DPSTREAM_UNITY[@]}"  # as scripts/test.sh
 out="$DPSTREAM_ROOT/replay-out"
-"$DPSTREAM_ROOT/build/examples/dpstream-replay" --out "$out" "$@"
+"$DPSTREAM_ROOT/build/tools/dpstream-replay" --out "$out" "$@"
 echo "plot: $out/regret.svg   data: $out/regret.csv" >&2

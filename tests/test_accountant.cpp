@@ -394,4 +394,12 @@ TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant]
   }
 }
 
+TEST_CASE("parse_zcdp_conversion: the inverse of to_string; other names refused") {
+  for (const ZcdpConversion c : {ZcdpConversion::cks2020, ZcdpConversion::standard})
+    CHECK(parse_zcdp_conversion(to_string(c)) == c);
+  CHECK(std::string(to_string(ZcdpConversion::cks2020)) == "cks2020");
+  CHECK_THROWS_AS(parse_zcdp_conversion("cks"), InvalidParameter);
+  CHECK_THROWS_WITH(parse_zcdp_conversion("cks"), Contains("zCDP conversion 'cks': expected cks2020 or standard"));
+}
+
 }  // namespace test_accountant

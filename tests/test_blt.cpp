@@ -193,4 +193,9 @@ TEST_CASE("optimiser: the mean-error objective is the one optimised", "[blt][opt
   CHECK_THROWS_AS(optimize_blt_buffers(100, BltError::max, 16), InvalidParameter);
 }
 
+TEST_CASE("parse_blt_error: the inverse of to_string; other names refused", "[blt]") {
+  for (const BltError error : {BltError::max, BltError::mean}) CHECK(parse_blt_error(to_string(error)) == error);
+  CHECK_THROWS_NAMING(parse_blt_error("average"), InvalidParameter, Contains("BLT error 'average': expected max or mean"));
+}
+
 }  // namespace test_blt

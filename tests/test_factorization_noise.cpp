@@ -2,6 +2,8 @@
 // strategies against anchors §2's figures, their streaming noise against the explicit B·z, Monte Carlo
 // variance and covariance against the closed forms, calibration, state round trips, and a
 // ContinualSum running them.
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "dpstream/stream/blt_optimizer.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
+#include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 #include "stat_helpers.hpp"
 
@@ -263,6 +266,53 @@ TEST_CASE("a ContinualCovariance on a BLT, sqrt or separable strategy: exact pre
   CHECK(parse_noise_strategy("tree") == NoiseStrategy::plain_tree);
   CHECK(parse_noise_strategy("separable") == NoiseStrategy::separable);
   CHECK_THROWS_NAMING(parse_noise_strategy("bltx"), InvalidParameter, Contains("expected tree, honaker, sqrt, blt or separable"));
+}
+
+TEST_CASE("draw_sigma and describe: what dpstream-replay worked out by the concrete class, for every strategy", "[factorization][continual]") {
+  // examples/replay.cpp's node_sigma and mechanism_label as they were (the separable label without
+  // the tool's own tail), which these two functions replace.
+  auto tool_sigma = [](const ContinualCovariance& sum) {
+    if (const auto* tree = dynamic_cast<const TreeNoise*>(&sum.noise())) return tree->node_sigma();
+    if (const auto* blt = dynamic_cast<const BltNoise*>(&sum.noise())) return blt->sigma();
+    if (const auto* sqrt = dynamic_cast<const SqrtToeplitzNoise*>(&sum.noise())) return sqrt->sigma();
+    if (const auto* separable = dynamic_cast<const SeparableNoise*>(&sum.noise())) return separable->sigma();
+    if (const auto* epochs = dynamic_cast<const EpochTreeNoise*>(&sum.noise())) {
+      const std::uint64_t steps = std::max<std::uint64_t>(1, sum.steps());
+      return epochs->epoch_sigma(static_cast<std::uint32_t>(std::bit_width(steps) - 1));
+    }
+    return std::nan("");
+  };
+  auto tool_label = [](const ContinualCovariance& sum) -> std::string {
+    if (const auto* blt = dynamic_cast<const BltNoise*>(&sum.noise()))
+      return "BLT (" + std::to_string(blt->blt().buffers()) + " buffers)";
+    if (dynamic_cast<const SqrtToeplitzNoise*>(&sum.noise())) return "square-root Toeplitz factorization";
+    if (dynamic_cast<const SeparableNoise*>(&sum.noise())) return "separable factorization";
+    return sum.options().strategy == NoiseStrategy::honaker_tree ? "Honaker tree" : "binary tree";
+  };
+  const Index d = 3;
+  for (const std::uint64_t horizon : {std::uint64_t{0}, std::uint64_t{12}}) {
+    for (NoiseStrategy strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
+                                   NoiseStrategy::blt, NoiseStrategy::separable}) {
+      if (horizon == 0 && needs_fixed_horizon(strategy)) continue;
+      INFO(to_string(strategy) << ", horizon " << horizon);
+      ContinualSumOptions o;
+      o.horizon = horizon;
+      o.strategy = strategy;
+      o.seed = 9;
+      ContinualCovariance sum(d, o);
+      CHECK(sum.noise().describe() == tool_label(sum));
+      CHECK(sum.noise().draw_sigma() == tool_sigma(sum));
+      for (int t = 0; t < 12; ++t) {
+        sum.update(VectorXd::Constant(d, 0.05 * t));
+        CHECK(sum.noise().draw_sigma() == tool_sigma(sum));
+      }
+    }
+  }
+  // The texts themselves (a BLT with the golden strategy's 2 buffers).
+  CHECK(BltNoise(golden(), 8, 1.5, 1.0, 2).describe() == "BLT (2 buffers)");
+  CHECK(BltNoise(golden(), 8, 1.5, 1.0, 2).draw_sigma() == 1.5);
+  CHECK(SqrtToeplitzNoise(8, 2.5, 1.0, 2).describe() == "square-root Toeplitz factorization");
+  CHECK(SqrtToeplitzNoise(8, 2.5, 1.0, 2).draw_sigma() == 2.5);
 }
 
 }  // namespace test_factorization_noise

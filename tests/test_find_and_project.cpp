@@ -718,4 +718,12 @@ TEST_CASE("outputs: top_k_svd matches a full SVD; PrivateSubspace from the facto
   CHECK((direct.dense() - rp.approximation.dense()).norm() < 1e-8 * rp.approximation.dense().norm());
 }
 
+TEST_CASE("parse_matrix_neighbours: the inverse of to_string; other names refused", "[hr12]") {
+  for (const MatrixNeighbours relation :
+       {MatrixNeighbours::row_change, MatrixNeighbours::add_remove_row, MatrixNeighbours::replace_row})
+    CHECK(parse_matrix_neighbours(to_string(relation)) == relation);
+  CHECK_THROWS_NAMING(parse_matrix_neighbours("row"), InvalidParameter,
+                      Contains("matrix neighbours 'row': expected row_change, add_remove_row or replace_row"));
+}
+
 }  // namespace test_find_and_project

@@ -676,4 +676,11 @@ TEST_CASE("follow_the_leader with refresh_every = B: floor(rows/B) refreshes, ea
 
 #undef FIGURE
 
+TEST_CASE("parse_fpl_mode: the inverse of to_string; other names refused", "[fpl]") {
+  for (const FplMode mode : {FplMode::follow_the_leader, FplMode::perturbed_leader, FplMode::private_tree})
+    CHECK(parse_fpl_mode(to_string(mode)) == mode);
+  CHECK_THROWS_NAMING(parse_fpl_mode("ftl"), InvalidParameter,
+                      Contains("FPL mode 'ftl': expected follow_the_leader, perturbed_leader or private_tree"));
+}
+
 }  // namespace test_fpl_online_pca

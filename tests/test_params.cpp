@@ -93,4 +93,13 @@ TEST_CASE("enum to_string", "[params]") {
   CHECK(std::string(to_string(Neighbours::replace_row)) == "replace_row");
 }
 
+TEST_CASE("parse_calibration and parse_neighbours: inverses of to_string; other names refused") {
+  for (const Calibration c : {Calibration::paper, Calibration::tight}) CHECK(parse_calibration(to_string(c)) == c);
+  for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row}) CHECK(parse_neighbours(to_string(n)) == n);
+  CHECK_THROWS_AS(parse_calibration("Tight"), InvalidParameter);
+  CHECK_THROWS_WITH(parse_calibration("x"), Contains("calibration 'x': expected paper or tight"));
+  CHECK_THROWS_AS(parse_neighbours("replace"), InvalidParameter);
+  CHECK_THROWS_WITH(parse_neighbours("replace"), Contains("neighbours 'replace': expected add_remove_row or replace_row"));
+}
+
 }  // namespace test_params

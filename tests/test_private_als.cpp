@@ -754,4 +754,10 @@ TEST_CASE("seeded runs reproduce bitwise; unseeded runs use the secure source; p
   CHECK_THROWS_NAMING(a.train(RatingsMatrix(3, 0, {})), InvalidParameter, Contains("items"));
 }
 
+TEST_CASE("parse_als_init: the inverse of to_string; other names refused", "[als]") {
+  for (const AlsInit init : {AlsInit::uniform, AlsInit::gaussian}) CHECK(parse_als_init(to_string(init)) == init);
+  CHECK(std::string(to_string(AlsInit::uniform)) == "uniform");
+  CHECK_THROWS_NAMING(parse_als_init("normal"), InvalidParameter, Contains("ALS init 'normal': expected uniform or gaussian"));
+}
+
 }  // namespace test_private_als

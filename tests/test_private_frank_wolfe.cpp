@@ -673,4 +673,15 @@ TEST_CASE("A.9.5 synthetic regression: test RMSE within 0.02 of the digest's tab
   CHECK(mean[5] < mean[4]);
 }
 
+TEST_CASE("parse_frank_wolfe_step and parse_frank_wolfe_eigensolver: inverses of to_string; other names refused", "[frank-wolfe]") {
+  for (const FrankWolfeStep step : {FrankWolfeStep::paper, FrankWolfeStep::standard})
+    CHECK(parse_frank_wolfe_step(to_string(step)) == step);
+  for (const FrankWolfeEigensolver solver : {FrankWolfeEigensolver::exact, FrankWolfeEigensolver::oja})
+    CHECK(parse_frank_wolfe_eigensolver(to_string(solver)) == solver);
+  CHECK_THROWS_NAMING(parse_frank_wolfe_step("1/T"), InvalidParameter,
+                      Contains("Frank-Wolfe step '1/T': expected paper or standard"));
+  CHECK_THROWS_NAMING(parse_frank_wolfe_eigensolver("lanczos"), InvalidParameter,
+                      Contains("Frank-Wolfe eigensolver 'lanczos': expected exact or oja"));
+}
+
 }  // namespace test_private_frank_wolfe

@@ -60,7 +60,7 @@ run killed "${common[@]}" --checkpoint "$ck" --checkpoint-every 10 --test-kill-a
 grep -q '^{' "$work/killed.out" && fail "killed run printed a JSON line"
 [ -s "$ck" ] || fail "no checkpoint after the kill"
 [ "$(stat -c %a "$ck")" = 600 ] || fail "checkpoint mode $(stat -c %a "$ck"), want 600 (it holds raw data)"
-[ -e "$ck.tmp" ] && fail "a temporary file was left behind although no write was interrupted"
+compgen -G "$ck.tmp*" > /dev/null && fail "a temporary file was left behind although no write was interrupted"
 size=$(stat -c %s "$ck")
 cp "$ck" "$work/saved.ckpt"
 
@@ -95,10 +95,11 @@ run block "${common[@]}" --block 64 --checkpoint "$ck" --resume --out "$work/blo
   fail "resume with another --block: status $status, $(cat "$work/block.err")"
 cmp -s "$ck" "$work/saved.ckpt" || fail "a refused run or resume changed the checkpoint"
 
-# A crash in the middle of a write leaves a torn temporary file beside the checkpoint: it is never
-# taken for one (refused if named), the checkpoint itself is intact, and the completed run removes it.
-head -c $((size / 3)) "$ck" > "$ck.tmp"
-run torn "${common[@]}" --checkpoint "$ck.tmp" --resume --out "$work/torn"
+# A crash in the middle of a write leaves a torn temporary file beside the checkpoint (PATH.tmp-XXXXXX,
+# an unpredictable name: dpstream/io/atomic_file.hpp): it is never taken for one (refused if named),
+# the checkpoint itself is intact, and the completed run removes it.
+head -c $((size / 3)) "$ck" > "$ck.tmp-torn01"
+run torn "${common[@]}" --checkpoint "$ck.tmp-torn01" --resume --out "$work/torn"
 [ "$status" -eq 2 ] && grep -q 'truncated' "$work/torn.err" || fail "a torn temporary file: status $status, $(cat "$work/torn.err")"
 
 run resumed "${common[@]}" --checkpoint "$ck" --checkpoint-every 10 --resume --out "$work/killed"
@@ -106,7 +107,15 @@ run resumed "${common[@]}" --checkpoint "$ck" --checkpoint-every 10 --resume --o
 grep -q 'resumed at release 40' "$work/resumed.out" || fail "resume did not start at release 40: $(grep checkpoints "$work/resumed.out")"
 same resumed killed ref ref
 [ -e "$ck" ] && fail "the checkpoint is still there after the run completed"
-[ -e "$ck.tmp" ] && fail "the torn temporary file is still there after the run completed"
+[ -e "$ck.tmp-torn01" ] && fail "the torn temporary file is still there after the run completed"
+
+# ---- a link planted where the old writer put its temporary (PATH.tmp) is not followed: the file it
+# points at is untouched, and the checkpoints are written beside it ----
+echo "not yours" > "$work/victim"
+ln -s "$work/victim" "$work/planted.ckpt.tmp"
+run planted "${common[@]}" --checkpoint "$work/planted.ckpt" --checkpoint-every 20 --limit 5120 --out "$work/planted"
+[ "$status" -eq 0 ] && [ "$(cat "$work/victim")" = "not yours" ] && [ -L "$work/planted.ckpt.tmp" ] &&
+  [ "$(checkpoints planted)" -ge 1 ] || fail "planted link: status $status, victim '$(cat "$work/victim")', $(cat "$work/planted.err")"
 
 # ---- killed from outside with kill -9, at whatever point it has reached after its second
 # checkpoint (possibly in the middle of writing the third), then resumed ----
@@ -127,7 +136,7 @@ if kill -9 "$pid" 2> /dev/null; then
   run outside-resumed "${common[@]}" --checkpoint "$ck2" --resume --out "$work/outside"
   [ "$status" -eq 0 ] || fail "resume after kill -9 exited $status: $(cat "$work/outside-resumed.err")"
   same outside-resumed outside ref ref
-  [ -e "$ck2.tmp" ] && fail "the resumed run left $ck2.tmp behind"
+  compgen -G "$ck2.tmp*" > /dev/null && fail "the resumed run left a temporary file behind: $(ls "$ck2".tmp*)"
 else
   wait "$pid"
   echo "note: the run finished before the external kill -9 (nothing to resume)" >&2

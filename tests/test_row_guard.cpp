@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "dpstream/errors.hpp"
@@ -185,6 +188,173 @@ TEST_CASE("row_norm is the same number wherever the row sits in memory, so Conti
   REQUIRE(std::isnan(row_norm(huge)));
   huge(1) = std::numeric_limits<double>::infinity();
   REQUIRE(std::isinf(row_norm(huge)));
+}
+
+namespace {
+
+// examples/guarded_reader.hpp before RowGuard scaled rows itself (GuardedReader::fill, --normalize
+// unit): the arithmetic RowScaling::unit must reproduce bit for bit.
+struct ToolsUnitNormalisation {
+  RowGuard guard;
+  std::uint64_t zero = 0;
+  explicit ToolsUnitNormalisation(Eigen::Index d) : guard({d, 1.0, OverNormPolicy::clip}) {}
+  void admit(Eigen::VectorXd& row) {
+    if (row.allFinite()) {
+      double norm = row.norm();
+      if (!(norm > 0 && norm < std::numeric_limits<double>::infinity())) norm = row.stableNorm();
+      if (norm > 0) row /= norm;
+      else ++zero;
+    }
+    guard.admit(row);
+  }
+};
+
+RowGuardOptions unit_options(Eigen::Index d) {
+  RowGuardOptions options{d, 1.0, OverNormPolicy::clip};
+  options.scaling = dpstream::stream::RowScaling::unit;
+  return options;
+}
+
+bool same_bits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+// splitmix64 → uniform in [0, 1).
+struct Uniform {
+  std::uint64_t state;
+  double operator()() {
+    state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("RowGuard unit scaling gives the tools' a/||a|| bit for bit, clips its ulp excess and counts zero rows") {
+  using dpstream::stream::row_norm;
+  Uniform next{2024};
+  for (const Eigen::Index d : {Eigen::Index{1}, Eigen::Index{3}, Eigen::Index{8}, Eigen::Index{33}, Eigen::Index{784}}) {
+    ToolsUnitNormalisation tools(d);
+    RowGuard guard(unit_options(d));
+    // Scales 1e±160 take the stableNorm path (norm() under- or overflows); every 7th row is zero.
+    for (const double scale : {1.0, 255.0, 1e-160, 1e160}) {
+      for (int r = 0; r < 300; ++r) {
+        Eigen::VectorXd row(d);
+        for (Eigen::Index i = 0; i < d; ++i) row(i) = (next() - (r % 2 ? 0.5 : 0.0)) * scale;
+        if (r % 7 == 0) row.setZero();
+        if (r % 11 == 0 && d > 1) row(d / 2) = 0.0;
+        Eigen::VectorXd old_way = row, new_way = row;
+        tools.admit(old_way);
+        guard.admit(new_way);
+        INFO("d = " << d << ", scale " << scale << ", row " << r);
+        REQUIRE(same_bits(old_way, new_way));
+        REQUIRE(row_norm(new_way) <= 1.0);
+      }
+    }
+    CHECK(guard.counts().zero == tools.zero);
+    CHECK(guard.counts().zero == 4 * 43);  // rows 0, 7, …, 294 of each scale
+    CHECK(guard.counts().clipped == tools.guard.counts().clipped);
+    CHECK(guard.counts().accepted == 1200);
+    CHECK(guard.counts().rejected == 0);
+  }
+  // The division leaves ‖a‖ above 1 for some rows: clipped to the bound and counted.
+  RowGuard guard(unit_options(5));
+  bool found = false;
+  for (int r = 0; r < 100000 && !found; ++r) {
+    Eigen::VectorXd row(5);
+    for (Eigen::Index i = 0; i < 5; ++i) row(i) = next();
+    Eigen::VectorXd divided = row / row.norm();
+    if (row_norm(divided) <= 1.0) continue;
+    found = true;
+    const auto clipped = guard.counts().clipped;
+    guard.admit(row);
+    CHECK(guard.counts().clipped == clipped + 1);
+    CHECK(row_norm(row) <= 1.0);
+    CHECK(row_norm(row) >= 1.0 - 1e-15);
+  }
+  REQUIRE(found);
+}
+
+TEST_CASE("RowGuard unit scaling: zero rows stay zero, NaN and Inf are named as read, the bound must be 1 under clip") {
+  RowGuard guard(unit_options(3));
+  Eigen::VectorXd zero = Eigen::VectorXd::Zero(3);
+  guard.admit(zero);
+  CHECK(zero.isZero(0));
+  CHECK(guard.counts().zero == 1);
+  CHECK(guard.counts().accepted == 1);
+  // Not scaled before the check, so the message names the column and the row is left as read.
+  Eigen::VectorXd nan_row(3), inf_row(3);
+  nan_row << 3.0, std::numeric_limits<double>::quiet_NaN(), 4.0;
+  inf_row << 3.0, 0.0, -std::numeric_limits<double>::infinity();
+  REQUIRE_THROWS_WITH(guard.admit(nan_row), Contains("row 1") && Contains("column 1 is nan"));
+  REQUIRE_THROWS_WITH(guard.admit(inf_row), Contains("row 2") && Contains("column 2 is -inf"));
+  CHECK(nan_row(0) == 3.0);
+  CHECK(guard.counts().rejected == 2);
+  CHECK(guard.counts().zero == 1);
+  // ‖a‖ past the largest double: a direction, not the zero row a/inf would give.
+  Eigen::VectorXd huge = Eigen::VectorXd::Constant(3, 1.5e308);
+  guard.admit(huge);
+  CHECK(huge(0) == Approx(1.0 / std::sqrt(3.0)).epsilon(1e-15));
+  CHECK(dpstream::stream::row_norm(huge) <= 1.0);
+  CHECK(guard.counts().zero == 1);
+  // Options: unit needs L = 1 and clip.
+  RowGuardOptions options = unit_options(3);
+  options.norm_bound = 2.0;
+  REQUIRE_THROWS_AS(RowGuard(options), InvalidParameter);
+  REQUIRE_THROWS_WITH(RowGuard(options), Contains("unit scaling needs norm_bound = 1, got 2"));
+  options.norm_bound = 1.0 + 0x1.0p-52;
+  REQUIRE_THROWS_AS(RowGuard(options), InvalidParameter);
+  options = unit_options(3);
+  options.over_norm = OverNormPolicy::reject;
+  REQUIRE_THROWS_WITH(RowGuard(options), Contains("unit scaling needs over_norm = clip"));
+  // Without scaling nothing changes and nothing is counted as zero.
+  RowGuard plain({3, 1.0, OverNormPolicy::clip});
+  Eigen::VectorXd small(3);
+  small << 0.1, 0.2, 0.2;
+  const Eigen::VectorXd before = small;
+  plain.admit(small);
+  plain.admit(zero);
+  CHECK(small == before);
+  CHECK(plain.counts().zero == 0);
+}
+
+TEST_CASE("RowGuard unit scaling of sparse rows: the values as the dense row's, zero rows counted") {
+  RowGuard sparse(unit_options(100));
+  RowGuard dense(unit_options(3));
+  Eigen::VectorXi idx(3);
+  idx << 2, 50, 99;
+  Eigen::VectorXd values(3);
+  values << 0.3, 7.0, -1e-3;
+  Eigen::VectorXd as_dense = values;
+  sparse.admit_sparse(idx, values);
+  dense.admit(as_dense);
+  CHECK(same_bits(values, as_dense));
+  CHECK(dpstream::stream::row_norm(values) <= 1.0);
+  Eigen::VectorXd zeros = Eigen::VectorXd::Zero(3);
+  sparse.admit_sparse(idx, zeros);
+  Eigen::VectorXi none(0);
+  Eigen::VectorXd empty(0);
+  sparse.admit_sparse(none, empty);  // a row with no stored entry is a zero row
+  CHECK(zeros.isZero(0));
+  CHECK(sparse.counts().zero == 2);
+  CHECK(sparse.counts().accepted == 3);
+  values << 0.3, std::nan(""), 1.0;
+  REQUIRE_THROWS_WITH(sparse.admit_sparse(idx, values), Contains("row 3") && Contains("column 50 is nan"));
+}
+
+TEST_CASE("parse_over_norm_policy and parse_row_scaling: inverses of to_string; other names refused") {
+  using namespace dpstream::stream;
+  for (const OverNormPolicy policy : {OverNormPolicy::clip, OverNormPolicy::reject})
+    CHECK(parse_over_norm_policy(to_string(policy)) == policy);
+  for (const RowScaling scaling : {RowScaling::none, RowScaling::unit}) CHECK(parse_row_scaling(to_string(scaling)) == scaling);
+  CHECK(std::string(to_string(RowScaling::unit)) == "unit");
+  REQUIRE_THROWS_AS(parse_over_norm_policy("none"), InvalidParameter);
+  REQUIRE_THROWS_WITH(parse_over_norm_policy("none"), Contains("over-norm policy 'none': expected clip or reject"));
+  REQUIRE_THROWS_AS(parse_row_scaling("clip"), InvalidParameter);
+  REQUIRE_THROWS_WITH(parse_row_scaling("clip"), Contains("row scaling 'clip': expected none or unit"));
 }
 
 }  // namespace test_row_guard

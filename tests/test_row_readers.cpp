@@ -495,4 +495,16 @@ TEST_CASE("Fashion-MNIST train images, when the dataset is installed") {
     REQUIRE_THROWS_WITH(dpstream::io::open_row_source(labels), Contains("label file"));
 }
 
+TEST_CASE("parse_csv_header: the inverse of to_string, also auto/yes/no; other names refused") {
+  for (const CsvHeader header : {CsvHeader::detect, CsvHeader::present, CsvHeader::absent})
+    CHECK(dpstream::io::parse_csv_header(dpstream::io::to_string(header)) == header);
+  CHECK(std::string(dpstream::io::to_string(CsvHeader::detect)) == "detect");
+  CHECK(dpstream::io::parse_csv_header("auto") == CsvHeader::detect);
+  CHECK(dpstream::io::parse_csv_header("yes") == CsvHeader::present);
+  CHECK(dpstream::io::parse_csv_header("no") == CsvHeader::absent);
+  CHECK_THROWS_AS(dpstream::io::parse_csv_header("true"), InvalidParameter);
+  CHECK_THROWS_WITH(dpstream::io::parse_csv_header("true"),
+                    Contains("CSV header 'true': expected detect, present or absent"));
+}
+
 }  // namespace test_row_readers

@@ -188,6 +188,16 @@ TEST_CASE("separable stream: checkpoint round trip continues bit-identically; ba
   CHECK_THROWS_NAMING(same.load(state), CorruptInput, Contains("draw values"));
 }
 
+TEST_CASE("separable noise: draw_sigma is sigma(), describe says what it is", "[separable]") {
+  const SeparableNoise noise(SeparableStrategy::optimize(6), 2.75, 1.0, 3);
+  CHECK(noise.draw_sigma() == noise.sigma());
+  CHECK(noise.draw_sigma() == 2.75);
+  CHECK(noise.describe() == "separable factorization");
+  const ContinualCovariance sum(3, separable_options(6, 1));
+  CHECK(sum.noise().draw_sigma() == dynamic_cast<const SeparableNoise&>(sum.noise()).sigma());
+  CHECK(sum.noise().describe() == "separable factorization");
+}
+
 TEST_CASE("stationary estimate: state round trip, and bad use refused", "[separable][checkpoint]") {
   const SeparableStrategy s = SeparableStrategy::optimize(8);
   StationaryEstimate<VectorXd> a(s), b(s);

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 
@@ -425,6 +426,14 @@ TEST_CASE("inputs are validated and errors name the bad value") {
   start_nan(3, 1) = INFINITY;
   REQUIRE_THROWS_WITH(refresh_top_k(c, start_nan, 2), Contains("start(3,1)") && Contains("inf"));
   REQUIRE_THROWS_WITH(refresh_top_k(c, MatrixXd::Ones(d, 0), 2), Contains("10x0"));
+}
+
+TEST_CASE("parse_projector_norm: the inverse of to_string; other names refused") {
+  for (const ProjectorNorm norm : {ProjectorNorm::spectral, ProjectorNorm::frobenius})
+    CHECK(parse_projector_norm(to_string(norm)) == norm);
+  CHECK(std::string(to_string(ProjectorNorm::frobenius)) == "frobenius");
+  CHECK_THROWS_AS(parse_projector_norm("2"), InvalidParameter);
+  CHECK_THROWS_WITH(parse_projector_norm("2"), Contains("projector norm '2': expected spectral or frobenius"));
 }
 
 }  // namespace test_subspace

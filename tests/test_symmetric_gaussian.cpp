@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 
@@ -210,6 +211,16 @@ TEST_CASE("covariance release charges one Gaussian release") {
   REQUIRE(accountant.ledger()[0].rho.value() == Approx(gaussian_rho(1.0, mech.sigma())));
   REQUIRE_THROWS_AS(mech.release(Eigen::MatrixXd::Identity(4, 4), noise, &accountant, "again"),
                     dpstream::BudgetExhausted);
+}
+
+TEST_CASE("parse_symmetric_noise_shape: the tools' spelling (paper, goe), paper_symmetric too; other names refused") {
+  for (const SymmetricNoiseShape shape : {SymmetricNoiseShape::paper_symmetric, SymmetricNoiseShape::goe})
+    CHECK(parse_symmetric_noise_shape(to_string(shape)) == shape);
+  CHECK(std::string(to_string(SymmetricNoiseShape::paper_symmetric)) == "paper");
+  CHECK(std::string(to_string(SymmetricNoiseShape::goe)) == "goe");
+  CHECK(parse_symmetric_noise_shape("paper_symmetric") == SymmetricNoiseShape::paper_symmetric);
+  CHECK_THROWS_AS(parse_symmetric_noise_shape("GOE"), InvalidParameter);
+  CHECK_THROWS_WITH(parse_symmetric_noise_shape("GOE"), Contains("noise shape 'GOE': expected paper or goe"));
 }
 
 }  // namespace test_symmetric_gaussian

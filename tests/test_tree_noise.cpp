@@ -1,5 +1,6 @@
 // Tree noise strategies: calibration pins, closed-form variance and covariance against Monte Carlo,
 // node instrumentation, unbounded epochs, and state round trips.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -9,9 +10,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "check_throws.hpp"
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
+#include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 #include "stat_helpers.hpp"
 
@@ -303,6 +306,48 @@ TEST_CASE("tree noise rejects bad parameters", "[tree]") {
   CHECK_THROWS_AS(tree.release_variance(0), InvalidParameter);
   CHECK_THROWS_AS(tree.release_variance(9), InvalidParameter);
   CHECK_THROWS_AS(EpochTreeNoise(TreeKind::plain, 1.0, EpsDelta(1.5, 1e-6), Calibration::paper, 3), InvalidParameter);
+}
+
+TEST_CASE("trees: draw_sigma is the node sigma (the latest epoch's when unbounded), describe names the tree", "[tree]") {
+  for (const TreeKind kind : {TreeKind::plain, TreeKind::honaker}) {
+    INFO("kind " << to_string(kind));
+    const char* words = kind == TreeKind::plain ? "binary tree" : "Honaker tree";
+    TreeNoise tree(kind, 100, 3.25, 1.0, 2);
+    CHECK(tree.draw_sigma() == tree.node_sigma());
+    CHECK(tree.describe() == words);
+    // Unbounded, through the stream that owns it: the σ dpstream-replay computed from the sum's
+    // steps (examples/replay.cpp, node_sigma), bit for bit, before the first release, across epoch
+    // boundaries and after a checkpoint restore. paper calibration: every epoch has another σ.
+    ContinualSumOptions o;
+    o.strategy = kind == TreeKind::plain ? NoiseStrategy::plain_tree : NoiseStrategy::honaker_tree;
+    o.target = EpsDelta(0.5, 1e-6);
+    o.calibration = Calibration::paper;
+    o.seed = 5;
+    ContinualVectorSum sum(2, o);
+    const auto& epochs = dynamic_cast<const EpochTreeNoise&>(sum.noise());
+    CHECK(epochs.describe() == words);
+    auto replay_sigma = [&](const ContinualVectorSum& s) {
+      const std::uint64_t steps = std::max<std::uint64_t>(1, s.steps());
+      return dynamic_cast<const EpochTreeNoise&>(s.noise()).epoch_sigma(static_cast<std::uint32_t>(std::bit_width(steps) - 1));
+    };
+    CHECK(sum.noise().draw_sigma() == replay_sigma(sum));
+    CHECK(sum.noise().draw_sigma() == epochs.epoch_sigma(0));
+    for (int t = 1; t <= 70; ++t) {
+      sum.update(Eigen::Vector2d(0.6, -0.8) * (0.01 * t));
+      INFO("step " << t);
+      CHECK(sum.noise().steps() == sum.steps());
+      CHECK(sum.noise().draw_sigma() == replay_sigma(sum));
+    }
+    CHECK(epochs.draw_sigma() == epochs.epoch_sigma(6));  // step 70 is in [64, 128)
+    CHECK(epochs.epoch_sigma(6) != epochs.epoch_sigma(5));
+    const ContinualVectorSum back = ContinualVectorSum::deserialize(sum.serialize(), 2, o);
+    CHECK(back.noise().draw_sigma() == replay_sigma(sum));
+  }
+}
+
+TEST_CASE("parse_tree_kind: the inverse of to_string; other names refused", "[tree]") {
+  for (const TreeKind kind : {TreeKind::plain, TreeKind::honaker}) CHECK(parse_tree_kind(to_string(kind)) == kind);
+  CHECK_THROWS_NAMING(parse_tree_kind("tree"), InvalidParameter, Catch::Matchers::Contains("tree kind 'tree': expected plain or honaker"));
 }
 
 }  // namespace test_tree_noise

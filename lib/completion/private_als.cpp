@@ -26,6 +26,14 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using privacy::format_value;
 
+const char* to_string(AlsInit init) noexcept { return init == AlsInit::uniform ? "uniform" : "gaussian"; }
+
+AlsInit parse_als_init(const std::string& text) {
+  for (const AlsInit init : {AlsInit::uniform, AlsInit::gaussian})
+    if (text == to_string(init)) return init;
+  throw InvalidParameter("ALS init '" + text + "': expected uniform or gaussian");
+}
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

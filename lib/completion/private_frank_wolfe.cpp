@@ -210,6 +210,18 @@ const char* to_string(FrankWolfeEigensolver eigensolver) noexcept {
   return "unknown";
 }
 
+FrankWolfeStep parse_frank_wolfe_step(const std::string& text) {
+  for (const FrankWolfeStep step : {FrankWolfeStep::paper, FrankWolfeStep::standard})
+    if (text == to_string(step)) return step;
+  throw InvalidParameter("Frank-Wolfe step '" + text + "': expected paper or standard");
+}
+
+FrankWolfeEigensolver parse_frank_wolfe_eigensolver(const std::string& text) {
+  for (const FrankWolfeEigensolver eigensolver : {FrankWolfeEigensolver::exact, FrankWolfeEigensolver::oja})
+    if (text == to_string(eigensolver)) return eigensolver;
+  throw InvalidParameter("Frank-Wolfe eigensolver '" + text + "': expected exact or oja");
+}
+
 double frank_wolfe_release_sensitivity(privacy::Neighbours relation, double row_norm_bound) {
   require_row_norm_bound(row_norm_bound);
   // Residual rows have ‖A_i‖₂ ≤ 2L: the covariance sensitivity of rows bounded by 2L (header).

@@ -1,19 +1,13 @@
 #include "dpstream/eval/regret_report.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::eval {
@@ -21,10 +15,6 @@ namespace dpstream::eval {
 namespace {
 
 using privacy::format_value;
-
-std::runtime_error io_error(const std::string& path, const std::string& what, int err) {
-  return std::runtime_error("cannot write " + path + ": " + what + ": " + std::strerror(err));
-}
 
 std::string xml_escape(const std::string& s) {
   std::string out;
@@ -229,47 +219,13 @@ std::string regret_svg(const RegretMeter& meter, const std::string& title, const
   return o;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(tmp.data());  // mode 0600, in the target's folder (rename stays atomic)
-  if (fd < 0) throw io_error(path, "cannot create a temporary file beside it", errno);
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return io_error(path, what, err);
-  };
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw fail("write failed");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) throw fail("fsync failed");
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw io_error(path, "close failed", err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw io_error(path, "rename failed", err);
-  }
-}
-
 void write_regret_csv(const RegretMeter& meter, const std::string& path) {
-  write_file_atomically(path, regret_csv(meter));
+  io::write_file_atomically(path, regret_csv(meter));  // 0600: OPT is a non-private statistic
 }
 
 void write_regret_svg(const RegretMeter& meter, const std::string& path, const std::string& title,
                       const std::string& subtitle, const std::vector<std::string>& labels) {
-  write_file_atomically(path, regret_svg(meter, title, subtitle, labels));
+  io::write_file_atomically(path, regret_svg(meter, title, subtitle, labels));
 }
 
 }  // namespace dpstream::eval

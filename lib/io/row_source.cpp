@@ -23,6 +23,22 @@ RowFormat parse_row_format(std::string_view name) {
   throw InvalidParameter("row format \"" + std::string(name) + "\" is not one of pb, csv, idx, auto");
 }
 
+const char* to_string(CsvHeader header) noexcept {
+  switch (header) {
+    case CsvHeader::present: return "present";
+    case CsvHeader::absent: return "absent";
+    case CsvHeader::detect: break;
+  }
+  return "detect";
+}
+
+CsvHeader parse_csv_header(std::string_view text) {
+  if (text == "detect" || text == "auto") return CsvHeader::detect;
+  if (text == "present" || text == "yes") return CsvHeader::present;
+  if (text == "absent" || text == "no") return CsvHeader::absent;
+  throw InvalidParameter("CSV header '" + std::string(text) + "': expected detect, present or absent (or auto, yes, no)");
+}
+
 const char* to_string(RowFormat format) {
   switch (format) {
     case RowFormat::pb: return "pb";

@@ -114,6 +114,13 @@ const char* to_string(MatrixNeighbours relation) noexcept {
   return "unknown";
 }
 
+MatrixNeighbours parse_matrix_neighbours(const std::string& text) {
+  for (const MatrixNeighbours relation :
+       {MatrixNeighbours::row_change, MatrixNeighbours::add_remove_row, MatrixNeighbours::replace_row})
+    if (text == to_string(relation)) return relation;
+  throw InvalidParameter("matrix neighbours '" + text + "': expected row_change, add_remove_row or replace_row");
+}
+
 double row_change_bound(MatrixNeighbours relation, double row_norm_bound) {
   privacy::require_positive("row_norm_bound", row_norm_bound);
   return relation == MatrixNeighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;

@@ -21,6 +21,12 @@ const char* to_string(FplMode mode) noexcept {
   return "?";
 }
 
+FplMode parse_fpl_mode(const std::string& text) {
+  for (const FplMode mode : {FplMode::follow_the_leader, FplMode::perturbed_leader, FplMode::private_tree})
+    if (text == to_string(mode)) return mode;
+  throw InvalidParameter("FPL mode '" + text + "': expected follow_the_leader, perturbed_leader or private_tree");
+}
+
 RefreshOptions fpl_refresh_defaults(FplMode mode) {
   RefreshOptions options;
   options.variance_tolerance = mode == FplMode::follow_the_leader ? 1e-3 : 1e-2;  // why: the header

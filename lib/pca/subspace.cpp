@@ -408,6 +408,16 @@ Eigen::VectorXd principal_angles(const Eigen::Ref<const MatrixXd>& v, const Eige
   return angles;
 }
 
+const char* to_string(ProjectorNorm norm) noexcept {
+  return norm == ProjectorNorm::spectral ? "spectral" : "frobenius";
+}
+
+ProjectorNorm parse_projector_norm(const std::string& text) {
+  for (const ProjectorNorm norm : {ProjectorNorm::spectral, ProjectorNorm::frobenius})
+    if (text == to_string(norm)) return norm;
+  throw InvalidParameter("projector norm '" + text + "': expected spectral or frobenius");
+}
+
 double projector_distance(const Eigen::Ref<const MatrixXd>& v, const Eigen::Ref<const MatrixXd>& w,
                           ProjectorNorm norm) {
   check_basis("projector_distance", "V", v, v.rows());

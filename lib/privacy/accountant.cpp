@@ -47,6 +47,16 @@ bool valid_charge(const Charge& c, std::string& bad) {
 
 }  // namespace
 
+const char* to_string(ZcdpConversion conversion) noexcept {
+  return conversion == ZcdpConversion::cks2020 ? "cks2020" : "standard";
+}
+
+ZcdpConversion parse_zcdp_conversion(const std::string& text) {
+  for (const ZcdpConversion c : {ZcdpConversion::cks2020, ZcdpConversion::standard})
+    if (text == to_string(c)) return c;
+  throw InvalidParameter("zCDP conversion '" + text + "': expected cks2020 or standard");
+}
+
 PrivacyAccountant::PrivacyAccountant(EpsDelta budget, ZcdpConversion conversion)
     : budget_(budget), conversion_(conversion) {
   if (conversion != ZcdpConversion::cks2020 && conversion != ZcdpConversion::standard) {

@@ -47,12 +47,24 @@ const char* to_string(Calibration c) noexcept {
   return "unknown";
 }
 
+Calibration parse_calibration(const std::string& text) {
+  for (const Calibration c : {Calibration::paper, Calibration::tight})
+    if (text == to_string(c)) return c;
+  throw InvalidParameter("calibration '" + text + "': expected paper or tight");
+}
+
 const char* to_string(Neighbours n) noexcept {
   switch (n) {
     case Neighbours::add_remove_row: return "add_remove_row";
     case Neighbours::replace_row: return "replace_row";
   }
   return "unknown";
+}
+
+Neighbours parse_neighbours(const std::string& text) {
+  for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row})
+    if (text == to_string(n)) return n;
+  throw InvalidParameter("neighbours '" + text + "': expected add_remove_row or replace_row");
 }
 
 }  // namespace dpstream::privacy

@@ -9,6 +9,16 @@
 
 namespace dpstream::privacy {
 
+const char* to_string(SymmetricNoiseShape shape) noexcept {
+  return shape == SymmetricNoiseShape::goe ? "goe" : "paper";
+}
+
+SymmetricNoiseShape parse_symmetric_noise_shape(const std::string& text) {
+  if (text == "paper" || text == "paper_symmetric") return SymmetricNoiseShape::paper_symmetric;
+  if (text == "goe") return SymmetricNoiseShape::goe;
+  throw InvalidParameter("noise shape '" + text + "': expected paper or goe");
+}
+
 double covariance_sensitivity(Neighbours relation, double row_norm_bound) {
   require_positive("row_norm_bound", row_norm_bound);
   const double l2 = row_norm_bound * row_norm_bound;  // ‖aaᵀ‖ ≤ ‖a‖₂² (see header)

@@ -204,6 +204,12 @@ void BufferedToeplitz::check_strategy(std::uint64_t n) const {
 
 const char* to_string(BltError error) noexcept { return error == BltError::max ? "max" : "mean"; }
 
+BltError parse_blt_error(const std::string& text) {
+  for (const BltError error : {BltError::max, BltError::mean})
+    if (text == to_string(error)) return error;
+  throw InvalidParameter("BLT error '" + text + "': expected max or mean");
+}
+
 BufferedToeplitz rational_approximation_blt(int buffers) {
   if (buffers < 1 || buffers > kMaxBuffers)
     throw InvalidParameter("rational_approximation_blt: buffers must be in [1, 15], got " + std::to_string(buffers));

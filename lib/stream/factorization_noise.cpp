@@ -193,6 +193,8 @@ std::vector<NodeWeight> BltNoise::release_weights(std::uint64_t t) const {
   return step_weights(sigma_, blt_.noise_coefficients(t), t);
 }
 
+std::string BltNoise::describe() const { return "BLT (" + std::to_string(blt_.buffers()) + " buffers)"; }
+
 double BltNoise::mu() const { return l2_sensitivity_ * std::sqrt(blt_.sensitivity_squared(horizon_)) / sigma_; }
 
 void BltNoise::save(proto::ContinualNoiseState& out) const {

@@ -18,6 +18,12 @@ using privacy::require_positive;
 
 const char* to_string(TreeKind kind) noexcept { return kind == TreeKind::plain ? "plain" : "honaker"; }
 
+TreeKind parse_tree_kind(const std::string& text) {
+  for (const TreeKind kind : {TreeKind::plain, TreeKind::honaker})
+    if (text == to_string(kind)) return kind;
+  throw InvalidParameter("tree kind '" + text + "': expected plain or honaker");
+}
+
 std::uint32_t tree_levels(std::uint64_t horizon) {
   if (horizon == 0) throw InvalidParameter("tree horizon must be >= 1 step, got 0");
   return static_cast<std::uint32_t>(std::bit_width(horizon));
@@ -82,6 +88,8 @@ TreeNoise::TreeNoise(TreeKind kind, std::uint64_t horizon, double node_sigma, do
 }
 
 std::string TreeNoise::name() const { return kind_ == TreeKind::plain ? "tree" : "honaker"; }
+
+std::string TreeNoise::describe() const { return kind_ == TreeKind::plain ? "binary tree" : "Honaker tree"; }
 
 double TreeNoise::own_weight(std::uint32_t height) const noexcept { return stream::own_weight(kind_, height); }
 
@@ -232,6 +240,14 @@ EpochTreeNoise::EpochTreeNoise(TreeKind kind, double l2_sensitivity, privacy::Ep
 
 std::string EpochTreeNoise::name() const {
   return std::string(kind_ == TreeKind::plain ? "tree" : "honaker") + "-epochs";
+}
+
+std::string EpochTreeNoise::describe() const {
+  return kind_ == TreeKind::plain ? "binary tree" : "Honaker tree";
+}
+
+double EpochTreeNoise::draw_sigma() const {
+  return epoch_sigma(epoch_of(std::max<std::uint64_t>(1, steps_)));
 }
 
 double EpochTreeNoise::epoch_sigma(std::uint32_t epoch) const {

@@ -103,6 +103,9 @@ namespace dpstream::completion {
 // gaussian → N(0, init_scale²). The paper leaves it unspecified. U needs no start: the first u-step
 // overwrites it.
 enum class AlsInit { uniform, gaussian };
+const char* to_string(AlsInit init) noexcept;  // "uniform" | "gaussian"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+AlsInit parse_als_init(const std::string& text);
 
 struct AlsOptions {
   // ---- model (both modes) ----

@@ -154,6 +154,9 @@ enum class FrankWolfeEigensolver { exact, oja };
 
 const char* to_string(FrankWolfeStep step) noexcept;                // "paper" | "standard"
 const char* to_string(FrankWolfeEigensolver eigensolver) noexcept;  // "exact" | "oja"
+// The inverses; any other text: InvalidParameter naming it and the accepted names.
+FrankWolfeStep parse_frank_wolfe_step(const std::string& text);
+FrankWolfeEigensolver parse_frank_wolfe_eigensolver(const std::string& text);
 
 struct FrankWolfeOptions {
   double nuclear_norm_bound = 1.0;  // k > 0: the nuclear-norm ball of Eq. (2) (NOT a rank, §A.1)

@@ -3,9 +3,10 @@
 //
 // Both are evaluation output computed from the meter, i.e. from the exact Σ a aᵀ of the raw rows:
 // OPT_t along the stream is a non-private statistic of the data. They are therefore written like
-// other raw-data files of the library: mode 0600, atomically (a temporary file in the same folder,
-// fsync, rename), so a reader never sees a half-written report and a failed write leaves any older
-// file in place. Every failure throws std::runtime_error naming the path and the system's reason.
+// other raw-data files of the library: mode 0600, atomically (io::write_file_atomically: a fresh
+// temporary file in the same folder, fsync, rename), so a reader never sees a half-written report and
+// a failed write leaves any older file in place. Every failure throws std::runtime_error naming the
+// path and the system's reason.
 //
 // CSV: a header line `rows,opt,gain_<name>,regret_<name>,…` (learners in the meter's order), then
 // one line per curve sample: rows seen, OPT of those rows, and each learner's cumulative gain and
@@ -34,8 +35,5 @@ std::string regret_svg(const RegretMeter& meter, const std::string& title, const
                        const std::vector<std::string>& labels = {});
 void write_regret_svg(const RegretMeter& meter, const std::string& path, const std::string& title,
                       const std::string& subtitle, const std::vector<std::string>& labels = {});
-
-// Writes `text` to `path` atomically with mode 0600 (see above). std::runtime_error naming the path.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace dpstream::eval

@@ -1,20 +1,41 @@
-// Atomic file replacement for checkpoints: a crash (kill -9, power loss) at any moment leaves either
-// the previous file or the complete new one at `path`, never a torn one.
+// Atomic file replacement, the one way the library writes a file whole (checkpoints, regret
+// reports): a crash (kill -9, power loss) at any moment leaves either the previous file or the
+// complete new one at `path`, never a torn one, and no write follows a link planted beside it.
 //
-// How: the bytes go to `path`.tmp (created with mode 0600: checkpoints hold raw data), which is
-// fsync'ed, renamed over `path` (atomic within one file system), and the directory is fsync'ed so
-// that the rename itself survives a power loss. A crash before the rename can leave `path`.tmp
-// behind; it is never read as a checkpoint and the next write replaces it.
+// How: the bytes go to a fresh temporary `path`.tmp-XXXXXX in the target's directory (rename is
+// atomic within one file system only), created by mkostemp: the six characters are random and the
+// file is opened O_CREAT|O_EXCL, so a name someone planted (a symlink to a file of ours, say) is
+// never opened but skipped for another. It gets `mode` by fchmod, is written whole (EINTR and short
+// writes retried), fsync'ed, renamed over `path`, and the directory is fsync'ed so that the rename
+// itself survives a power loss. rename replaces whatever entry `path` is, a symlink included: the
+// link itself is replaced by the new regular file and its target is never written. (Directories on
+// the way to `path` are followed as usual.)
 //
-// Used by ContinualSum::save_checkpoint and the tools' own checkpoints (dpstream-replay --checkpoint).
+// A crash before the rename leaves the temporary behind, holding what `path` would have held, and
+// since its name is unpredictable no later write replaces it: remove_atomic_leftovers removes them.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <string>
 
 namespace dpstream::io {
 
-// std::runtime_error "checkpoint PATH: what failed: strerror" on any failure (the temporary file is
-// removed then; `path` is untouched).
-void write_file_atomically(const std::string& path, const std::string& bytes);
+// Replaces `path` with `bytes` as above. `mode` is set exactly (the umask does not apply): 0600 by
+// default, for files that hold raw data or statistics of it (checkpoints hold exact sums; regret
+// reports a non-private OPT), wider only when the caller knows the content is public. On any
+// failure: std::runtime_error "cannot write PATH: what failed: strerror", the temporary is
+// removed and `path` is untouched — except when only the final fsync of the directory fails: the
+// new file is then in place but the rename may not survive a power loss, and that is reported too.
+void write_file_atomically(const std::string& path, const std::string& bytes, mode_t mode = 0600);
+
+// Removes the temporaries that interrupted write_file_atomically(path, …) calls left in `path`'s
+// directory: entries named exactly `path`'s file name + ".tmp-" + six letters or digits, that are
+// regular files (lstat: a symlink of that name is left alone, never followed) owned by the
+// effective uid. Returns how many it removed. Call it when no other write to `path` is in progress
+// (a concurrent writer's temporary would be removed under it). std::runtime_error naming the
+// directory if it cannot be read, or a file if it cannot be removed.
+std::size_t remove_atomic_leftovers(const std::string& path);
 
 }  // namespace dpstream::io

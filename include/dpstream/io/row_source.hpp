@@ -55,6 +55,10 @@ enum class RowFormat { automatic, pb, csv, idx, synthetic };
 // Whether the first (non-comment) CSV line is a header. `detect`: it is one exactly when one of its
 // fields does not parse as a number.
 enum class CsvHeader { detect, present, absent };
+const char* to_string(CsvHeader header) noexcept;  // "detect" | "present" | "absent"
+// The inverse, also taking auto, yes and no (a command line's words); any other text:
+// InvalidParameter naming it and the accepted names.
+CsvHeader parse_csv_header(std::string_view text);
 
 struct RowSourceOptions {
   bool skip_malformed = false;  // count and skip malformed rows instead of throwing

@@ -79,7 +79,9 @@ namespace dpstream::pca {
 // ---- The privacy unit and result types shared with input_perturbation.hpp ---------------------
 
 enum class MatrixNeighbours { row_change, add_remove_row, replace_row };
-const char* to_string(MatrixNeighbours relation) noexcept;
+const char* to_string(MatrixNeighbours relation) noexcept;  // "row_change" | "add_remove_row" | "replace_row"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+MatrixNeighbours parse_matrix_neighbours(const std::string& text);
 
 // Δ, the largest ℓ2 norm of the one nonzero row of A − A': row_norm_bound for row_change and
 // add_remove_row, 2·row_norm_bound for replace_row. InvalidParameter unless the bound is finite, > 0.

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <Eigen/Core>
 
@@ -48,7 +49,9 @@
 namespace dpstream::pca {
 
 enum class FplMode { follow_the_leader, perturbed_leader, private_tree };
-const char* to_string(FplMode mode) noexcept;
+const char* to_string(FplMode mode) noexcept;  // "follow_the_leader" | "perturbed_leader" | "private_tree"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+FplMode parse_fpl_mode(const std::string& text);
 
 // The refresh settings FPL uses by default in each mode. Besides the residual rule, a refresh stops
 // as soon as the captured variance tr(V̂ᵀĈV̂) is certified within variance_tolerance (relative) of

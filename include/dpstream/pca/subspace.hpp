@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <Eigen/Core>
 
@@ -58,6 +59,9 @@ Eigen::VectorXd principal_angles(const Eigen::Ref<const Eigen::MatrixXd>& v,
                                  const Eigen::Ref<const Eigen::MatrixXd>& w);
 
 enum class ProjectorNorm { spectral, frobenius };
+const char* to_string(ProjectorNorm norm) noexcept;  // "spectral" | "frobenius"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+ProjectorNorm parse_projector_norm(const std::string& text);
 
 // ‖VVᵀ − WWᵀ‖ for orthonormal bases V (d × k) and W (d × m), without forming either projector.
 // Same k: spectral = max sin θᵢ, Frobenius = √(2 Σ sin² θᵢ) over the principal angles θ.

@@ -28,6 +28,9 @@
 namespace dpstream::privacy {
 
 enum class ZcdpConversion { cks2020, standard };
+const char* to_string(ZcdpConversion conversion) noexcept;  // "cks2020" | "standard"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+ZcdpConversion parse_zcdp_conversion(const std::string& text);
 
 struct Charge {
   std::string label;            // what was released, for the ledger ("covariance tree node", ...)

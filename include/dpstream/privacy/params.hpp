@@ -43,8 +43,11 @@ enum class Neighbours {
   replace_row,     // D' = D with one row replaced by another
 };
 
-const char* to_string(Calibration c) noexcept;
-const char* to_string(Neighbours n) noexcept;
+const char* to_string(Calibration c) noexcept;  // "paper" | "tight"
+const char* to_string(Neighbours n) noexcept;   // "add_remove_row" | "replace_row"
+// The inverses; any other text: InvalidParameter naming it and the accepted names.
+Calibration parse_calibration(const std::string& text);
+Neighbours parse_neighbours(const std::string& text);
 
 // Throws InvalidParameter naming `name` unless `value` is finite and > 0. The message is
 // "<name> must be finite and > 0, got <value>".

@@ -30,6 +30,10 @@
 namespace dpstream::privacy {
 
 enum class SymmetricNoiseShape { paper_symmetric, goe };
+// "paper" | "goe": the tools' spelling (checkpoints record paper_symmetric under its enum name).
+const char* to_string(SymmetricNoiseShape shape) noexcept;
+// The inverse, also taking "paper_symmetric"; any other text: InvalidParameter naming it.
+SymmetricNoiseShape parse_symmetric_noise_shape(const std::string& text);
 
 // Δ of u(AᵀA) under `relation` for rows of norm ≤ row_norm_bound: L² or √2·L².
 double covariance_sensitivity(Neighbours relation, double row_norm_bound);

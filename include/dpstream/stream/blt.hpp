@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -93,6 +94,8 @@ BufferedToeplitz rational_approximation_blt(int buffers);
 // Which error a strategy is optimised for (blt_optimizer.hpp): the largest release variance over
 // the horizon, or the average.
 enum class BltError { max, mean };
-const char* to_string(BltError error) noexcept;
+const char* to_string(BltError error) noexcept;  // "max" | "mean"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+BltError parse_blt_error(const std::string& text);
 
 }  // namespace dpstream::stream

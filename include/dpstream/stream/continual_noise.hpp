@@ -7,7 +7,8 @@
 // function of them (post-processing). So a strategy only has to say
 //   * which node noise a step adds, drawn once (advance), never re-drawn;
 //   * its closed-form per-coordinate variance Var(N_t) and covariance Cov(N_s, N_t);
-//   * its privacy: the whole mechanism's Gaussian-DP parameter μ for one row of l2 sensitivity Δ.
+//   * its privacy: the whole mechanism's Gaussian-DP parameter μ for one row of l2 sensitivity Δ;
+//   * for reports: the σ of its draws and itself in words, so callers need not know the concrete class.
 // The data never enters a strategy, so its state holds no raw data and the noise it produces is
 // independent of the stream. The binary tree and the Honaker tree are in tree_noise.hpp;
 // matrix-factorization strategies (square-root Toeplitz, BLT) fit the same interface.
@@ -42,6 +43,14 @@ class ContinualNoise {
   virtual ~ContinualNoise() = default;
 
   virtual std::string name() const = 0;
+  // The strategy in words, for summaries and plots ("binary tree", "BLT (4 buffers)", …); name() is
+  // the identifier checkpoints record.
+  virtual std::string describe() const = 0;
+  // σ of each raw noise draw z_node (per coordinate): a tree's node σ, a factorization's per-step σ.
+  // Where σ varies over the stream (EpochTreeNoise) it is that of the latest release's newest draws,
+  // or of the first release before any is made: the σ a report of the stream's current state gives.
+  // It says how large each draw is; release_variance(t) says how noisy release t is.
+  virtual double draw_sigma() const = 0;
   // Number of releases the strategy can make; 0 means unbounded.
   virtual std::uint64_t horizon() const noexcept = 0;
   // Releases made so far.

@@ -32,7 +32,9 @@
 //    the seeded xoshiro source: reproducible, NOT secure (tests, reproducible replay).
 //
 // Checkpoints (serialize / save_checkpoint) hold the exact partial sums, so they are as sensitive
-// as the data: files are written with mode 0600, atomically (temporary file, fsync, rename). They
+// as the data: files are written with mode 0600, atomically (io/atomic_file.hpp: a fresh temporary
+// file, fsync, rename), and save_checkpoint then removes the temporaries interrupted writes to the
+// same path left (so no two saves to one path may run at once). They
 // also hold every node noise a later release needs, so a restored stream never re-draws released
 // noise (re-drawing would let an observer average it away), the noise source's state, and the
 // attached accountant's ledger. The source's state matters for the secure source too: a release the

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dpstream/privacy/params.hpp"
@@ -46,6 +47,8 @@ class SqrtToeplitzNoise final : public ContinualNoise {
   SqrtToeplitzNoise(std::uint64_t horizon, double sigma, double l2_sensitivity, Eigen::Index size);
 
   std::string name() const override { return "sqrt_toeplitz"; }
+  std::string describe() const override { return "square-root Toeplitz factorization"; }
+  double draw_sigma() const override { return sigma_; }
   std::uint64_t horizon() const noexcept override { return horizon_; }
   std::uint64_t steps() const noexcept override { return steps_; }
   Eigen::Index size() const noexcept override { return size_; }
@@ -79,6 +82,8 @@ class BltNoise final : public ContinualNoise {
            Eigen::Index size);
 
   std::string name() const override { return "blt"; }
+  std::string describe() const override;  // "BLT (N buffers)"
+  double draw_sigma() const override { return sigma_; }
   std::uint64_t horizon() const noexcept override { return horizon_; }
   std::uint64_t steps() const noexcept override { return steps_; }
   Eigen::Index size() const noexcept override { return size_; }

@@ -1,20 +1,46 @@
 // RowGuard: the single place where input rows are checked before they reach any private summary.
 //
 // Checks, in order: dimension, finiteness of every entry, no negative entry (only if the options
-// say the domain has none), then the l2-norm bound. The norm bound is what every sensitivity in
-// the library rests on, so a row over it is either clipped
+// say the domain has none), optional scaling to unit norm, then the l2-norm bound. The norm bound is
+// what every sensitivity in the library rests on, so a row over it is either clipped
 // (a ← a·L/‖a‖₂, Analyze Gauss footnote 3; clipping is a per-row map and does not affect privacy)
 // and counted, or rejected with InvalidRow naming the row index. Nothing is dropped silently:
 // a row that fails a check either throws or is counted.
+//
+// Unit scaling (RowScaling::unit, a ← a/‖a‖₂) is the other way to establish ‖a‖ ≤ 1, the bound
+// L = 1 every mechanism's sensitivity then rests on; it is done here, not by callers, so that no
+// row can reach a summary unscaled or scaled by other arithmetic. Like clipping it is a per-row map
+// (privacy is unaffected), but it changes every row: the summaries then describe directions only.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <Eigen/Core>
 
 namespace dpstream::stream {
 
 enum class OverNormPolicy { clip, reject };
+const char* to_string(OverNormPolicy policy) noexcept;  // "clip" | "reject"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+OverNormPolicy parse_over_norm_policy(const std::string& text);
+
+// What the guard does to a row before the norm check.
+//  none: nothing.
+//  unit: a ← a/‖a‖₂, after the finiteness (and nonnegativity) checks, so that a row with NaN or ±Inf
+//        is refused naming its column, as read. ‖a‖ is Eigen's norm(), or its stableNorm() when
+//        norm() under- or overflows (entries beyond ~1e±154); for ‖a‖ beyond the largest double the
+//        row is first divided by its largest |aᵢ|. A zero row stays zero (it has no direction) and
+//        is counted in RowGuardCounts::zero. The division can leave ‖a‖ an ulp or so above 1: the
+//        norm check then clips it (counted in `clipped`), so unit needs norm_bound = 1 and
+//        over_norm = clip (RowGuard refuses other options: reject would refuse rows for rounding).
+//        Eigen's vectorised norm depends on the data's alignment by an ulp: the same values at
+//        another address can scale to other last bits (never past the bound: the check uses
+//        row_norm). Callers that need reproducible bits pass rows held in their own VectorXd.
+enum class RowScaling { none, unit };
+const char* to_string(RowScaling scaling) noexcept;  // "none" | "unit"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+RowScaling parse_row_scaling(const std::string& text);
 
 // The l2 norm every norm-bound check uses (RowGuard, ContinualSum). Scalar loops in a fixed order,
 // so the same values give the same number wherever they sit in memory: Eigen's vectorised
@@ -37,6 +63,7 @@ struct RowGuardOptions {
   // naming the column, after the finiteness check. What doubly_nonnegative.hpp's projection of a
   // release relies on; a negative entry is refused, never clipped to 0.
   bool nonnegative = false;
+  RowScaling scaling = RowScaling::none;  // unit: norm_bound 1 and clip (above)
 };
 
 struct RowGuardCounts {
@@ -44,18 +71,19 @@ struct RowGuardCounts {
   std::uint64_t accepted = 0;  // rows passed on (clipped ones included)
   std::uint64_t clipped = 0;   // rows scaled down to the bound
   std::uint64_t rejected = 0;  // rows refused (an InvalidRow was thrown for each)
+  std::uint64_t zero = 0;      // RowScaling::unit: zero rows, passed on as zero (counted in accepted)
 };
 
 class RowGuard {
  public:
   explicit RowGuard(const RowGuardOptions& options);
 
-  // Checks `row` (the row_index-th of the stream, for messages) and clips it in place if the policy
-  // says so. Throws InvalidRow for wrong dimension, NaN/Inf (naming the column), or a norm over the
-  // bound under `reject`.
+  // Checks `row` (the row_index-th of the stream, for messages), scales it and clips it in place if
+  // the options say so. Throws InvalidRow for wrong dimension, NaN/Inf (naming the column), or a
+  // norm over the bound under `reject`.
   void admit(Eigen::Ref<Eigen::VectorXd> row);
   // Same for a sparse row given as (indices, values): indices must be < dimension and strictly
-  // increasing.
+  // increasing. Unit scaling scales the values as a dense row (the absent entries are zeros).
   void admit_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices, Eigen::Ref<Eigen::VectorXd> values);
 
   const RowGuardCounts& counts() const noexcept { return counts_; }
@@ -63,6 +91,7 @@ class RowGuard {
   std::uint64_t next_row_index() const noexcept { return counts_.seen; }
 
  private:
+  void scale(Eigen::Ref<Eigen::VectorXd> values);
   void check_norm(Eigen::Ref<Eigen::VectorXd> values, std::uint64_t row_index);
   RowGuardOptions options_;
   RowGuardCounts counts_;

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -87,6 +88,8 @@ class SeparableNoise final : public ContinualNoise {
   SeparableNoise(SeparableStrategy strategy, double sigma, double l2_sensitivity, Eigen::Index size);
 
   std::string name() const override { return "separable"; }
+  std::string describe() const override { return "separable factorization"; }
+  double draw_sigma() const override { return sigma_; }
   std::uint64_t horizon() const noexcept override { return strategy_.horizon(); }
   std::uint64_t steps() const noexcept override { return steps_; }
   Eigen::Index size() const noexcept override { return size_; }

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dpstream/privacy/params.hpp"
@@ -45,7 +46,9 @@
 namespace dpstream::stream {
 
 enum class TreeKind { plain, honaker };
-const char* to_string(TreeKind kind) noexcept;
+const char* to_string(TreeKind kind) noexcept;  // "plain" | "honaker"
+// The inverse; any other text: InvalidParameter naming it and the accepted names.
+TreeKind parse_tree_kind(const std::string& text);
 
 // Called once for each node whose noise is drawn, with the global 1-based steps it covers
 // (instrumentation for tests; never sees data or noise).
@@ -55,7 +58,7 @@ using NodeObserver = std::function<void(std::uint32_t epoch, std::uint32_t level
 // Number of levels of a tree over `horizon` steps: bit_width(horizon) (levels j with 2^j ≤ T).
 std::uint32_t tree_levels(std::uint64_t horizon);
 
-// A tree over a fixed horizon with a given per-node σ.
+// A tree over a fixed horizon with a given per-node σ (draw_sigma() = node_sigma()).
 class TreeNoise final : public ContinualNoise {
  public:
   // horizon ≥ 1; node_sigma finite > 0; l2_sensitivity finite > 0 (for mu()); size ≥ 1.
@@ -63,6 +66,8 @@ class TreeNoise final : public ContinualNoise {
             Eigen::Index size, std::uint32_t epoch = 0, std::uint64_t first_step = 1);
 
   std::string name() const override;
+  std::string describe() const override;  // "binary tree" | "Honaker tree"
+  double draw_sigma() const override { return node_sigma_; }
   std::uint64_t horizon() const noexcept override { return horizon_; }
   std::uint64_t steps() const noexcept override { return steps_; }
   Eigen::Index size() const noexcept override { return size_; }
@@ -109,6 +114,13 @@ class EpochTreeNoise final : public ContinualNoise {
                  privacy::Calibration calibration, Eigen::Index size);
 
   std::string name() const override;
+  // "binary tree" | "Honaker tree", as for a fixed horizon: the tools' summaries and plots said so
+  // before this existed and still do (horizon() = 0 tells the doubling epochs apart).
+  std::string describe() const override;
+  // epoch_sigma of the latest release's epoch, e = bit_width(max(1, steps())) − 1: its nodes are the
+  // ones drawn now. steps() is the owning ContinualSum's steps() (it counts a release only once
+  // advance() has returned, and a checkpoint restores both to the same count).
+  double draw_sigma() const override;
   std::uint64_t horizon() const noexcept override { return 0; }
   std::uint64_t steps() const noexcept override { return steps_; }
   Eigen::Index size() const noexcept override { return size_; }

@@ -1,0 +1,128 @@
+#include "dpstream/io/state_codecs.hpp"
+
+#include "dpstream/errors.hpp"
+#include "learner_states.pb.h"
+
+namespace dpstream::io {
+
+void put(const Eigen::MatrixXd& m, proto::Matrix& out) {
+  out.set_rows(m.rows());
+  out.set_cols(m.cols());
+  out.mutable_values()->Add(m.data(), m.data() + m.size());
+}
+
+Eigen::MatrixXd get(const proto::Matrix& m, const std::string& field) {
+  if (m.rows() < 0 || m.cols() < 0 || m.values_size() != m.rows() * m.cols())
+    throw CorruptInput(field + ": " + std::to_string(m.values_size()) + " values for a " + std::to_string(m.rows()) +
+                       " x " + std::to_string(m.cols()) + " matrix");
+  return Eigen::Map<const Eigen::MatrixXd>(m.values().data(), m.rows(), m.cols());
+}
+
+namespace {
+Eigen::VectorXd values_of(const google::protobuf::RepeatedField<double>& v) {
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), v.size());
+}
+}  // namespace
+
+void put(const pca::SubspaceTracker::State& s, proto::SubspaceTracker& out) {
+  put(s.block, *out.mutable_block());
+  put(s.current.vectors, *out.mutable_current_vectors());
+  out.mutable_current_values()->Add(s.current.values.data(), s.current.values.data() + s.current.values.size());
+  auto& st = *out.mutable_stats();
+  st.set_refreshes(s.stats.refreshes);
+  st.set_iterations(s.stats.iterations);
+  st.set_matvecs(s.stats.matvecs);
+  st.set_restarts(s.stats.restarts);
+  st.set_fallbacks(s.stats.fallbacks);
+  st.set_full_solves(s.stats.full_solves);
+  st.set_last_iterations(s.stats.last_iterations);
+  st.set_last_residual(s.stats.last_residual);
+}
+
+pca::SubspaceTracker::State get(const proto::SubspaceTracker& m, const std::string& field) {
+  pca::SubspaceTracker::State s;
+  s.block = get(m.block(), field + ".block");
+  s.current.vectors = get(m.current_vectors(), field + ".current_vectors");
+  s.current.values = values_of(m.current_values());
+  const auto& st = m.stats();
+  s.stats.refreshes = st.refreshes();
+  s.stats.iterations = st.iterations();
+  s.stats.matvecs = st.matvecs();
+  s.stats.restarts = st.restarts();
+  s.stats.fallbacks = st.fallbacks();
+  s.stats.full_solves = st.full_solves();
+  s.stats.last_iterations = st.last_iterations();
+  s.stats.last_residual = st.last_residual();
+  return s;
+}
+
+void put(const stream::StationaryEstimate<Eigen::MatrixXd>::State& s, proto::StationaryEstimate& out) {
+  out.set_steps(s.steps);
+  put(s.weighted_increments, *out.mutable_weighted_increments());
+  put(s.previous_release, *out.mutable_previous_release());
+  put(s.numerator, *out.mutable_numerator());
+  out.set_denominator(s.denominator);
+}
+
+stream::StationaryEstimate<Eigen::MatrixXd>::State get(const proto::StationaryEstimate& m, const std::string& field) {
+  stream::StationaryEstimate<Eigen::MatrixXd>::State s;
+  s.steps = m.steps();
+  s.weighted_increments = get(m.weighted_increments(), field + ".weighted_increments");
+  s.previous_release = get(m.previous_release(), field + ".previous_release");
+  s.numerator = get(m.numerator(), field + ".numerator");
+  s.denominator = m.denominator();
+  return s;
+}
+
+// A learner that draws perturbations has a source state that has no place in the message.
+void put(const pca::FplOnlinePca::State& s, proto::FplLearner& out) {
+  if (s.perturbation_source) throw InvalidParameter("FplLearner: a perturbed_leader learner's state has no message");
+  out.set_mode(pca::to_string(s.mode));
+  put(s.basis, *out.mutable_basis());
+  out.mutable_leader_values()->Add(s.leader_values.data(), s.leader_values.data() + s.leader_values.size());
+  out.set_refreshes(s.refreshes);
+  put(s.tracker, *out.mutable_tracker());
+  out.set_rows(s.rows);
+  out.mutable_exact_sum()->Add(s.exact_sum.data(), s.exact_sum.data() + s.exact_sum.size());
+}
+
+pca::FplOnlinePca::State get(const proto::FplLearner& m, pca::FplMode mode, const std::string& field) {
+  if (m.mode() != pca::to_string(mode))
+    throw CorruptInput(field + ".mode is '" + m.mode() + "', expected " + pca::to_string(mode));
+  pca::FplOnlinePca::State s;
+  s.mode = mode;
+  s.basis = get(m.basis(), field + ".basis");
+  s.leader_values = values_of(m.leader_values());
+  s.refreshes = m.refreshes();
+  s.tracker = get(m.tracker(), field + ".tracker");
+  s.rows = m.rows();
+  s.exact_sum = values_of(m.exact_sum());
+  return s;
+}
+
+void put(const eval::RegretMeter::State& s, proto::RegretMeter& out) {
+  out.set_rows(s.rows);
+  out.mutable_exact_sum()->Add(s.exact_sum.data(), s.exact_sum.data() + s.exact_sum.size());
+  out.mutable_gains()->Add(s.gains.begin(), s.gains.end());
+  out.mutable_scored()->Add(s.scored.begin(), s.scored.end());
+  for (const eval::RegretSample& sample : s.curve) {
+    auto* c = out.add_curve();
+    c->set_rows(sample.rows);
+    c->set_opt(sample.opt);
+    c->mutable_gains()->Add(sample.gains.begin(), sample.gains.end());
+  }
+  put(s.opt_tracker, *out.mutable_opt_tracker());
+}
+
+eval::RegretMeter::State get(const proto::RegretMeter& m, const std::string& field) {
+  eval::RegretMeter::State s;
+  s.rows = m.rows();
+  s.exact_sum = values_of(m.exact_sum());
+  s.gains.assign(m.gains().begin(), m.gains().end());
+  s.scored.assign(m.scored().begin(), m.scored().end());
+  for (const auto& c : m.curve()) s.curve.push_back({c.rows(), c.opt(), {c.gains().begin(), c.gains().end()}});
+  s.opt_tracker = get(m.opt_tracker(), field + ".opt_tracker");
+  return s;
+}
+
+}  // namespace dpstream::io

@@ -1,0 +1,164 @@
+// io::write_file_atomically and io::remove_atomic_leftovers (io/atomic_file.hpp): replacement,
+// modes, planted symlinks never followed, failures that leave the target as it was, and the removal
+// of interrupted writes' temporaries (only this writer's: regular files of the exact pattern, ours).
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/stream/continual_sum.hpp"
+#include "temp_dir.hpp"
+
+namespace test_atomic_file {
+
+using dpstream::io::remove_atomic_leftovers;
+using dpstream::io::write_file_atomically;
+using dpstream::testing::read_bytes;
+using dpstream::testing::TempDir;
+using dpstream::testing::write_bytes;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::set<std::string> entries(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  return names;
+}
+
+unsigned mode_of(const std::string& path) {
+  struct stat info {};
+  REQUIRE(::lstat(path.c_str(), &info) == 0);
+  return info.st_mode & 07777;
+}
+
+}  // namespace
+
+TEST_CASE("write_file_atomically writes, replaces, sets the mode, and leaves no temporary") {
+  TempDir dir;
+  const std::string path = dir.file("state.bin");
+  write_file_atomically(path, "first");
+  CHECK(read_bytes(path) == "first");
+  CHECK(mode_of(path) == 0600);
+  const std::string big(8 << 20, 'x');  // several write() calls' worth
+  write_file_atomically(path, big);
+  CHECK(read_bytes(path) == big);
+  write_file_atomically(path, "");
+  CHECK(read_bytes(path).empty());
+  write_file_atomically(path, "public", 0644);
+  CHECK(read_bytes(path) == "public");
+  CHECK(mode_of(path) == 0644);
+  // Relative paths: the temporary goes beside the target in the current directory.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path);
+  write_file_atomically("relative.bin", "here");
+  fs::current_path(cwd);
+  CHECK(read_bytes(dir.file("relative.bin")) == "here");
+  CHECK(entries(dir.path) == std::set<std::string>{"state.bin", "relative.bin"});
+}
+
+TEST_CASE("write_file_atomically never follows a planted symlink, beside the target or at it") {
+  TempDir dir;
+  const std::string victim = dir.file("victim.txt");
+  write_bytes(victim, "precious");
+  const std::string path = dir.file("ckpt");
+  // The old fixed temporary name, the template itself, and a few names of mkostemp's form.
+  const std::set<std::string> planted = {"ckpt.tmp", "ckpt.tmp-XXXXXX", "ckpt.tmp-000000", "ckpt.tmp-aaaaaa",
+                                         "ckpt.tmp-ZZZZZZ", "ckpt.tmp-a1B2c3"};
+  for (const std::string& name : planted) fs::create_symlink(victim, dir.path / name);
+  for (int i = 0; i < 20; ++i) write_file_atomically(path, "new state " + std::to_string(i));
+  CHECK(read_bytes(victim) == "precious");
+  CHECK(read_bytes(path) == "new state 19");
+  for (const std::string& name : planted) CHECK(fs::is_symlink(dir.path / name));
+
+  // A symlink at the final path: rename replaces the link itself; its target keeps its bytes.
+  const std::string linked = dir.file("linked");
+  fs::create_symlink(victim, linked);
+  write_file_atomically(linked, "replaced");
+  CHECK_FALSE(fs::is_symlink(linked));
+  CHECK(fs::is_regular_file(linked));
+  CHECK(read_bytes(linked) == "replaced");
+  CHECK(mode_of(linked) == 0600);
+  CHECK(read_bytes(victim) == "precious");
+}
+
+TEST_CASE("a write that fails throws naming the path and leaves the target and the folder as they were") {
+  TempDir dir;
+  // Into a missing directory: nothing is created anywhere.
+  const std::string missing = (dir.path / "no-such-dir" / "out.csv").string();
+  CHECK_THROWS_AS(write_file_atomically(missing, "x"), std::runtime_error);
+  CHECK_THROWS_WITH(write_file_atomically(missing, "x"), Contains("cannot write " + missing) &&
+                                                             Contains("No such file or directory"));
+  CHECK(entries(dir.path).empty());
+  // The rename fails (the target is a non-empty directory): the temporary is removed, the target kept.
+  const fs::path target = dir.path / "occupied";
+  fs::create_directory(target);
+  write_bytes((target / "inside").string(), "kept");
+  CHECK_THROWS_WITH(write_file_atomically(target.string(), "x"), Contains("cannot write " + target.string()) &&
+                                                                     Contains("rename failed"));
+  CHECK(entries(dir.path) == std::set<std::string>{"occupied"});
+  CHECK(read_bytes((target / "inside").string()) == "kept");
+}
+
+TEST_CASE("remove_atomic_leftovers removes this writer's leftovers for the path and nothing else") {
+  TempDir dir;
+  const std::string path = dir.file("run.ckpt");
+  const std::string victim = dir.file("victim.txt");
+  write_bytes(victim, "precious");
+  write_file_atomically(path, "current");
+  // What a kill -9 during a write leaves, twice.
+  write_bytes(dir.file("run.ckpt.tmp-Ab3xY9"), "torn");
+  write_bytes(dir.file("run.ckpt.tmp-000000"), "torn");
+  // Look-alikes that are not ours to remove.
+  // The target and the victim; the old fixed name (the tools remove it themselves); five and seven
+  // characters; a character outside mkostemp's alphabet; other targets' names; a symlink (to the
+  // victim: never followed, never removed); a directory.
+  const std::set<std::string> kept = {"run.ckpt",          "victim.txt",          "run.ckpt.tmp",
+                                      "run.ckpt.tmp-Ab3xY", "run.ckpt.tmp-Ab3xY9z", "run.ckpt.tmp-Ab3x_9",
+                                      "other.ckpt.tmp-Ab3xY9", "xrun.ckpt.tmp-Ab3xY9", "run.ckpt.tmp-link00",
+                                      "run.ckpt.tmp-dir000"};
+  for (const std::string& name : kept) {
+    if (name == "run.ckpt" || name == "victim.txt") continue;
+    if (name == "run.ckpt.tmp-link00") fs::create_symlink(victim, dir.path / name);
+    else if (name == "run.ckpt.tmp-dir000") fs::create_directory(dir.path / name);
+    else write_bytes(dir.file(name), "someone else's");
+  }
+  CHECK(remove_atomic_leftovers(path) == 2);
+  CHECK(entries(dir.path) == kept);
+  CHECK(read_bytes(victim) == "precious");
+  CHECK(read_bytes(path) == "current");
+  CHECK(remove_atomic_leftovers(path) == 0);
+  // Another user's file of the right name stays (testable only with the right to chown).
+  if (::geteuid() == 0) {
+    const std::string foreign = dir.file("run.ckpt.tmp-f0r31g");
+    write_bytes(foreign, "theirs");
+    REQUIRE(::chown(foreign.c_str(), 65534, 65534) == 0);
+    CHECK(remove_atomic_leftovers(path) == 0);
+    CHECK(fs::exists(foreign));
+  }
+  // A missing directory is an error naming it.
+  const std::string nowhere = (dir.path / "gone" / "run.ckpt").string();
+  CHECK_THROWS_WITH(remove_atomic_leftovers(nowhere), Contains((dir.path / "gone").string()));
+}
+
+TEST_CASE("ContinualSum::save_checkpoint removes the temporaries interrupted saves left") {
+  TempDir dir;
+  const std::string path = dir.file("stream.ckpt");
+  write_bytes(dir.file("stream.ckpt.tmp-q1w2e3"), "torn checkpoint");
+  dpstream::stream::ContinualSumOptions options;
+  options.horizon = 4;
+  options.seed = 1;
+  dpstream::stream::ContinualVectorSum sum(2, options);
+  sum.update(Eigen::Vector2d(0.5, 0.5));
+  sum.save_checkpoint(path);
+  CHECK(entries(dir.path) == std::set<std::string>{"stream.ckpt"});
+  CHECK(mode_of(path) == 0600);
+}
+
+}  // namespace test_atomic_file

@@ -1,0 +1,104 @@
+#include "common/cli.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::tools {
+
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const char* tool) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", tool, e.what());
+    return 2;
+  }
+  return std::nullopt;
+}
+
+int run_tool(const char* tool, const std::function<int()>& run) {
+  try {
+    return run();
+  } catch (const UsageError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    return 1;
+  }
+}
+
+void flush_stdout() {
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed) throw std::runtime_error(std::string("cannot write stdout: ") + std::strerror(errno));
+}
+
+privacy::Calibration PrivacyFlags::calibration_value() const {
+  return calibration == "paper" ? privacy::Calibration::paper : privacy::Calibration::tight;
+}
+
+std::string PrivacyFlags::noise_text() const {
+  return seed ? "seeded (seed " + std::to_string(*seed) + "): reproducible, NOT secure"
+              : std::string("secure (libsodium ChaCha20, OS-keyed)");
+}
+
+void add_privacy_options(CLI::App& app, PrivacyFlags& flags, const std::string& scope) {
+  const std::string of = scope.empty() ? "" : " of " + scope;
+  app.add_option("--epsilon", flags.epsilon, "privacy: epsilon" + of)->capture_default_str();
+  app.add_option("--delta", flags.delta, "privacy: delta" + of + ", in (0, 1)")->capture_default_str();
+  app.add_option("--calibration", flags.calibration, "tight (analytic Gaussian) or paper (the formulas as printed)")
+      ->check(CLI::IsMember({"tight", "paper"}))
+      ->capture_default_str();
+  app.add_option("--seed", flags.seed,
+                 "seed the noise: reproducible, NOT secure (default: the secure source, OS-keyed ChaCha20)");
+}
+
+void validate(const PrivacyFlags& flags) {
+  if (!std::isfinite(flags.epsilon) || flags.epsilon <= 0)
+    throw UsageError("--epsilon must be finite and > 0, got " + privacy::format_value(flags.epsilon));
+  if (!(flags.delta > 0 && flags.delta < 1))
+    throw UsageError("--delta must be in (0, 1), got " + privacy::format_value(flags.delta));
+}
+
+stream::RowGuardOptions NormalizeFlags::guard_options(Eigen::Index dimension, bool nonnegative) const {
+  stream::RowGuardOptions o;
+  o.dimension = dimension;
+  o.norm_bound = norm_bound();
+  o.over_norm = normalize == "none" ? stream::OverNormPolicy::reject : stream::OverNormPolicy::clip;
+  o.nonnegative = nonnegative;
+  o.scaling = normalize == "unit" ? stream::RowScaling::unit : stream::RowScaling::none;
+  return o;
+}
+
+std::string NormalizeFlags::text() const {
+  if (normalize == "unit") return "normalised to unit norm";
+  if (normalize == "clip") return "clipped to norm " + privacy::format_value(clip_norm);
+  return "norm bound " + privacy::format_value(clip_norm) + " (reject)";
+}
+
+CLI::Option* add_normalize_options(CLI::App& app, NormalizeFlags& flags) {
+  app.add_option("--normalize", flags.normalize,
+                 "unit: a/|a| (zero rows stay zero); clip: scale rows over --clip-norm down to it; none: reject "
+                 "rows over --clip-norm")
+      ->check(CLI::IsMember({"unit", "clip", "none"}))
+      ->capture_default_str();
+  return app.add_option("--clip-norm", flags.clip_norm, "row norm bound L for clip / none")->capture_default_str();
+}
+
+void validate(const NormalizeFlags& flags) {
+  if (!std::isfinite(flags.clip_norm) || flags.clip_norm <= 0)
+    throw UsageError("--clip-norm must be finite and > 0, got " + privacy::format_value(flags.clip_norm));
+  if (flags.clip_norm_given && flags.normalize == "unit")
+    throw UsageError("--clip-norm applies to --normalize clip or none (unit scales every row to norm 1)");
+}
+
+}  // namespace dpstream::tools

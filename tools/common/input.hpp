@@ -1,0 +1,40 @@
+// Opening the rows a tool reads: one policy for every tool.
+//
+// - No --input: Fashion-MNIST train (Debian's dataset-fashion-mnist), or the file the environment
+//   variable DPSTREAM_FASHION_MNIST names; if neither exists, a generated spiked-covariance stream.
+// - IDX files of unsigned bytes (images) are read as [0, 1] (scaled by 1/255); other IDX value types
+//   as stored. Other formats as stored.
+// - A file that cannot be opened, or whose header is wrong, is a UsageError (exit 2): nothing read.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "dpstream/io/row_source.hpp"
+
+namespace dpstream::tools {
+
+// --input, --format, --skip-malformed.
+struct InputFlags {
+  std::string path;  // "": the default dataset
+  std::string format = "auto";
+  bool skip_malformed = false;
+};
+void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what = "rows");
+
+struct OpenedInput {
+  std::unique_ptr<io::RowSource> source;
+  std::string note;   // how it is read, for the summary ("IDX, unsigned bytes scaled by 1/255")
+  std::string title;  // a short name for plots ("Fashion-MNIST train", a file name)
+  bool is_default = false;
+};
+
+// The Fashion-MNIST train images: $DPSTREAM_FASHION_MNIST if set, else Debian's path.
+std::string default_dataset_path();
+
+// Opens the input by the policy above. UsageError "cannot read the input: …" if it cannot be opened.
+OpenedInput open_input(const InputFlags& flags);
+
+}  // namespace dpstream::tools

@@ -1,0 +1,86 @@
+#include "replay/checkpoint.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <utility>
+
+#include "common/progress.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/io/message_seal.hpp"
+
+namespace dpstream::tools::replay {
+
+namespace {
+constexpr const char* kMagic = "dpstream-replay checkpoint";
+}
+
+std::string checkpoint_file_bytes(const pb::ReplayCheckpoint& msg) {
+  pb::ReplayCheckpointFile file;
+  file.set_magic(kMagic);
+  file.set_checkpoint(msg.SerializeAsString());
+  return io::seal_message(file.SerializeAsString());
+}
+
+pb::ReplayCheckpoint read_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorruptInput("cannot open " + path + ": " + std::strerror(errno));
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  io::check_message_seal(bytes, path);  // truncated or damaged
+  pb::ReplayCheckpointFile file;
+  if (!file.ParseFromString(bytes) || file.magic() != kMagic)
+    throw CorruptInput(path + ": " + std::to_string(bytes.size()) +
+                       " bytes are not a dpstream-replay checkpoint (another file?)");
+  pb::ReplayCheckpoint msg;
+  if (!msg.ParseFromString(file.checkpoint())) throw CorruptInput(path + ": the checkpoint inside does not parse");
+  if (msg.format_version() != kCheckpointFormatVersion)
+    throw CorruptInput(path + ": format_version " + std::to_string(msg.format_version()) + ", this build reads " +
+                       std::to_string(kCheckpointFormatVersion));
+  return msg;
+}
+
+void put_settings(const SettingList& settings, pb::ReplayCheckpoint& msg) {
+  for (const auto& [name, value] : settings) {
+    auto* s = msg.add_settings();
+    s->set_name(name);
+    s->set_value(value);
+  }
+}
+
+std::string settings_mismatch(const pb::ReplayCheckpoint& msg, const SettingList& settings) {
+  for (const auto& [name, value] : settings) {
+    const pb::Setting* found = nullptr;
+    for (const auto& s : msg.settings())
+      if (s.name() == name) found = &s;
+    if (!found) return name + ": the checkpoint does not record it (made by another version?)";
+    if (found->value() != value) return name + ": the checkpoint was made with " + found->value() + ", this run has " + value;
+  }
+  return {};
+}
+
+CheckpointWriter::~CheckpointWriter() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void CheckpointWriter::start(std::string path, pb::ReplayCheckpoint msg, Done done) {
+  wait();
+  thread_ = std::thread([this, path = std::move(path), msg = std::move(msg), done = std::move(done)] {
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::string bytes = checkpoint_file_bytes(msg);
+      io::write_file_atomically(path, bytes);
+      done(bytes.size(), seconds_since(t0));
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  });
+}
+
+void CheckpointWriter::wait() {
+  if (thread_.joinable()) thread_.join();
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+}  // namespace dpstream::tools::replay

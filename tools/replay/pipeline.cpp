@@ -1,0 +1,278 @@
+#include "replay/pipeline.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/io/state_codecs.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
+#include "dpstream/stream/separable_noise.hpp"
+
+namespace dpstream::tools::replay {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+
+Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t> known_rows,
+                   const pb::ReplayCheckpoint* from)
+    : d_(d), block_(s.block) {
+  const std::uint64_t steps = known_rows ? (*known_rows + s.block - 1) / s.block : 0;
+  // ~200 points on the curve when the length is known; a point per block otherwise.
+  const std::uint64_t sample_every = s.block * std::max<std::uint64_t>(1, steps / 200);
+  std::vector<std::string> names;
+  if (!s.nonprivate) names.push_back("private");
+  names.push_back("ftl");
+  meter_ = std::make_unique<eval::RegretMeter>(d, s.k, names, sample_every);
+  ftl_index_ = meter_->learner("ftl");
+
+  pca::FplOptions ftl;
+  ftl.k = s.k;
+  ftl.mode = pca::FplMode::follow_the_leader;
+  ftl.refresh_every = s.block;
+  ftl_ = std::make_unique<pca::FplOnlinePca>(d, ftl);
+
+  if (!s.nonprivate) build_private(d, s, steps, from);
+  if (from) restore(*from);
+  if (private_) {
+    s_thread_ = std::thread([this] { worker(&Pipeline::stream_step, s_error_, cpu_stream_); });
+    l_thread_ = std::thread([this] { worker(&Pipeline::learner_step, l_error_, cpu_learner_); });
+  }
+  e_thread_ = std::thread([this] { worker(&Pipeline::eval_step, e_error_, cpu_eval_); });
+}
+
+// The stream (charging the accountant once, at construction; a restored stream brings its
+// ledger) and the private learner that follows its releases.
+void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t steps, const pb::ReplayCheckpoint* from) {
+  accountant_.emplace(s.privacy.target());
+  const stream::ContinualSumOptions o = s.stream_options(steps);
+  if (from)
+    sum_ = std::make_unique<stream::ContinualCovariance>(
+        stream::ContinualCovariance::deserialize(from->continual_sum(), d, o, &*accountant_));
+  else
+    sum_ = std::make_unique<stream::ContinualCovariance>(d, o, &*accountant_);
+  pca::FplOptions p;
+  p.k = s.k;
+  p.mode = pca::FplMode::private_tree;
+  private_ = std::make_unique<pca::FplOnlinePca>(d, p);
+  // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
+  // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
+  if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise()))
+    stationary_.emplace(separable->strategy());
+  nonnegative_ = s.nonnegative;
+  // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
+  sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
+  private_index_ = meter_->learner("private");
+}
+
+Pipeline::~Pipeline() {
+  if (running_) {
+    fail();
+    join();
+  }
+}
+
+MatrixXd* Pipeline::next_slot(std::uint64_t rows) {
+  const std::uint64_t b = produced_;
+  if (b >= kRing) {
+    if (private_) {
+      wait_until(s_done_, b - kRing + 1);
+      wait_until(l_done_, b - kRing + 1);
+    }
+    wait_until(e_done_, b - kRing + 1);
+  }
+  if (failed_) return nullptr;
+  MatrixXd& m = ring_[b % kRing];
+  if (static_cast<std::uint64_t>(m.rows()) != rows) m.resize(static_cast<Index>(rows), d_);
+  return &m;
+}
+
+void Pipeline::publish() {
+  ++produced_;
+  produced_signal_.store(produced_, std::memory_order_release);
+  produced_signal_.notify_all();
+}
+
+void Pipeline::close() {
+  produced_signal_.fetch_or(kClosed, std::memory_order_release);
+  produced_signal_.notify_all();
+  join();
+  for (const auto& error : {s_error_, l_error_, e_error_})
+    if (error) std::rethrow_exception(error);
+}
+
+void Pipeline::finish() {
+  if (sum_) sum_->flush();
+  meter_->finish();
+}
+
+bool Pipeline::drain() {
+  const std::uint64_t b = produced_;
+  if (private_ && (!wait_until(s_done_, b) || !wait_until(l_done_, b))) return false;
+  return wait_until(e_done_, b) && !failed_;
+}
+
+void Pipeline::save(pb::ReplayCheckpoint& out) const {
+  out.set_blocks(produced_);
+  if (sum_) {
+    out.set_continual_sum(sum_->serialize());
+    io::put(private_->state(), *out.mutable_private_learner());
+    if (stationary_) io::put(stationary_->state(), *out.mutable_stationary());
+  }
+  io::put(ftl_->state(), *out.mutable_ftl());
+  io::put(meter_->state(), *out.mutable_meter());
+}
+
+// Blocks until `counter` (without its flag) ≥ target; false if it was closed first or a worker failed.
+bool Pipeline::wait_until(std::atomic<std::uint64_t>& counter, std::uint64_t target) {
+  for (;;) {
+    const std::uint64_t v = counter.load(std::memory_order_acquire);
+    if (failed_) return false;
+    if ((v & ~kClosed) >= target) return true;
+    if (v & kClosed) return false;
+    counter.wait(v);
+  }
+}
+
+void Pipeline::signal(std::atomic<std::uint64_t>& counter, std::uint64_t value) {
+  counter.store(value, std::memory_order_release);
+  counter.notify_all();
+}
+
+void Pipeline::fail() {
+  failed_ = true;
+  for (auto* a : {&produced_signal_, &released_, &release_free_, &ready_, &s_done_, &l_done_, &e_done_}) {
+    a->fetch_or(kClosed);
+    a->notify_all();
+  }
+}
+
+void Pipeline::join() {
+  for (auto* t : {&s_thread_, &l_thread_, &e_thread_})
+    if (t->joinable()) t->join();
+  running_ = false;
+}
+
+// Before the threads start: every state and counter as saved at block b (see save()).
+void Pipeline::restore(const pb::ReplayCheckpoint& from) {
+  const std::uint64_t b = from.blocks();
+  meter_->restore(io::get(from.meter(), "meter"));
+  ftl_->restore(io::get(from.ftl(), pca::FplMode::follow_the_leader, "ftl"));
+  std::string progress = "blocks " + std::to_string(b) + ", meter rows " + std::to_string(meter_->rows()) +
+                         ", follow-the-leader refreshes " + std::to_string(ftl_->refreshes());
+  bool consistent = b >= 1 && meter_->rows() == b * block_ && ftl_->refreshes() == b;
+  if (private_) {
+    private_->restore(io::get(from.private_learner(), pca::FplMode::private_tree, "private_learner"));
+    progress += ", releases " + std::to_string(sum_->steps()) + " of " + std::to_string(sum_->rows()) +
+                " rows, private refreshes " + std::to_string(private_->refreshes()) + ", ledger entries " +
+                std::to_string(accountant_->ledger().size());
+    consistent = consistent && sum_->steps() == b && sum_->rows() == b * block_ && private_->refreshes() == b - 1 &&
+                 accountant_->ledger().size() == 1;
+  }
+  if (!consistent) throw CorruptInput("the saved states are not of one point of the stream (" + progress + ")");
+  first_block_ = b;
+  produced_ = b;
+  for (auto* a : {&produced_signal_, &released_, &ready_, &s_done_, &l_done_, &e_done_}) a->store(b);
+  release_free_.store(b - 1);
+  rows_done_.store(b * block_);
+  if (stationary_) {
+    try {
+      stationary_->restore(io::get(from.stationary(), "stationary"));
+    } catch (const InvalidParameter& e) {
+      throw CorruptInput(std::string("stationary estimate: ") + e.what());
+    }
+    if (stationary_->steps() != b)
+      throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
+                         std::to_string(b));
+  }
+  if (private_) copy_followed(sum_->noisy_prefix(), release_copy_[b % 2]);  // release b, which L follows at block b
+}
+
+void Pipeline::worker(bool (Pipeline::*step)(std::uint64_t), std::exception_ptr& error, double& cpu) {
+  try {
+    for (std::uint64_t b = first_block_; (this->*step)(b); ++b) {}
+  } catch (...) {
+    error = std::current_exception();
+    fail();
+  }
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  cpu = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// S: block b into the stream.
+bool Pipeline::stream_step(std::uint64_t b) {
+  if (!wait_until(produced_signal_, b + 1)) return false;
+  sum_->update_block(ring_[b % kRing]);
+  signal(s_done_, b + 1);
+  return true;
+}
+
+// S (inside update_block): release t into slot t % 2, once L is done with release t − 2. After
+// the workers stopped (the final flush), the learner follows it here.
+void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
+  if (stationary_) stationary_->add(r.step, r.noisy_prefix);
+  if (!running_) {
+    MatrixXd followed;
+    copy_followed(r.noisy_prefix, followed);
+    follow(followed);
+    return;
+  }
+  if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
+  copy_followed(r.noisy_prefix, release_copy_[r.step % 2]);
+  signal(released_, r.step);
+}
+
+// What the private learner follows for the latest release — the release, or the stationary
+// estimate — into `slot` (its storage reused).
+void Pipeline::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
+  if (stationary_)
+    slot = stationary_->prefix();
+  else
+    slot = release;
+}
+
+// The private learner follows `followed` (a copy of what copy_followed gives), projected first
+// under --nonnegative (post-processing, in place).
+void Pipeline::follow(MatrixXd& followed) {
+  if (nonnegative_) pca::project_doubly_nonnegative(followed, kNonnegativeRounds);
+  private_->follow(followed);
+}
+
+// L: follow release b (for b ≥ 1), then score block b.
+bool Pipeline::learner_step(std::uint64_t b) {
+  if (!wait_until(produced_signal_, b + 1)) {
+    ready_.fetch_or(kClosed, std::memory_order_release);  // E: no block after the last one
+    ready_.notify_all();
+    return false;
+  }
+  if (b >= 1) {
+    // Block b exists, so blocks 0..b−1 were full and release b will come.
+    if (!wait_until(released_, b)) return false;
+    follow(release_copy_[b % 2]);  // on L, in the slot L holds until release_free_
+    signal(release_free_, b);
+  }
+  gains_[b % kRing] = private_->gains(ring_[b % kRing]);
+  signal(ready_, b + 1);
+  signal(l_done_, b + 1);
+  return true;
+}
+
+// E: block b into the meter and FTL.
+bool Pipeline::eval_step(std::uint64_t b) {
+  if (!wait_until(private_ ? ready_ : produced_signal_, b + 1)) return false;
+  const MatrixXd& m = ring_[b % kRing];
+  meter_->add_gains(ftl_index_, ftl_->gains(m));
+  if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
+  meter_->observe(m);
+  // FTL's leader is the exact Σ a aᵀ the meter already holds: follow it rather than accumulate a
+  // second copy (what update_block would do). At each multiple of B rows, as refresh_every = B.
+  if (meter_->rows() % block_ == 0) ftl_->follow(meter_->hindsight_covariance());
+  rows_done_.store(meter_->rows(), std::memory_order_relaxed);
+  signal(e_done_, b + 1);
+  return true;
+}
+
+}  // namespace dpstream::tools::replay

@@ -1,0 +1,151 @@
+// The replay pipeline: the private learner, follow-the-leader and the regret meter driven by one
+// stream of blocks, on four threads.
+//
+//   reader ─▶ blocks of B rows ─┬─▶ ContinualCovariance ─release─▶ FplOnlinePca (private)
+//                              └─▶ RegretMeter + FplOnlinePca (follow-the-leader)
+//
+//   M (caller: producer): copies each block of B rows into ring slot b % R — a column-major B × d
+//     matrix — (next_slot) and publishes it (publish).
+//   S (stream): feeds block b to the ContinualCovariance (exact Gram update, noise, release).
+//     Its subscriber copies each release Ĉ_t into one of two release slots and publishes it.
+//   L (private learner): for block b ≥ 1, follows release b (Ĉ after blocks 0..b−1: the warm
+//     eigen-refresh, the most expensive step); then scores block b with that basis into
+//     gains[b % R] and publishes them (ready = b + 1).
+//   E (evaluation): for block b, once ready > b: FTL's gains, meter.add_gains for FTL and, from
+//     gains[b % R], for the private learner, meter.observe(block); at each full block FTL follows
+//     the meter's exact covariance (its leader).
+// Why this is the protocol of FplOnlinePca attached to the stream, only spread over threads: the
+// private learner scores block b with the subspace of release b, i.e. of the rows before block b
+// and nothing else (the same sequence of refreshes that attach() would run inside S, since each
+// full block of B rows is exactly one release); FTL is scored before its update; the meter gets
+// both gains before observe(b) (E reads gains[b] only after L published them: release/acquire on
+// `ready`). Splitting S from L lets the Gram update and noise of block b + 1 overlap the refresh of
+// release b; the results are identical to a single thread (tests/test_replay_pipeline.cpp checks
+// it). Slots are reused only when free: M rewrites ring slot b % R once S, L and E are done with
+// block b − R; S rewrites release slot t % 2 once L is done with release t − 2. An exception on any
+// thread stops the others; close() rethrows it. With --nonprivate only E runs.
+//
+// Privacy: only the private learner's subspaces are differentially private (the stream's (ε, δ)).
+// The meter, follow-the-leader and every figure computed from them use raw rows: they are
+// evaluation output, not releases.
+//
+// Checkpoints: drain() lets every worker finish every published block b' < b (they then wait for
+// block b and touch nothing), and save() records that point: the stream after releases 1..b (its
+// own serialize(): exact sums, held node noise, the noise source's state, the accountant's ledger),
+// the private learner after following releases 1..b−1 (release b is the stream's latest; L follows
+// it at block b), FTL and the meter after block b − 1. A pipeline built from such a checkpoint starts
+// every counter at b, so its workers continue exactly where the saved ones stopped.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <Eigen/Core>
+
+#include "dpstream/eval/regret.hpp"
+#include "dpstream/pca/fpl_online_pca.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/stream/continual_sum.hpp"
+#include "dpstream/stream/stationary_estimate.hpp"
+#include "replay/settings.hpp"
+#include "replay_checkpoint.pb.h"
+
+namespace dpstream::tools::replay {
+
+// --nonnegative: rounds of (PSD, nonnegative) projection a release (doubly_nonnegative.hpp). One:
+// on Fashion-MNIST (separable, GOE, seed 1) 1, 2 and 4 rounds gave regret/OPT 5.022%, 5.025%, 5.025%.
+constexpr int kNonnegativeRounds = 1;
+
+class Pipeline {
+ public:
+  static constexpr std::uint64_t kRing = 8;  // blocks in flight between the producer and the workers
+
+  // `known_rows`: the stream's length if known (the horizon of a fixed-horizon mechanism, the
+  // curve's spacing). `from`: continue from this checkpoint (its settings already checked against
+  // `s`). The library validates the privacy options (InvalidParameter); CorruptInput if the
+  // checkpoint's states do not fit.
+  Pipeline(Eigen::Index d, const ReplaySettings& s, std::optional<std::uint64_t> known_rows,
+           const pb::ReplayCheckpoint* from);
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+  ~Pipeline();
+
+  // M: the ring slot for the next block, sized for `rows` rows, once every worker is done with its
+  // last use; nullptr if a worker failed (then close() reports why).
+  Eigen::MatrixXd* next_slot(std::uint64_t rows);
+  // M: the slot from next_slot() holds the next block.
+  void publish();
+  // M: no more blocks. Waits for the workers to finish them and rethrows a worker's error.
+  void close();
+  // After close(): a final partial block becomes the last release (followed here, as attach()
+  // would); the meter's final OPT.
+  void finish();
+
+  // M: waits until S, L and E are done with every published block; false if a worker failed.
+  bool drain();
+  // M, after drain(): the learners', the meter's and the stream's state.
+  void save(pb::ReplayCheckpoint& out) const;
+
+  std::uint64_t blocks_published() const { return produced_; }
+  std::uint64_t rows_done() const { return rows_done_.load(std::memory_order_relaxed); }
+  eval::RegretMeter& meter() { return *meter_; }
+  const eval::RegretMeter& meter() const { return *meter_; }
+  const privacy::PrivacyAccountant* accountant() const { return accountant_ ? &*accountant_ : nullptr; }
+  const stream::ContinualCovariance* sum() const { return sum_.get(); }
+  const pca::FplOnlinePca* private_learner() const { return private_.get(); }
+  // --mechanism separable: what the private learner follows; nullptr otherwise.
+  const stream::StationaryEstimate<Eigen::MatrixXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
+  std::size_t private_index() const { return private_index_; }
+  std::size_t ftl_index() const { return ftl_index_; }
+  // CPU seconds of the worker threads (so that other processes on the machine do not count).
+  double cpu_stream() const { return cpu_stream_; }
+  double cpu_learner() const { return cpu_learner_; }
+  double cpu_eval() const { return cpu_eval_; }
+
+ private:
+  static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;  // "no more" flag of a counter
+
+  void build_private(Eigen::Index d, const ReplaySettings& s, std::uint64_t steps, const pb::ReplayCheckpoint* from);
+  bool wait_until(std::atomic<std::uint64_t>& counter, std::uint64_t target);
+  static void signal(std::atomic<std::uint64_t>& counter, std::uint64_t value);
+  void fail();
+  void join();
+  void restore(const pb::ReplayCheckpoint& from);
+  void worker(bool (Pipeline::*step)(std::uint64_t), std::exception_ptr& error, double& cpu);
+  bool stream_step(std::uint64_t b);
+  void on_release(const stream::ContinualCovariance::Release& r);
+  void copy_followed(const Eigen::MatrixXd& release, Eigen::MatrixXd& slot) const;
+  void follow(Eigen::MatrixXd& followed);
+  bool learner_step(std::uint64_t b);
+  bool eval_step(std::uint64_t b);
+
+  Eigen::Index d_;
+  std::uint64_t block_;
+  std::unique_ptr<eval::RegretMeter> meter_;
+  std::unique_ptr<pca::FplOnlinePca> ftl_;
+  std::optional<privacy::PrivacyAccountant> accountant_;  // before sum_, which points at it
+  std::unique_ptr<stream::ContinualCovariance> sum_;
+  std::unique_ptr<pca::FplOnlinePca> private_;
+  std::optional<stream::StationaryEstimate<Eigen::MatrixXd>> stationary_;  // --mechanism separable
+  bool nonnegative_ = false;  // --nonnegative: the learner follows the doubly nonnegative projection
+  std::size_t private_index_ = 0, ftl_index_ = 0;
+  Eigen::MatrixXd ring_[kRing];
+  Eigen::VectorXd gains_[kRing];
+  Eigen::MatrixXd release_copy_[2];
+  std::uint64_t first_block_ = 0;  // 0, or the block a resumed run starts from
+  std::uint64_t produced_ = 0;     // M's count of published blocks
+  // Counters (with the kClosed flag): blocks published, releases copied, releases followed, private
+  // gains ready, blocks done by S, L and E; rows the meter has seen (progress only).
+  std::atomic<std::uint64_t> produced_signal_{0}, released_{0}, release_free_{0}, ready_{0};
+  std::atomic<std::uint64_t> s_done_{0}, l_done_{0}, e_done_{0}, rows_done_{0};
+  std::atomic<bool> failed_{false}, running_{true};
+  std::exception_ptr s_error_, l_error_, e_error_;
+  double cpu_stream_ = 0, cpu_learner_ = 0, cpu_eval_ = 0;
+  std::thread s_thread_, l_thread_, e_thread_;  // last: started once everything above is built
+};
+
+}  // namespace dpstream::tools::replay

@@ -1,0 +1,199 @@
+#include "replay/report.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "common/json.hpp"
+#include "dpstream/eval/regret_report.hpp"
+
+namespace dpstream::tools::replay {
+
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  std::string out(static_cast<std::size_t>(std::max(n, 0)), '\0');
+  std::vsnprintf(out.data(), out.size() + 1, fmt, again);
+  va_end(again);
+  return out;
+}
+
+using ull = unsigned long long;
+
+std::string privacy_subtitle(const ReplaySettings& s, const stream::ContinualCovariance& sum) {
+  return "; private: " + mechanism_text(sum) + (s.noise_shape == "goe" ? " (GOE noise)" : "") +
+         ", ε = " + privacy::format_value(s.privacy.epsilon) + ", δ = " + privacy::format_value(s.privacy.delta) + " (" +
+         s.privacy.calibration + ")";
+}
+
+// The rows: read, used, refused; how they were bounded; the order.
+std::string rows_text(const ReplayRun& run) {
+  const ReplaySettings& s = run.settings();
+  const GuardedReader& reader = run.reader();
+  const io::RowSource& source = *run.input().source;
+  const auto& counts = reader.guard_counts();
+  const std::uint64_t skipped = source.skipped(), rows = reader.used();
+  std::string t = format("rows: %llu used of %llu read = %llu used + %llu rejected by the guard + %llu skipped by the "
+                         "reader%s\n",
+                         (ull)rows, (ull)(source.rows_returned() + skipped), (ull)rows, (ull)counts.rejected,
+                         (ull)skipped, run.figures().length_counted ? " (counted in a first pass)" : "");
+  t += format("      dimension %lld; %s; %llu zero rows; %llu clipped%s\n", (long long)source.dimension(),
+              s.normalize.text().c_str(), (ull)reader.zero(), (ull)counts.clipped,
+              s.normalize.normalize == "unit" && counts.clipped ? " (by an ulp or so, after the division)" : "");
+  if (counts.rejected) t += "      first rejected: " + reader.first_reject() + "\n";
+  if (skipped) t += "      first skipped: " + source.first_skip_reason() + "\n";
+  t += "order: " + (s.shuffle ? "shuffled with seed " + std::to_string(*s.shuffle) + " (all rows held in memory)"
+                              : std::string("as stored")) + "\n";
+  return t;
+}
+
+std::string private_learner_text(const ReplayRun& run) {
+  const ReplaySettings& s = run.settings();
+  const Pipeline& p = run.pipeline();
+  const stream::ContinualCovariance* sum = p.sum();
+  if (!sum) return "private learner: none (--nonprivate): no privacy spent\n";
+  std::string t = format(
+      "private learner: FPL on a %s%s over %s, releases every %llu rows; (ε, δ) = (%s, %s), %s calibration\n",
+      mechanism_text(*sum).c_str(), s.noise_shape == "goe" ? " with GOE-shaped noise" : "",
+      sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
+                             : "an unbounded stream (doubling epochs)",
+      (ull)s.block, privacy::format_value(s.privacy.epsilon).c_str(), privacy::format_value(s.privacy.delta).c_str(),
+      s.privacy.calibration.c_str());
+  t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
+              sum->mu(), draw_sigma(*sum), (ull)sum->steps(), sum->latest().noise_variance);
+  if (const auto* estimate = p.stationary()) {
+    // What the learner follows: t·m̂_t, per-entry variance t²·Var(m̂_t).
+    const double steps = static_cast<double>(estimate->steps());
+    t += format("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
+                steps * steps * estimate->step_sum_variance(draw_sigma(*sum)), (ull)estimate->steps());
+  }
+  if (s.nonnegative)
+    t += format("      followed: projected onto the doubly nonnegative matrices (PSD, entries >= 0), %d round%s a "
+                "release (--nonnegative)\n", kNonnegativeRounds, kNonnegativeRounds == 1 ? "" : "s");
+  const auto& stats = p.private_learner()->refresh_stats();
+  t += format("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n", s.privacy.noise_text().c_str(),
+              (ull)p.private_learner()->refreshes(), (ull)stats.iterations, (ull)stats.full_solves);
+  return t;
+}
+
+std::string regret_table(const ReplayRun& run) {
+  const Pipeline& p = run.pipeline();
+  const eval::RegretMeter& meter = p.meter();
+  const long long k = static_cast<long long>(run.settings().k);
+  std::string t = format("k = %lld, OPT = %.6g (sum of the top-%lld eigenvalues of the exact covariance)\n", k,
+                         meter.opt(), k);
+  t += format("  %-34s %14s %14s %12s\n", "learner", "gain", "regret", "regret/OPT");
+  if (p.sum())
+    t += format("  %-34s %14.6g %14.6g %11.3f%%\n", "private FPL", meter.gain(p.private_index()),
+                meter.regret(p.private_index()), 100 * meter.regret_over_opt(p.private_index()));
+  t += format("  %-34s %14.6g %14.6g %11.3f%%\n", "follow-the-leader (non-private)", meter.gain(p.ftl_index()),
+              meter.regret(p.ftl_index()), 100 * meter.regret_over_opt(p.ftl_index()));
+  return t;
+}
+
+std::string timing_text(const ReplayRun& run) {
+  const ReplaySettings& s = run.settings();
+  const RunFigures& f = run.figures();
+  const Pipeline& p = run.pipeline();
+  const double rows = static_cast<double>(run.reader().used());
+  std::string t = format("time: %.2f s (%.0f rows/s); reading %.2f s%s; CPU of the concurrent workers: stream %.2f s, "
+                         "private learner %.2f s, evaluation %.2f s; final OPT and flush %.2f s\n",
+                         f.seconds, rows / f.seconds, f.read_seconds, s.shuffle ? " (before the replay)" : " (overlapped)",
+                         p.cpu_stream(), p.cpu_learner(), p.cpu_eval(), f.finish_seconds);
+  if (s.checkpoint.empty()) return t;
+  t += "checkpoints: " + s.checkpoint;
+  if (f.resumed_rows)
+    t += format("; resumed at release %llu (row %llu)", (ull)(f.resumed_rows / s.block), (ull)f.resumed_rows);
+  if (f.checkpoints_written)
+    t += format("; %llu written (every %llu releases), %.1f MB each; on average the workers drained in %.3f s, "
+                "the state was copied in %.3f s and written in %.3f s beside the replay",
+                (ull)f.checkpoints_written, (ull)s.checkpoint_every, f.checkpoint_bytes / 1e6,
+                f.drain_seconds / f.checkpoints_written, f.copy_seconds / f.checkpoints_written,
+                f.write_seconds / f.checkpoints_written);
+  return t + "; removed (the run is complete)\n";
+}
+
+}  // namespace
+
+double draw_sigma(const stream::ContinualCovariance& sum) { return sum.noise().draw_sigma(); }
+
+std::string mechanism_text(const stream::ContinualCovariance& sum) {
+  // The separable strategy's releases are followed through their stationary estimate (pipeline.hpp).
+  const bool separable = sum.options().strategy == stream::NoiseStrategy::separable;
+  return sum.noise().describe() + (separable ? ", followed through its stationary estimate" : "");
+}
+
+ReportFiles write_report_files(const ReplayRun& run) {
+  const ReplaySettings& s = run.settings();
+  const Pipeline& p = run.pipeline();
+  const std::filesystem::path dir(s.out);
+  ReportFiles files{(dir / "regret.csv").string(), (dir / "regret.svg").string()};
+  std::ostringstream subtitle;
+  subtitle << run.reader().used() << " rows × " << run.input().source->dimension() << ", k = " << s.k
+           << ", blocks of " << s.block;
+  subtitle << (p.sum() ? privacy_subtitle(s, *p.sum()) : std::string("; non-private only"));
+  subtitle << (s.shuffle ? "; shuffled" : "; log order");
+  std::vector<std::string> labels;
+  if (p.sum()) labels.push_back("private FPL (ε = " + privacy::format_value(s.privacy.epsilon) + ")");
+  labels.push_back("follow-the-leader (non-private)");
+  eval::write_regret_csv(p.meter(), files.csv);
+  eval::write_regret_svg(p.meter(), files.svg, "Online PCA regret on " + run.input().title, subtitle.str(), labels);
+  return files;
+}
+
+std::string summary_text(const ReplayRun& run, const ReportFiles& files) {
+  std::string t = rows_text(run) + private_learner_text(run) + regret_table(run) + timing_text(run);
+  if (const auto* accountant = run.pipeline().accountant()) {
+    const privacy::Spent spent = accountant->spent();
+    const std::size_t charges = accountant->ledger().size();
+    t += format("privacy spent (accountant, %zu charge%s): epsilon %s at delta %s\n", charges, charges == 1 ? "" : "s",
+                privacy::format_value(spent.epsilon).c_str(), privacy::format_value(spent.delta).c_str());
+  }
+  return t + format("wrote %s (%zu curve points) and %s\n", files.csv.c_str(), run.pipeline().meter().curve().size(),
+                    files.svg.c_str());
+}
+
+std::string json_line(const ReplayRun& run, const ReportFiles& files) {
+  const ReplaySettings& s = run.settings();
+  const Pipeline& p = run.pipeline();
+  const eval::RegretMeter& meter = p.meter();
+  const stream::ContinualCovariance* sum = p.sum();
+  const std::size_t main_learner = sum ? p.private_index() : p.ftl_index();
+  const auto& counts = run.reader().guard_counts();
+  const std::vector<Setting> settings = replay_settings(s);
+  auto add_settings = [&](JsonLine& j, bool headline) {
+    for (const Setting& setting : settings)
+      if (setting.json_key && setting.headline == headline) {
+        if (setting.privacy && !sum) j.add_null(setting.json_key);
+        else j.add_raw(setting.json_key, setting.json());
+      }
+  };
+  JsonLine j;
+  j.add("rows", run.reader().used()).add("dim", static_cast<std::int64_t>(run.input().source->dimension()));
+  add_settings(j, true);
+  j.add("opt", meter.opt()).add("gain", meter.gain(main_learner)).add("regret", meter.regret(main_learner));
+  j.add("regret_over_opt", meter.regret_over_opt(main_learner));
+  j.add("nonprivate_regret_over_opt", meter.regret_over_opt(p.ftl_index()));
+  j.add("rows_clipped", counts.clipped).add("rows_rejected", counts.rejected);
+  j.add("seconds", std::round(run.figures().seconds * 1000) / 1000);
+  // Extras, after the fixed keys.
+  const io::RowSource& source = *run.input().source;
+  j.add("rows_read", source.rows_returned() + source.skipped()).add("rows_skipped", source.skipped());
+  j.add("rows_zero", run.reader().zero());
+  add_settings(j, false);
+  if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", draw_sigma(*sum));
+  else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");
+  j.add("csv", files.csv).add("svg", files.svg);
+  return j.text();
+}
+
+}  // namespace dpstream::tools::replay

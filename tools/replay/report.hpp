@@ -1,0 +1,32 @@
+// What dpstream-replay reports: DIR/regret.csv and DIR/regret.svg (the regret curves), the summary
+// for a person, and the JSON line for scripts (the last line of stdout; its first keys are fixed:
+// rows, dim, k, epsilon, delta, mechanism, block, opt, gain, regret, regret_over_opt,
+// nonprivate_regret_over_opt, rows_clipped, rows_rejected, seconds).
+//
+// Every figure besides the private learner's subspaces is computed from raw rows (the meter, OPT,
+// follow-the-leader): evaluation output, not a release.
+#pragma once
+
+#include <string>
+
+#include "replay/run.hpp"
+
+namespace dpstream::tools::replay {
+
+struct ReportFiles {
+  std::string csv, svg;
+};
+
+// Writes the curve's CSV and SVG into the run's --out folder.
+ReportFiles write_report_files(const ReplayRun& run);
+// The summary, as printed.
+std::string summary_text(const ReplayRun& run, const ReportFiles& files);
+// The JSON line (no newline).
+std::string json_line(const ReplayRun& run, const ReportFiles& files);
+
+// σ of each noise draw (a tree's nodes — the latest epoch's for an unbounded stream —, a
+// factorization's per-step z_t), and the strategy in words.
+double draw_sigma(const stream::ContinualCovariance& sum);
+std::string mechanism_text(const stream::ContinualCovariance& sum);
+
+}  // namespace dpstream::tools::replay

@@ -1,0 +1,304 @@
+#include "replay/run.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+
+namespace dpstream::tools::replay {
+
+using Eigen::Index;
+
+namespace {
+
+// A permutation of 0..n-1 from a seed: Fisher–Yates driven by xoshiro256++ (SeededNoiseSource's
+// words), with rejection sampling for unbiased bounded integers. Unlike std::shuffle with a standard
+// distribution, the result is the same with every standard library.
+std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t seed) {
+  std::vector<std::uint64_t> p(n);
+  for (std::uint64_t i = 0; i < n; ++i) p[i] = i;
+  privacy::SeededNoiseSource words(seed);
+  for (std::uint64_t i = n; i > 1; --i) {
+    const std::uint64_t mask = ~std::uint64_t{0} >> std::countl_zero(i - 1);  // smallest 2^b − 1 ≥ i − 1
+    std::uint64_t j;
+    do j = words.next_word() & mask;
+    while (j >= i);
+    std::swap(p[i - 1], p[j]);
+  }
+  return p;
+}
+
+// A file that can be read twice (not a pipe, a terminal or a socket).
+bool rereadable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
+    : s_(s), input_(std::move(input)), d_(input_.source->dimension()), buf_(d_) {
+  validate(s_);
+  if (s_.k > d_)
+    throw UsageError("--k " + std::to_string(s_.k) + " is larger than the input's dimension " + std::to_string(d_));
+  // The resolved input, as the resume check and the report name it.
+  s_.input.path = input_.source->path();
+  s_.input.format = io::to_string(input_.source->format());
+  std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
+  try {
+    std::filesystem::create_directories(s_.out);
+  } catch (const std::exception& e) {
+    throw UsageError("--out " + s_.out + ": cannot create the folder: " + e.what());
+  }
+  resume_settings_ = resume_settings(s_);
+  check_resume_file();
+  reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
+  size_stream();
+  skip_replayed_rows();
+  build_pipeline();
+}
+
+ReplayRun::~ReplayRun() {
+  if (progress_) progress_->clear();
+}
+
+ReadOptions ReplayRun::read_options() const {
+  return {s_.normalize, s_.input.skip_malformed, s_.limit, s_.nonnegative};
+}
+
+// The checkpoint to resume from: read and checked before any row is (exit 2).
+void ReplayRun::check_resume_file() {
+  if (!s_.resume) {
+    if (!s_.checkpoint.empty() && std::filesystem::exists(s_.checkpoint))
+      throw UsageError("--checkpoint " + s_.checkpoint +
+                       " exists (an unfinished run's state): give --resume to continue that run, or remove the file "
+                       "to start over");
+    return;
+  }
+  try {
+    from_ = read_checkpoint(s_.checkpoint);
+  } catch (const CorruptInput& e) {
+    throw UsageError(std::string("--resume: checkpoint ") + e.what());
+  }
+  if (const std::string why = settings_mismatch(*from_, resume_settings_); !why.empty())
+    throw UsageError("--resume: " + s_.checkpoint + " was made with other settings: " + why);
+  if (from_->dimension() != d_)
+    throw UsageError("--resume: the input differs from the checkpointed run's: " + std::to_string(d_) +
+                     " columns, the checkpoint has " + std::to_string(from_->dimension()));
+}
+
+// The number of rows, if known: it sets a fixed-horizon mechanism's horizon and the curve's
+// spacing. Shuffling holds every row anyway: then the count is exact.
+void ReplayRun::size_stream() {
+  io::RowSource& source = *input_.source;
+  std::optional<std::uint64_t> expected = source.declared_rows();
+  if (s_.limit != 0) expected = expected ? std::min(*expected, s_.limit) : s_.limit;
+  progress_ = std::make_unique<Progress>(expected);
+  if (s_.shuffle) {
+    const auto r0 = std::chrono::steady_clock::now();
+    if (auto n = source.declared_rows()) {
+      buf_.reserve(std::min(*n, s_.limit ? s_.limit : *n));
+      buf_.prefault_async();
+    }
+    reader_->fill(buf_, UINT64_MAX, [&](std::uint64_t used) { progress_->update("reading", used); });
+    known_rows_ = buf_.rows;
+    order_ = seeded_permutation(buf_.rows, *s_.shuffle);
+    figures_.read_seconds += seconds_since(r0);
+    return;
+  }
+  known_rows_ = expected;
+  if (s_.nonprivate || !stream::needs_fixed_horizon(stream::parse_noise_strategy(s_.mechanism))) return;
+  if (!source.declared_rows() && !input_.is_default && rereadable(s_.input.path)) {
+    // A file has a length: count the rows the run will use, through the same reader and guard.
+    OpenedInput again = open_input(s_.input);
+    known_rows_ = count_usable_rows(*again.source, read_options());
+    figures_.length_counted = true;
+  }
+  if (!known_rows_)
+    throw UsageError("--mechanism " + s_.mechanism + " is built for a known number of releases, and " + source.path() +
+                     " is a stream of unknown length: give --limit N");
+}
+
+// Resuming: the rows already replayed are read again (the same rows, or the resume is refused).
+// Their fingerprint, in replay order, goes into every checkpoint; a resumed run recomputes it while
+// skipping them (the reader's counts come back by themselves: the same rows meet the same guard).
+void ReplayRun::skip_replayed_rows() {
+  if (!from_) return;
+  const auto r0 = std::chrono::steady_clock::now();
+  if (from_->rows_known() != known_rows_.has_value() || from_->known_rows() != known_rows_.value_or(0))
+    throw UsageError("--resume: the input differs from the checkpointed run's: " +
+                     (known_rows_ ? std::to_string(*known_rows_) + " rows" : std::string("length unknown")) +
+                     ", the checkpoint's run had " +
+                     (from_->rows_known() ? std::to_string(from_->known_rows()) + " rows" : std::string("length unknown")));
+  const std::uint64_t resume_rows = from_->blocks() * s_.block;
+  figures_.resumed_rows = resume_rows;
+  if (s_.shuffle) {
+    for (std::uint64_t i = 0; i < std::min(resume_rows, buf_.rows); ++i)
+      rows_hash_.add(buf_.row(order_[i]), static_cast<std::size_t>(d_));
+  } else {
+    buf_.reserve(s_.block);
+    while (reader_->used() < resume_rows) {
+      buf_.rows = 0;
+      const bool more = reader_->fill(buf_, std::min(s_.block, resume_rows - reader_->used()),
+                                      [&](std::uint64_t used) { progress_->update("skipping", used); });
+      for (std::uint64_t i = 0; i < buf_.rows; ++i) rows_hash_.add(buf_.row(i), static_cast<std::size_t>(d_));
+      if (!more) break;
+    }
+  }
+  verify_replayed_counts();
+  figures_.read_seconds += seconds_since(r0);
+}
+
+void ReplayRun::verify_replayed_counts() const {
+  const pb::InputProgress now = input_progress(), saved = from_->input();
+  const std::vector<std::pair<std::string, std::pair<std::uint64_t, std::uint64_t>>> now_vs_saved = {
+      {"rows used", {now.rows_used(), saved.rows_used()}},
+      {"rows returned by the reader", {now.rows_returned(), saved.rows_returned()}},
+      {"rows skipped by the reader", {now.rows_skipped(), saved.rows_skipped()}},
+      {"zero rows", {now.rows_zero(), saved.rows_zero()}},
+      {"rows clipped", {now.rows_clipped(), saved.rows_clipped()}},
+      {"rows rejected", {now.rows_rejected(), saved.rows_rejected()}},
+      {"fingerprint of the rows", {now.rows_hash(), saved.rows_hash()}}};
+  for (const auto& [what, values] : now_vs_saved)
+    if (values.first != values.second)
+      throw UsageError("--resume: the input differs from the checkpointed run's: after its first " +
+                       std::to_string(figures_.resumed_rows) + " replayed rows, " + what + " " +
+                       std::to_string(values.first) + ", the checkpoint has " + std::to_string(values.second));
+}
+
+pb::InputProgress ReplayRun::input_progress() const {
+  pb::InputProgress in;
+  in.set_rows_used(reader_->used());
+  in.set_rows_returned(input_.source->rows_returned());
+  in.set_rows_skipped(input_.source->skipped());
+  in.set_rows_zero(reader_->zero());
+  in.set_rows_clipped(reader_->guard_counts().clipped);
+  in.set_rows_rejected(reader_->guard_counts().rejected);
+  in.set_rows_hash(rows_hash_.value());
+  return in;
+}
+
+// The library validates the privacy options (e.g. paper calibration refuses ε ≥ 1) and the
+// checkpoint's states: exit 2.
+void ReplayRun::build_pipeline() {
+  try {
+    pipeline_ = std::make_unique<Pipeline>(d_, s_, known_rows_, from_ ? &*from_ : nullptr);
+  } catch (const InvalidParameter& e) {
+    throw UsageError(from_ ? "--resume: checkpoint " + s_.checkpoint + ": " + e.what() : std::string(e.what()));
+  } catch (const CorruptInput& e) {
+    throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());
+  }
+  from_.reset();  // its states are in the pipeline now; the bytes can go
+  last_checkpoint_block_ = pipeline_->blocks_published();
+}
+
+// Every --checkpoint-every releases, at the start of a block (before its rows are read), so that
+// the reader's counts are those of the blocks replayed. The workers only wait while the state is
+// copied into the message (after drain()); encoding and the atomic write run on the writer's
+// thread while the replay goes on. False if a worker failed (close() says why).
+bool ReplayRun::write_checkpoint() {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!pipeline_->drain()) return false;
+  const double drained = seconds_since(t0);
+  pb::ReplayCheckpoint msg;
+  msg.set_format_version(kCheckpointFormatVersion);
+  put_settings(resume_settings_, msg);
+  msg.set_dimension(d_);
+  msg.set_rows_known(known_rows_.has_value());
+  msg.set_known_rows(known_rows_.value_or(0));
+  *msg.mutable_input() = input_progress();
+  pipeline_->save(msg);
+  const double copied = seconds_since(t0) - drained;
+  last_checkpoint_block_ = pipeline_->blocks_published();
+  figures_.drain_seconds += drained;
+  figures_.copy_seconds += copied;
+  const std::uint64_t release = last_checkpoint_block_;
+  writer_.start(s_.checkpoint, std::move(msg), [this, release, drained, copied](std::size_t bytes, double seconds) {
+    ++figures_.checkpoints_written;
+    figures_.checkpoint_bytes = bytes;
+    figures_.write_seconds += seconds;
+    std::fprintf(stderr,
+                 "%sdpstream-replay: checkpoint at release %llu (%llu rows): %s, %.1f MB; workers drained in "
+                 "%.3f s, state copied in %.3f s, written in %.3f s beside the replay\n",
+                 ::isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "", (unsigned long long)release,
+                 (unsigned long long)(release * s_.block), s_.checkpoint.c_str(), bytes / 1e6, drained, copied, seconds);
+  });
+  return true;
+}
+
+// M, before each block: a checkpoint when one is due; the tests' crash.
+bool ReplayRun::before_block() {
+  const std::uint64_t b = pipeline_->blocks_published();
+  if (s_.checkpoint_every != 0 && b > last_checkpoint_block_ && b % s_.checkpoint_every == 0 && !write_checkpoint())
+    return false;
+  if (s_.test_kill_at_block != 0 && b == s_.test_kill_at_block) {
+    writer_.wait();  // deterministic for the tests: the latest checkpoint is on disk
+    std::fflush(stdout);
+    std::raise(SIGKILL);
+  }
+  return true;
+}
+
+// M: hands rows [first, first + n) of the buffer, in `perm` order (or as held), to the pipeline.
+bool ReplayRun::produce(const std::uint64_t* perm, std::uint64_t first, std::uint64_t n) {
+  Eigen::MatrixXd* slot = pipeline_->next_slot(n);
+  if (!slot) return false;  // a worker failed: close() says why
+  const bool checkpointing = !s_.checkpoint.empty();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const double* row = buf_.row(perm ? perm[first + i] : first + i);
+    slot->row(static_cast<Index>(i)) = Eigen::Map<const Eigen::RowVectorXd>(row, d_);
+    if (checkpointing) rows_hash_.add(row, static_cast<std::size_t>(d_));
+  }
+  pipeline_->publish();
+  progress_->update("replay", pipeline_->rows_done());
+  return true;
+}
+
+void ReplayRun::replay() {
+  if (s_.shuffle) {
+    for (std::uint64_t first = figures_.resumed_rows; first < buf_.rows; first += s_.block)
+      if (!before_block() || !produce(order_.data(), first, std::min(s_.block, buf_.rows - first))) break;
+  } else {
+    buf_.reserve(s_.block);  // a staging block: rows stream through, the learners overlap the reading
+    for (bool more = true; more;) {
+      if (!before_block()) break;
+      buf_.rows = 0;
+      const auto r0 = std::chrono::steady_clock::now();
+      more = reader_->fill(buf_, s_.block);
+      figures_.read_seconds += seconds_since(r0);
+      if (buf_.rows > 0 && !produce(nullptr, 0, buf_.rows)) break;
+    }
+  }
+  writer_.wait();  // a failed write stops the run (exit 1), as any I/O error does
+  pipeline_->close();
+  progress_->update("finish", reader_->used(), true);
+  if (reader_->used() == 0) {
+    progress_->clear();
+    throw std::runtime_error(input_.source->path() + ": no usable rows (" +
+                             std::to_string(reader_->guard_counts().rejected) + " rejected by the guard, " +
+                             std::to_string(input_.source->skipped()) + " skipped by the reader)");
+  }
+  const auto f0 = std::chrono::steady_clock::now();
+  pipeline_->finish();
+  figures_.finish_seconds = seconds_since(f0);
+  figures_.seconds = seconds_since(start_);
+  progress_->clear();
+}
+
+void ReplayRun::remove_checkpoint() const {
+  if (s_.checkpoint.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove(s_.checkpoint, ignored);
+  io::remove_atomic_leftovers(s_.checkpoint);
+}
+
+}  // namespace dpstream::tools::replay

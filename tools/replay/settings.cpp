@@ -1,0 +1,152 @@
+#include "replay/settings.hpp"
+
+#include <cmath>
+
+#include "common/json.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::tools::replay {
+
+namespace {
+
+std::string text_of(const std::string& v) { return v; }
+std::string text_of(std::uint64_t v) { return std::to_string(v); }
+std::string text_of(Eigen::Index v) { return std::to_string(v); }
+std::string text_of(double v) { return privacy::format_value(v); }
+std::string text_of(bool v) { return v ? "on" : "off"; }
+std::string text_of(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "none"; }
+
+std::string json_of(const std::string& v) { return json_string(v); }
+std::string json_of(std::uint64_t v) { return std::to_string(v); }
+std::string json_of(Eigen::Index v) { return std::to_string(v); }
+std::string json_of(double v) { return json_number(v); }
+std::string json_of(bool v) { return v ? "true" : "false"; }
+std::string json_of(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "null"; }
+
+// Role of a setting in the table.
+struct Role {
+  bool resume = true;
+  const char* json = nullptr;
+  bool privacy = false;
+  bool headline = false;
+};
+
+template <class T>
+Setting declare(const char* flag, const T& field, Role role) {
+  return {flag, [&field] { return text_of(field); }, [&field] { return json_of(field); },
+          role.json, role.resume, role.privacy, role.headline};
+}
+
+}  // namespace
+
+stream::ContinualSumOptions ReplaySettings::stream_options(std::uint64_t horizon) const {
+  stream::ContinualSumOptions o;
+  o.horizon = horizon;  // 0: unbounded (doubling epochs)
+  o.block_rows = block;
+  o.strategy = stream::parse_noise_strategy(mechanism);
+  o.shape = noise_shape == "goe" ? privacy::SymmetricNoiseShape::goe : privacy::SymmetricNoiseShape::paper_symmetric;
+  o.blt_error = blt_error == "mean" ? stream::BltError::mean : stream::BltError::max;
+  o.target = privacy.target();
+  o.calibration = privacy.calibration_value();
+  o.row_norm_bound = normalize.norm_bound();
+  o.seed = privacy.seed;
+  return o;
+}
+
+// The table. Order: the JSON line's headline keys first (scripts read the first keys by position),
+// then the rest as they appear in the JSON line and the resume message.
+std::vector<Setting> replay_settings(const ReplaySettings& s) {
+  return {
+      declare("--k", s.k, {.json = "k", .headline = true}),
+      declare("--epsilon", s.privacy.epsilon, {.json = "epsilon", .privacy = true, .headline = true}),
+      declare("--delta", s.privacy.delta, {.json = "delta", .privacy = true, .headline = true}),
+      declare("--mechanism", s.mechanism, {.json = "mechanism", .privacy = true, .headline = true}),
+      declare("--block", s.block, {.json = "block", .headline = true}),
+      declare("--input", s.input.path, {.json = "input"}),
+      declare("--format", s.input.format, {}),
+      declare("--limit", s.limit, {}),
+      declare("--skip-malformed", s.input.skip_malformed, {}),
+      declare("--normalize", s.normalize.normalize, {.json = "normalize"}),
+      declare("--clip-norm", s.normalize.clip_norm, {}),
+      declare("--shuffle", s.shuffle, {.json = "shuffle"}),
+      declare("--nonprivate", s.nonprivate, {}),
+      declare("--nonnegative", s.nonnegative, {.json = "nonnegative"}),
+      declare("--blt-error", s.blt_error, {}),
+      declare("--noise-shape", s.noise_shape, {.json = "noise_shape", .privacy = true}),
+      declare("--calibration", s.privacy.calibration, {.json = "calibration", .privacy = true}),
+      declare("--seed", s.privacy.seed, {.json = "seed", .privacy = true}),
+      declare("--out", s.out, {.resume = false}),
+      declare("--checkpoint-every", s.checkpoint_every, {.resume = false}),
+  };
+}
+
+std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
+  add_input_options(app, s.input, "rows to replay");
+  add_privacy_options(app, s.privacy, "the whole stream");
+  CLI::Option* clip = add_normalize_options(app, s.normalize);
+  app.add_option("--k", s.k, "dimension of the learned subspace")->capture_default_str();
+  app.add_option("--mechanism", s.mechanism,
+                 "continual-release noise: blt (default: a BLT factorization optimised for the stream's length, "
+                 "the lowest regret that assumes nothing about drift), separable (lower regret for streams whose "
+                 "rows do not drift: the learner follows the releases' stationary estimate), tree, honaker "
+                 "(Honaker's variance-reduced tree), sqrt (square-root Toeplitz; memory: all past draws, small d "
+                 "only). blt, sqrt and separable need the length: a file is counted first; a stream of unknown "
+                 "length needs --limit")
+      ->check(CLI::IsMember({"tree", "honaker", "sqrt", "blt", "separable"}))
+      ->capture_default_str();
+  app.add_option("--blt-error", s.blt_error,
+                 "--mechanism blt: optimise the BLT for the largest release variance (max) or the average (mean)")
+      ->check(CLI::IsMember({"max", "mean"}))
+      ->capture_default_str();
+  app.add_option("--noise-shape", s.noise_shape,
+                 "covariance noise: goe (off-diagonal variance halved, same privacy) or paper (i.i.d. upper "
+                 "triangle, mirrored)")
+      ->check(CLI::IsMember({"paper", "goe"}))
+      ->capture_default_str();
+  app.add_option("--block", s.block, "rows per release (B)")->capture_default_str();
+  app.add_option("--out", s.out, "folder for regret.csv and regret.svg (created)")->capture_default_str();
+  app.add_flag("--nonprivate", s.nonprivate, "follow-the-leader only: no private learner, no privacy spent");
+  app.add_flag("--nonnegative", s.nonnegative,
+               "the rows have no negative entry (pixels, counts): a row with one is refused like any bad row, and the "
+               "private learner follows each release projected onto the PSD, then the entrywise nonnegative matrices "
+               "(post-processing; one d x d eigendecomposition a release, O(d^3): 0.25 s at d = 784)");
+  app.add_option("--shuffle", s.shuffle,
+                 "replay in the order of a permutation seeded by SEED (reproducible; holds all rows in memory)");
+  app.add_option("--limit", s.limit,
+                 "use the first N valid rows of the input, in file order (with --shuffle those N are shuffled; 0: all)");
+  app.add_option("--checkpoint", s.checkpoint,
+                 "checkpoint file: the whole state of the run (stream, learners, regret meter, rows consumed, settings), "
+                 "replaced atomically; holds raw data (mode 0600); removed when the run completes")
+      ->type_name("PATH");
+  app.add_option("--checkpoint-every", s.checkpoint_every,
+                 "write the checkpoint every N releases (N x --block rows), at a point where every worker is done "
+                 "with the same release (default 0: never; needs --checkpoint)")
+      ->type_name("N");
+  app.add_flag("--resume", s.resume,
+               "continue from --checkpoint: the input is read again and the replayed rows skipped; refused (exit 2) if "
+               "the file is damaged, was made with other settings (named), or the input differs. With --seed the "
+               "result equals the uninterrupted run's; released noise is never drawn again");
+  app.add_option("--test-kill-at-block", s.test_kill_at_block,
+                 "tests: kill this process with SIGKILL just before replaying block B (0-based; 0: never)")
+      ->group("");  // hidden: a deterministic crash for tests/test_replay_resume.sh
+  return [clip, &s] { s.normalize.clip_norm_given = clip->count() > 0; };
+}
+
+void validate(const ReplaySettings& s) {
+  if (s.k < 1) throw UsageError("--k must be >= 1, got " + std::to_string(s.k));
+  if (!s.nonprivate) tools::validate(s.privacy);
+  if (s.block < 1) throw UsageError("--block must be >= 1, got 0");
+  tools::validate(s.normalize);
+  if (s.input.path.empty() && s.input.format != "auto") throw UsageError("--format needs --input");
+  if (s.checkpoint.empty() && (s.resume || s.checkpoint_every != 0))
+    throw UsageError(std::string(s.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint PATH");
+}
+
+SettingList resume_settings(const ReplaySettings& s) {
+  SettingList list;
+  for (const Setting& setting : replay_settings(s))
+    if (setting.resume) list.emplace_back(setting.flag, setting.text());
+  return list;
+}
+
+}  // namespace dpstream::tools::replay

@@ -1,0 +1,73 @@
+// dpstream-replay's settings, each declared once (settings.cpp, replay_settings()): its flag, its
+// help, whether a resumed run must share it, and its key in the JSON line. The command line, the
+// resume check and the JSON line all read that one table, so a new flag is one entry there (and its
+// use in the pipeline): a setting cannot be forgotten by the resume check.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Core>
+
+#include "common/cli.hpp"
+#include "common/input.hpp"
+#include "dpstream/stream/continual_sum.hpp"
+
+namespace dpstream::tools::replay {
+
+struct ReplaySettings {
+  InputFlags input;
+  NormalizeFlags normalize;
+  PrivacyFlags privacy;
+  // BLT with GOE-shaped noise: the lowest-regret continual release that assumes nothing about drift
+  // (docs/tools.md has the table); separable is lower still for streams without drift.
+  std::string mechanism = "blt";
+  std::string noise_shape = "goe";
+  std::string blt_error = "max";
+  std::string out = "replay-out";
+  Eigen::Index k = 10;
+  std::uint64_t block = 128;
+  std::uint64_t limit = 0;
+  std::optional<std::uint64_t> shuffle;
+  bool nonprivate = false;
+  bool nonnegative = false;  // rows have no negative entry; the learner projects what it follows
+  std::string checkpoint;    // "": none
+  std::uint64_t checkpoint_every = 0;
+  bool resume = false;
+  std::uint64_t test_kill_at_block = 0;  // tests: SIGKILL itself before replaying this block (0: never)
+
+  // The options the continual sum is built with (horizon: releases, 0 unbounded).
+  stream::ContinualSumOptions stream_options(std::uint64_t horizon) const;
+};
+
+// One setting as the table declares it, bound to a ReplaySettings.
+struct Setting {
+  std::string flag;                    // "--epsilon"
+  std::function<std::string()> text;   // the value in words, for the resume check
+  std::function<std::string()> json;   // the value as JSON text
+  const char* json_key = nullptr;      // its key in the JSON line (nullptr: not there)
+  bool resume = false;                 // a resumed run must have the same value
+  bool privacy = false;                // JSON null under --nonprivate
+  bool headline = false;               // among the JSON line's first keys (scripts read them by position)
+};
+
+// Every setting of `s`, in the table's order. The closures refer to `s`.
+std::vector<Setting> replay_settings(const ReplaySettings& s);
+
+// Registers every flag with `app`; returns a function to call after parsing (it records which
+// flags were given).
+std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s);
+
+// UsageError naming the flag for anything that can be checked before the input is opened.
+void validate(const ReplaySettings& s);
+
+// The settings a resumed run must share, as "--flag" → value.
+using SettingList = std::vector<std::pair<std::string, std::string>>;
+SettingList resume_settings(const ReplaySettings& s);
+
+}  // namespace dpstream::tools::replay
