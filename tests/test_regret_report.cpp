@@ -106,7 +106,7 @@ TEST_CASE("SyntheticRowSource: bad options are refused by name") {
   REQUIRE_THROWS_WITH(SyntheticRowSource(o), Catch::Contains("isotropic"));
 }
 
-TEST_CASE("regret reports: CSV lines, SVG content, atomic files") {
+TEST_CASE("regret reports: CSV lines, atomic files") {
   dpstream::eval::RegretMeter meter(4, 1, {"private", "ftl"}, 2);
   MatrixXd rows(6, 4);
   rows.setZero();
@@ -125,40 +125,25 @@ TEST_CASE("regret reports: CSV lines, SVG content, atomic files") {
                  "4,2,2,0,2,0\n"
                  "6,3,3,0,3,0\n");
 
-  const std::string svg = dpstream::eval::regret_svg(meter, "T <&> \"x\"", "sub", {"private FPL", "FTL"});
-  REQUIRE(svg.rfind("<?xml", 0) == 0);
-  REQUIRE(svg.find("</svg>") != std::string::npos);
-  REQUIRE(svg.find("T &lt;&amp;&gt; &quot;x&quot;") != std::string::npos);  // escaped title
-  REQUIRE(svg.find("private FPL: regret 0.00% of OPT") != std::string::npos);
-  REQUIRE(svg.find("OPT (best fixed k-subspace in hindsight)") != std::string::npos);
-  REQUIRE(svg.find("<script") == std::string::npos);
-  REQUIRE(svg.find("href") == std::string::npos);  // self-contained
-  REQUIRE_THROWS_AS(dpstream::eval::regret_svg(meter, "t", "s", {"only one"}), dpstream::InvalidParameter);
-
   TempDir dir;
   const auto csv_path = dir.path / "regret.csv";
   dpstream::eval::write_regret_csv(meter, csv_path.string());
-  dpstream::eval::write_regret_svg(meter, (dir.path / "regret.svg").string(), "t", "s");
   REQUIRE(slurp(csv_path) == csv);
-  REQUIRE(slurp(dir.path / "regret.svg").find("</svg>") != std::string::npos);
   struct stat st {};
   REQUIRE(::stat(csv_path.c_str(), &st) == 0);
   REQUIRE((st.st_mode & 0777) == 0600);
   // No temporary file left behind.
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path)) files += entry.is_regular_file();
-  REQUIRE(files == 2);
+  REQUIRE(files == 1);
   // A write that cannot happen names the path.
   const std::string bad = (dir.path / "no-such-dir" / "regret.csv").string();
   REQUIRE_THROWS_WITH(dpstream::eval::write_regret_csv(meter, bad), Catch::Contains(bad));
 }
 
-TEST_CASE("regret reports: a meter without samples still gives a valid plot") {
+TEST_CASE("regret reports: a meter without samples gives the header line") {
   dpstream::eval::RegretMeter meter(3, 1, {"ftl"});
   REQUIRE(dpstream::eval::regret_csv(meter) == "rows,opt,gain_ftl,regret_ftl\n");
-  const std::string svg = dpstream::eval::regret_svg(meter, "t", "s");
-  REQUIRE(svg.find("no curve samples") != std::string::npos);
-  REQUIRE(svg.find("</svg>") != std::string::npos);
 }
 
 }  // namespace test_regret_report

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/json.hpp"
+#include "common/regret_plot.hpp"
 #include "dpstream/eval/regret_report.hpp"
 
 namespace dpstream::tools::replay {
@@ -146,7 +147,7 @@ ReportFiles write_report_files(const ReplayRun& run) {
   if (p.sum()) labels.push_back("private FPL (ε = " + privacy::format_value(s.privacy.epsilon) + ")");
   labels.push_back("follow-the-leader (non-private)");
   eval::write_regret_csv(p.meter(), files.csv);
-  eval::write_regret_svg(p.meter(), files.svg, "Online PCA regret on " + run.input().title, subtitle.str(), labels);
+  write_regret_svg(p.meter(), files.svg, "Online PCA regret on " + run.input().title, subtitle.str(), labels);
   return files;
 }
 
