@@ -185,8 +185,35 @@ bad_flag "${in[@]}" --calibration loose
 bad_flag "${in[@]}" --k ten
 bad_flag "${in[@]}" --no-such-flag
 bad_flag "${in[@]}" --calibration paper --epsilon 2
+bad_flag "${in[@]}" --k 2 --epsilon 1e300   # σ underflows: the message names the flags
+grep -q -- '--epsilon 1e+300' "$work/flag.err" || fail "--epsilon 1e300: the message does not name the flag: $(cat "$work/flag.err")"
+bad_flag "${in[@]}" --k 2 --delta 5e-324
+bad_flag "${in[@]}" --k 2 --normalize clip --clip-norm 1e-300
+bad_flag "${in[@]}" --k 2 --checkpoint "$work/c.ckpt"   # nothing would be written
+bad_flag "${in[@]}" --k 2 --block 1000000000000        # memory, before allocating it
+grep -q 'over the memory limit' "$work/flag.err" || fail "--block 1e12: $(cat "$work/flag.err")"
+bad_flag "${in[@]}" --k 2 --max-memory 10k
+bad_flag "${in[@]}" --k 2 --max-memory lots
+bad_flag --input - --out "$work/out-flag"                 # standard input has no name: --format
+mkdir -p "$work/ro" && chmod 0500 "$work/ro"
+[ "$(id -u)" -ne 0 ] && bad_flag "${in[@]}" --k 2 --out "$work/ro/out"  # root writes anywhere
 bad_flag --input "$work/missing.csv" --out "$work/out-flag"
 bad_flag --input "$work/rows.txt" --out "$work/out-flag"
+# Standard input: --input - with --format; a fixed-horizon mechanism needs --limit there.
+"$replay" --input - --format csv --k 2 --block 16 --seed 1 --mechanism tree --out "$work/out-stdin" \
+  < "$work/rows.csv" > "$work/stdin.out" 2> "$work/stdin.err" && [ "$(field stdin rows)" = 640 ] ||
+  fail "--input -: $(cat "$work/stdin.err")"
+# Error messages do not echo control bytes (a terminal escape sequence in a field).
+{ head -n 10 "$work/rows.csv"; printf '1,2,\033[31mred,4,5,6,7,8\n'; } > "$work/esc.csv"
+run esc --input "$work/esc.csv" --k 2 --out "$work/out-esc"
+[ "$status" -eq 1 ] && grep -q 'x1b\[31mred' "$work/esc.err" && ! grep -q "$(printf '\033')" "$work/esc.err" ||
+  fail "escape bytes in a message: exit $status, $(cat -v "$work/esc.err")"
+# Every JSON line parses with a strict parser (NaN and Infinity refused).
+for name in ok again np shuf pb blt sqrt separable plain nonneg negskip synth skip bigskip clip tree stdin; do
+  json "$name" | /usr/bin/python3 -c 'import json, sys
+def refuse(c): raise ValueError("non-standard JSON constant " + c)
+json.loads(sys.stdin.read(), parse_constant=refuse)' 2> /dev/null || fail "$name: the JSON line does not parse strictly: $(json "$name")"
+done
 "$replay" --help > "$work/help.out" 2>&1 && grep -q -- '--skip-malformed' "$work/help.out" || fail "--help"
 
 if [ "$failures" -eq 0 ]; then echo "replay CLI: all checks passed"; fi

@@ -23,16 +23,32 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
   return std::nullopt;
 }
 
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {  // control characters (escape sequences included) as \xNN; UTF-8 kept
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 int run_tool(const char* tool, const std::function<int()>& run) {
   try {
     return run();
   } catch (const UsageError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    std::fprintf(stderr, "%s: error: %s\n", tool, printable(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    std::fprintf(stderr, "%s: error: %s\n", tool, printable(e.what()).c_str());
     return 1;
   }
 }
@@ -43,7 +59,7 @@ void flush_stdout() {
 }
 
 privacy::Calibration PrivacyFlags::calibration_value() const {
-  return calibration == "paper" ? privacy::Calibration::paper : privacy::Calibration::tight;
+  return privacy::parse_calibration(calibration);
 }
 
 std::string PrivacyFlags::noise_text() const {

@@ -29,6 +29,10 @@ struct UsageError : std::runtime_error {
 // Parses argv into `app`: nullopt to go on, or the exit status (0 after --help, 2 on an error).
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const char* tool);
 
+// `text` with control characters (a terminal's escape sequences among them) written as \xNN: error
+// messages quote input bytes, and a hostile file must not drive the user's terminal.
+std::string printable(const std::string& text);
+
 // Runs `run` (returning the exit status) under the exit contract: UsageError → 2, any other
 // exception → 1, each reported as one line on stderr.
 int run_tool(const char* tool, const std::function<int()>& run);

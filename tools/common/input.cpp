@@ -36,24 +36,27 @@ OpenedInput open_default() {
 
 OpenedInput open_file(const InputFlags& flags) {
   OpenedInput in;
-  const io::RowFormat format = flags.format == "auto" ? io::format_from_path(flags.path) : io::parse_row_format(flags.format);
+  const bool stdin_input = flags.path == "-";
+  const std::string path = stdin_input ? "/dev/stdin" : flags.path;
+  const io::RowFormat format = flags.format == "auto" ? io::format_from_path(path) : io::parse_row_format(flags.format);
   io::RowSourceOptions o;
   o.skip_malformed = flags.skip_malformed;
-  in.title = std::filesystem::path(flags.path).filename().string();
+  in.title = stdin_input ? "standard input" : std::filesystem::path(path).filename().string();
   if (format != io::RowFormat::idx) {
-    in.source = io::open_row_source(flags.path, format, o);
+    in.source = io::open_row_source(path, format, o);
     in.note = io::to_string(format);
     return in;
   }
   // The header says the value type: bytes are images, read as [0, 1].
   o.scale = 1.0 / 255.0;
-  in.source = io::open_row_source(flags.path, format, o);
+  in.source = io::open_row_source(path, format, o);
   if (static_cast<const io::IdxRowReader&>(*in.source).type_code() == kIdxUnsignedByte) {
     in.note = "IDX, unsigned bytes scaled by 1/255";
     return in;
   }
+  if (stdin_input) throw UsageError("--input -: an IDX stream of another value type than bytes cannot be read twice");
   o.scale = 1.0;
-  in.source = io::open_row_source(flags.path, format, o);
+  in.source = io::open_row_source(path, format, o);
   in.note = "IDX";
   return in;
 }
@@ -77,6 +80,8 @@ std::string default_dataset_path() {
 
 OpenedInput open_input(const InputFlags& flags) {
   if (flags.path.empty() && flags.format != "auto") throw UsageError("--format needs --input");
+  if (flags.path == "-" && flags.format == "auto")
+    throw UsageError("--input - (standard input) has no name to tell its format from: give --format");
   try {
     return flags.path.empty() ? open_default() : open_file(flags);
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 //   variable DPSTREAM_FASHION_MNIST names; if neither exists, a generated spiked-covariance stream.
 // - IDX files of unsigned bytes (images) are read as [0, 1] (scaled by 1/255); other IDX value types
 //   as stored. Other formats as stored.
+// - --input - reads standard input (a stream of unknown length, read once); --format is required.
 // - A file that cannot be opened, or whose header is wrong, is a UsageError (exit 2): nothing read.
 #pragma once
 
@@ -18,7 +19,7 @@ namespace dpstream::tools {
 
 // --input, --format, --skip-malformed.
 struct InputFlags {
-  std::string path;  // "": the default dataset
+  std::string path;  // "": the default dataset; "-": standard input
   std::string format = "auto";
   bool skip_malformed = false;
 };

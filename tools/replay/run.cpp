@@ -4,15 +4,20 @@
 #include <unistd.h>
 
 #include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <utility>
 
+#include "common/memory.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -37,6 +42,22 @@ std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t see
   return p;
 }
 
+// The replay's dominant allocations, in bytes: the ring of blocks in flight and the staging block
+// (every row with --shuffle), and about (16 + n/2) d × d matrices of state — the stream's exact sum,
+// its releases in flight, the meter's exact sum and its OPT solves, both learners' leaders and
+// eigensolver workspaces, the separable estimate's sums — with n packed d × d noise states held by
+// the mechanism (a tree's nodes ~log2 T, a BLT's buffers, square-root Toeplitz's T draws).
+double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_t> rows) {
+  const double dd = static_cast<double>(d) * static_cast<double>(d);
+  const double steps = rows ? std::ceil(static_cast<double>(*rows) / static_cast<double>(s.block)) : 1e6;
+  double held = std::log2(std::max(2.0, steps)) + 2;  // tree nodes (an unbounded stream: its epochs)
+  if (s.mechanism == "blt") held = 16;
+  if (s.mechanism == "sqrt") held = steps;
+  const double blocks = static_cast<double>(Pipeline::kRing + 1) * static_cast<double>(s.block);
+  const double held_rows = s.shuffle && rows ? static_cast<double>(*rows) : 0;
+  return 8.0 * (static_cast<double>(d) * (blocks + held_rows) + dd * (16 + (s.nonprivate ? 0 : held / 2)));
+}
+
 // A file that can be read twice (not a pipe, a terminal or a socket).
 bool rereadable(const std::string& path) {
   struct stat st {};
@@ -50,15 +71,26 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
   validate(s_);
   if (s_.k > d_)
     throw UsageError("--k " + std::to_string(s_.k) + " is larger than the input's dimension " + std::to_string(d_));
-  // The resolved input, as the resume check and the report name it.
-  s_.input.path = input_.source->path();
+  // The resolved input, as the resume check and the report name it: a file by its canonical path, so
+  // that a resume may name it by another.
+  std::error_code no_path;
+  const auto canonical = std::filesystem::canonical(input_.source->path(), no_path);
+  s_.input.path = no_path || input_.source->path() == "/dev/stdin" ? input_.source->path() : canonical.string();
   s_.input.format = io::to_string(input_.source->format());
   std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
+  {
+    std::optional<std::uint64_t> rows = input_.source->declared_rows();
+    if (s_.limit != 0) rows = rows ? std::min(*rows, s_.limit) : s_.limit;
+    require_memory("a replay of " + std::to_string(d_) + "-dimensional rows in blocks of " + std::to_string(s_.block),
+                   replay_bytes(s_, d_, rows), memory_limit(s_.max_memory));
+  }
   try {
     std::filesystem::create_directories(s_.out);
   } catch (const std::exception& e) {
     throw UsageError("--out " + s_.out + ": cannot create the folder: " + e.what());
   }
+  if (::access(s_.out.c_str(), W_OK | X_OK) != 0)  // found now, not after the whole run
+    throw UsageError("--out " + s_.out + ": cannot write into the folder: " + std::strerror(errno));
   resume_settings_ = resume_settings(s_);
   check_resume_file();
   reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
@@ -193,7 +225,13 @@ void ReplayRun::build_pipeline() {
   try {
     pipeline_ = std::make_unique<Pipeline>(d_, s_, known_rows_, from_ ? &*from_ : nullptr);
   } catch (const InvalidParameter& e) {
-    throw UsageError(from_ ? "--resume: checkpoint " + s_.checkpoint + ": " + e.what() : std::string(e.what()));
+    if (from_) throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());
+    // The privacy options as given leave no usable noise (an ε so large that σ underflows, a δ or a
+    // norm bound so small that it overflows or vanishes): name the flags, then the library's reason.
+    throw UsageError("--epsilon " + privacy::format_value(s_.privacy.epsilon) + ", --delta " +
+                     privacy::format_value(s_.privacy.delta) + ", --calibration " + s_.privacy.calibration +
+                     " and the row norm bound " + privacy::format_value(s_.normalize.norm_bound()) +
+                     " (--normalize, --clip-norm) give no usable private stream: " + e.what());
   } catch (const CorruptInput& e) {
     throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());
   }

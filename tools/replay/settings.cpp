@@ -3,7 +3,10 @@
 #include <cmath>
 
 #include "common/json.hpp"
+#include "common/memory.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/symmetric_gaussian.hpp"
+#include "dpstream/stream/blt.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -44,8 +47,8 @@ stream::ContinualSumOptions ReplaySettings::stream_options(std::uint64_t horizon
   o.horizon = horizon;  // 0: unbounded (doubling epochs)
   o.block_rows = block;
   o.strategy = stream::parse_noise_strategy(mechanism);
-  o.shape = noise_shape == "goe" ? privacy::SymmetricNoiseShape::goe : privacy::SymmetricNoiseShape::paper_symmetric;
-  o.blt_error = blt_error == "mean" ? stream::BltError::mean : stream::BltError::max;
+  o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
+  o.blt_error = stream::parse_blt_error(blt_error);
   o.target = privacy.target();
   o.calibration = privacy.calibration_value();
   o.row_norm_bound = normalize.norm_bound();
@@ -82,6 +85,7 @@ std::vector<Setting> replay_settings(const ReplaySettings& s) {
 
 std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
   add_input_options(app, s.input, "rows to replay");
+  add_memory_option(app, s.max_memory);
   add_privacy_options(app, s.privacy, "the whole stream");
   CLI::Option* clip = add_normalize_options(app, s.normalize);
   app.add_option("--k", s.k, "dimension of the learned subspace")->capture_default_str();
@@ -140,6 +144,9 @@ void validate(const ReplaySettings& s) {
   if (s.input.path.empty() && s.input.format != "auto") throw UsageError("--format needs --input");
   if (s.checkpoint.empty() && (s.resume || s.checkpoint_every != 0))
     throw UsageError(std::string(s.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint PATH");
+  if (!s.checkpoint.empty() && !s.resume && s.checkpoint_every == 0)
+    throw UsageError("--checkpoint " + s.checkpoint + " needs --checkpoint-every N: without it nothing would be written");
+  memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
 }
 
 SettingList resume_settings(const ReplaySettings& s) {

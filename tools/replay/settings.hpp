@@ -39,6 +39,7 @@ struct ReplaySettings {
   std::string checkpoint;    // "": none
   std::uint64_t checkpoint_every = 0;
   bool resume = false;
+  std::string max_memory;  // --max-memory SIZE ("": the default, from the machine's memory)
   std::uint64_t test_kill_at_block = 0;  // tests: SIGKILL itself before replaying this block (0: never)
 
   // The options the continual sum is built with (horizon: releases, 0 unbounded).

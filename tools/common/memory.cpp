@@ -1,0 +1,64 @@
+#include "common/memory.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/cli.hpp"
+
+namespace dpstream::tools {
+
+std::uint64_t default_memory_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t{4} << 30;
+  return static_cast<std::uint64_t>(0.8 * static_cast<double>(pages) * static_cast<double>(page));
+}
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "k" || unit == "K" || unit == "KiB") scale = 1024.0;
+  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
+  const double bytes = value * scale;
+  if (used == 0 || scale == 0 || !(bytes >= 1) || bytes > 1.8e19)
+    throw UsageError(flag + " '" + printable(text) + "': expected a size such as 512M, 8G or a number of bytes");
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string bytes_text(double bytes) {
+  char buf[48];
+  if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  else if (bytes >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
+  else std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
+  return buf;
+}
+
+void add_memory_option(CLI::App& app, std::string& text) {
+  app.add_option("--max-memory", text,
+                 "refuse a run that needs more memory than SIZE (e.g. 512M, 8G), before allocating it (default: 80% "
+                 "of the machine's memory)")
+      ->type_name("SIZE");
+}
+
+std::uint64_t memory_limit(const std::string& text) {
+  return text.empty() ? default_memory_limit() : parse_bytes(text, "--max-memory");
+}
+
+void require_memory(const std::string& what, double bytes, std::uint64_t limit) {
+  if (bytes <= static_cast<double>(limit)) return;
+  throw UsageError(what + " needs about " + bytes_text(bytes) + ", over the memory limit of " +
+                   bytes_text(static_cast<double>(limit)) + " (--max-memory)");
+}
+
+}  // namespace dpstream::tools
