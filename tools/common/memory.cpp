@@ -39,7 +39,7 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
 std::string bytes_text(double bytes) {
   char buf[48];
   if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
-  else if (bytes >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
+  else if (bytes >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024));
   else std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
   return buf;
 }

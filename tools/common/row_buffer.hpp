@@ -7,9 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <Eigen/Core>
+
+#include "common/memory.hpp"
 
 namespace dpstream::tools {
 
@@ -30,13 +34,22 @@ class RowBuffer {
   RowBuffer(const RowBuffer&) = delete;
   RowBuffer& operator=(const RowBuffer&) = delete;
 
+  // At most this many bytes of rows: a reserve() past it throws std::length_error naming the rows,
+  // the bytes and the limit (a shuffled replay of a stream that does not say its length).
+  void limit_bytes(std::size_t max_bytes) { max_bytes_ = max_bytes; }
+
   // Room for at least `rows` rows (growing keeps the rows held).
   void reserve(std::uint64_t rows) {
     constexpr std::size_t kHuge = std::size_t{2} << 20;
     const std::size_t want = std::max<std::size_t>(1, rows * static_cast<std::size_t>(d_) * sizeof(double));
     if (want <= bytes_) return;
+    if (want > max_bytes_)
+      throw std::length_error("holding " + std::to_string(rows) + " rows of dimension " + std::to_string(d_) +
+                              " needs " + bytes_text(static_cast<double>(want)) + ", over the memory limit of " +
+                              bytes_text(static_cast<double>(max_bytes_)) + " (--max-memory)");
     join_prefault();  // the mapping may move
-    const std::size_t bytes = (std::max(want, bytes_ * 2) + kHuge - 1) / kHuge * kHuge;
+    std::size_t bytes = (std::max(want, bytes_ * 2) + kHuge - 1) / kHuge * kHuge;
+    if (bytes > max_bytes_) bytes = (want + 4095) / 4096 * 4096;  // doubling would pass the limit: just enough
     void* p = data_ ? ::mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
                     : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
@@ -67,6 +80,7 @@ class RowBuffer {
   Index d_;
   double* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::size_t max_bytes_ = SIZE_MAX;
   std::thread prefault_;
 };
 

@@ -137,6 +137,7 @@ void ReplayRun::size_stream() {
   progress_ = std::make_unique<Progress>(expected);
   if (s_.shuffle) {
     const auto r0 = std::chrono::steady_clock::now();
+    buf_.limit_bytes(memory_limit(s_.max_memory));
     if (auto n = source.declared_rows()) {
       buf_.reserve(std::min(*n, s_.limit ? s_.limit : *n));
       buf_.prefault_async();
