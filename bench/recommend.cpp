@@ -99,9 +99,9 @@ double eigen_seconds(Eigen::Index n) {
 
 int main() {
   const fs::path self = fs::read_symlink("/proc/self/exe");
-  const fs::path tool = self.parent_path().parent_path() / "examples" / "dpstream-recommend";
+  const fs::path tool = self.parent_path().parent_path() / "tools" / "dpstream-recommend";
   if (!fs::exists(tool)) {
-    std::printf("cannot find %s (build the examples first)\n", tool.c_str());
+    std::printf("cannot find %s (build the tools first)\n", tool.c_str());
     return 1;
   }
   const fs::path dir = fs::temp_directory_path() / ("dpstream-bench-recommend-" + std::to_string(::getpid()));

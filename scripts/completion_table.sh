@@ -11,7 +11,7 @@
 #     20,000 users × 100 items, rank 2, 10% observed, ξ = 20, B_r = 2, B_u = 1, RMSE over all entries.
 #   usage: scripts/completion_table.sh [build dir]   (prints a markdown table)
 set -euo pipefail
-tool="${1:-build}/examples/dpstream-recommend"
+tool="${1:-build}/tools/dpstream-recommend"
 eps_grid="0.5 1 2 5 10"
 
 mean_of() {  # flags...: the mean of the JSON field $field over seeds 1..3

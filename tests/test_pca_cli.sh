@@ -52,6 +52,10 @@ bad_flag --input "$work/rows.csv" --method svd
 bad_flag --input "$work/rows.csv" --method oja --k 2 --calibration paper --epsilon 0.5  # paper: one vector only
 bad_flag --input "$work/rows.csv" --calibration paper --epsilon 2
 bad_flag --input "$work/missing.csv"
+bad_flag --input "$work/rows.csv" --clip-norm 2                # --normalize unit ignores it: refused
+bad_flag --input "$work/rows.csv" --seed -1
+bad_flag --input "$work/rows.csv" --max-memory 1k               # even its d x d matrices do not fit
+bad_flag --format csv                                           # --format without --input
 
 if [ "$failures" -eq 0 ]; then echo "pca CLI: all checks passed"; fi
 exit $((failures != 0))

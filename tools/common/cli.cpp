@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -58,6 +59,17 @@ void flush_stdout() {
   if (failed) throw std::runtime_error(std::string("cannot write stdout: ") + std::strerror(errno));
 }
 
+CLI::Validator at_least(long long minimum) {
+  return CLI::Validator(
+      [minimum](std::string& text) -> std::string {
+        char* end = nullptr;
+        const long double value = std::strtold(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || value >= static_cast<long double>(minimum)) return {};
+        return "must be >= " + std::to_string(minimum) + ", got " + text;
+      },
+      "");
+}
+
 privacy::Calibration PrivacyFlags::calibration_value() const {
   return privacy::parse_calibration(calibration);
 }
@@ -75,7 +87,8 @@ void add_privacy_options(CLI::App& app, PrivacyFlags& flags, const std::string& 
       ->check(CLI::IsMember({"tight", "paper"}))
       ->capture_default_str();
   app.add_option("--seed", flags.seed,
-                 "seed the noise: reproducible, NOT secure (default: the secure source, OS-keyed ChaCha20)");
+                 "seed the noise: reproducible, NOT secure (default: the secure source, OS-keyed ChaCha20)")
+      ->check(at_least(0));
 }
 
 void validate(const PrivacyFlags& flags) {

@@ -41,6 +41,11 @@ int run_tool(const char* tool, const std::function<int()>& run);
 // a closed pipe): a summary or JSON line that never arrived is a failed run, not a success.
 void flush_stdout();
 
+// A validator for integer options: "must be >= minimum, got TEXT" (CLI11 would read -1 into an
+// unsigned option as 2^64 - 1; its own range validators print the whole double range). Text that is
+// not a number passes, for the option's conversion to refuse.
+CLI::Validator at_least(long long minimum);
+
 // --epsilon, --delta, --calibration, --seed.
 struct PrivacyFlags {
   double epsilon = 1.0;

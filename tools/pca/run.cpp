@@ -1,0 +1,221 @@
+// dpstream-pca's run: the method built and checked, the rows read through the guard, the subspace
+// released and scored; the summary and the JSON line (pca.hpp).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "common/guarded_reader.hpp"
+#include "common/json.hpp"
+#include "common/memory.hpp"
+#include "common/progress.hpp"
+#include "common/row_buffer.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/pca/find_and_project.hpp"
+#include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/input_perturbation.hpp"
+#include "dpstream/pca/noisy_power_method.hpp"
+#include "dpstream/pca/private_oja.hpp"
+#include "dpstream/pca/subspace.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/params.hpp"
+#include "pca/pca.hpp"
+
+namespace dpstream::tools::pca_tool {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Accountant = privacy::PrivacyAccountant;
+
+namespace {
+
+constexpr std::uint64_t kGeneratedRows = 20000;  // the generated stream is endless: its default --limit
+
+std::unique_ptr<privacy::NoiseSource> noise_source(const PrivacyFlags& p) {
+  if (p.seed) return std::make_unique<privacy::SeededNoiseSource>(*p.seed);
+  return privacy::make_secure_noise_source();
+}
+
+// The methods that draw their own noise (from options.seed).
+std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_method(const PcaSettings& s, Index d,
+                                                                                   double bound) {
+  const PrivacyFlags& p = s.privacy;
+  if (s.method == "gauss") {
+    pca::GaussianPcaOptions o;
+    o.k = s.k;
+    o.seed = p.seed;
+    o.mechanism.target = p.target();
+    o.mechanism.calibration = p.calibration_value();
+    o.mechanism.row_norm_bound = bound;
+    auto m = std::make_shared<pca::GaussianPca>(d, o);
+    return [m](const MatrixXd& rows, Accountant& a) { return m->release(rows, &a).subspace; };
+  }
+  if (s.method == "power") {
+    pca::NoisyPowerMethodOptions o;
+    o.k = s.k;
+    o.iterations = s.iterations;
+    o.seed = p.seed;
+    o.target = p.target();
+    o.calibration = p.calibration_value();
+    o.row_norm_bound = bound;
+    auto m = std::make_shared<pca::NoisyPowerMethod>(d, o);
+    return [m](const MatrixXd& rows, Accountant& a) { return m->run(rows, &a); };
+  }
+  // oja: Algorithm 2 releases the top vector; k > 1 by deflation (PrivateOjaOptions::components).
+  pca::PrivateOjaOptions o;
+  o.components = s.k;
+  o.iterations = s.iterations_given ? s.iterations : 100;
+  o.seed = p.seed;
+  o.target = p.target();
+  o.calibration = p.calibration_value();
+  o.row_norm_bound = bound;
+  auto m = std::make_shared<pca::PrivateOja>(o);
+  const bool one = s.k == 1;
+  return [m, one](const MatrixXd& rows, Accountant& a) {
+    return one ? m->run(rows, &a).to_subspace() : m->run_components(rows, &a);
+  };
+}
+
+// pfp / rr: HR12's row unit for records (a row added or removed, ‖a‖ ≤ L); the noise is the tool's.
+std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> shared_noise_method(const PcaSettings& s,
+                                                                                      double bound) {
+  const PrivacyFlags& p = s.privacy;
+  std::shared_ptr<privacy::NoiseSource> noise = noise_source(p);
+  if (s.method == "pfp") {
+    pca::FindAndProjectOptions o;
+    o.k = s.k;
+    o.oversampling = 2;
+    o.target = p.target();
+    o.calibration = p.calibration_value();
+    o.relation = pca::MatrixNeighbours::add_remove_row;
+    o.row_norm_bound = bound;
+    auto m = std::make_shared<pca::PrivateFindAndProject>(o);
+    return [m, noise](const MatrixXd& rows, Accountant& a) { return m->release(rows, *noise, &a).subspace; };
+  }
+  pca::InputPerturbationOptions o;  // rr
+  o.k = s.k;
+  o.target = p.target();
+  o.calibration = p.calibration_value();
+  o.relation = pca::MatrixNeighbours::add_remove_row;
+  o.row_norm_bound = bound;
+  auto m = std::make_shared<pca::InputPerturbation>(o);
+  return [m, noise](const MatrixXd& rows, Accountant& a) { return m->release(rows, *noise, &a).subspace; };
+}
+
+std::string format(const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+// The rows are held twice (as read, and as the matrix the methods take) beside a few d × d matrices
+// (AᵀA, its eigenvectors, the method's). A file that declares its rows is refused now if they would
+// not fit in --max-memory; otherwise the buffer stops growing at the limit (exit 1, naming it).
+void hold_rows(const PcaSettings& s, const io::RowSource& source, std::uint64_t limit, RowBuffer& buf) {
+  const double d = static_cast<double>(source.dimension());
+  const std::uint64_t max_bytes = memory_limit(s.max_memory);
+  const double fixed = 8.0 * 4.0 * d * d;
+  std::optional<std::uint64_t> rows = source.declared_rows();
+  if (rows && limit != 0) rows = std::min(*rows, limit);
+  const std::string what = "private PCA of " + (rows ? std::to_string(*rows) + " rows" : std::string("rows")) +
+                           " of dimension " + std::to_string(source.dimension());
+  require_memory(what, fixed + (rows ? 2.0 * 8.0 * d * static_cast<double>(*rows) : 0.0), max_bytes);
+  buf.limit_bytes(static_cast<std::size_t>((static_cast<double>(max_bytes) - fixed) / 2));
+  if (rows) buf.reserve(*rows);
+}
+
+}  // namespace
+
+PcaMethod::PcaMethod(const PcaSettings& s, Index dimension) {
+  const double bound = s.normalize.norm_bound();
+  try {
+    release_ = s.method == "pfp" || s.method == "rr" ? shared_noise_method(s, bound)
+                                                     : own_noise_method(s, dimension, bound);
+  } catch (const InvalidParameter& e) {
+    throw UsageError(e.what());  // e.g. the paper calibration refuses ε ≥ 1
+  }
+}
+
+pca::PrivateSubspace PcaMethod::release(const MatrixXd& rows, Accountant& accountant) const {
+  return release_(rows, accountant);
+}
+
+PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(s);
+  io::RowSource& source = *input.source;
+  const Index d = source.dimension();
+  if (s.k > d) throw UsageError("--k " + std::to_string(s.k) + " is larger than the input's dimension " + std::to_string(d));
+  const PcaMethod method(s, d);
+  const bool generated = source.format() == io::RowFormat::synthetic;
+  const std::uint64_t limit = s.limit != 0 ? s.limit : generated ? kGeneratedRows : 0;
+  RowBuffer buf(d);
+  hold_rows(s, source, limit, buf);
+  std::printf("input: %s — %s\n", source.path().c_str(), input.note.c_str());
+
+  // ---- rows through normalisation and the guard ----
+  GuardedReader reader(source, {s.normalize, s.input.skip_malformed, limit, false});
+  reader.fill(buf, UINT64_MAX);
+  if (buf.rows == 0) throw std::runtime_error(source.path() + ": no usable rows");
+  const MatrixXd rows = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+      buf.row(0), static_cast<Index>(buf.rows), d);
+
+  // ---- the private subspace, and the non-private reference ----
+  Accountant accountant(s.privacy.target());
+  const auto m0 = std::chrono::steady_clock::now();
+  const pca::PrivateSubspace released = method.release(rows, accountant);
+  PcaReport r;
+  r.method_seconds = seconds_since(m0);
+  const MatrixXd covariance = rows.transpose() * rows;
+  const pca::TopEigen exact = pca::top_k_eigen(covariance, s.k);
+  r.captured = pca::captured_variance(covariance, released.vectors);
+  r.opt = exact.values.sum();
+  r.captured_ratio = r.captured / r.opt;
+  r.proj_dist = pca::projector_distance(released.vectors, exact.vectors);
+  r.spent = accountant.spent();
+  r.input_path = source.path();
+  r.input_note = input.note;
+  r.dimension = d;
+  r.rows = buf.rows;
+  r.skipped = source.skipped();
+  r.guard = reader.guard_counts();
+  r.seconds = seconds_since(start);
+  return r;
+}
+
+std::string summary_text(const PcaSettings& s, const PcaReport& r) {
+  const PrivacyFlags& p = s.privacy;
+  return format("rows: %llu used (dimension %lld; %llu clipped, %llu rejected, %llu skipped)\n",
+                (unsigned long long)r.rows, (long long)r.dimension, (unsigned long long)r.guard.clipped,
+                (unsigned long long)r.guard.rejected, (unsigned long long)r.skipped) +
+         format("method: %s, k = %lld, (ε, δ) = (%s, %s), %s calibration%s\n", s.method.c_str(), (long long)s.k,
+                privacy::format_value(p.epsilon).c_str(), privacy::format_value(p.delta).c_str(), p.calibration.c_str(),
+                p.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise") +
+         format("captured variance: %.6g of the non-private top-%lld's %.6g (ratio %.4f); projector distance %.4f\n",
+                r.captured, (long long)s.k, r.opt, r.captured_ratio, r.proj_dist) +
+         format("privacy charged: ε = %.4g at δ = %s (zCDP ρ = %.4g); method %.2f s, total %.2f s\n", r.spent.epsilon,
+                privacy::format_value(r.spent.delta).c_str(), r.spent.rho, r.method_seconds, r.seconds);
+}
+
+std::string json_line(const PcaSettings& s, const PcaReport& r) {
+  return JsonLine()
+      .add("method", s.method)
+      .add("k", static_cast<std::int64_t>(s.k))
+      .add("epsilon", s.privacy.epsilon)
+      .add("delta", s.privacy.delta)
+      .add("captured_ratio", r.captured_ratio)
+      .add("proj_dist", r.proj_dist)
+      .add("epsilon_spent", r.spent.epsilon)
+      .add("seconds", std::round(r.seconds * 1000) / 1000)
+      .add("rows", r.rows)
+      .add("dim", static_cast<std::int64_t>(r.dimension))
+      .add("calibration", s.privacy.calibration)
+      .add("input", r.input_path)
+      .text();
+}
+
+}  // namespace dpstream::tools::pca_tool

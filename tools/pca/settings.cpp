@@ -1,0 +1,35 @@
+// dpstream-pca's flags and their checks (pca.hpp).
+#include <string>
+
+#include "common/memory.hpp"
+#include "pca/pca.hpp"
+
+namespace dpstream::tools::pca_tool {
+
+std::function<void()> add_pca_options(CLI::App& app, PcaSettings& s) {
+  add_input_options(app, s.input);
+  app.add_option("--method", s.method, "gauss | power | oja | pfp | rr")
+      ->check(CLI::IsMember({"gauss", "power", "oja", "pfp", "rr"}))
+      ->capture_default_str();
+  app.add_option("--k", s.k, "dimension of the subspace")->capture_default_str();
+  add_privacy_options(app, s.privacy);
+  CLI::Option* clip_norm = add_normalize_options(app, s.normalize);
+  CLI::Option* iterations = app.add_option("--iterations", s.iterations, "power: rounds (default 5); oja: Γ (default 100)");
+  app.add_option("--limit", s.limit, "use the first N valid rows (0: all; the generated stream: 20000)")
+      ->check(at_least(0));
+  add_memory_option(app, s.max_memory);
+  return [&s, clip_norm, iterations] {
+    s.normalize.clip_norm_given = clip_norm->count() > 0;
+    s.iterations_given = iterations->count() > 0;
+  };
+}
+
+void validate(const PcaSettings& s) {
+  if (s.k < 1) throw UsageError("--k must be >= 1, got " + std::to_string(s.k));
+  validate(s.privacy);
+  validate(s.normalize);
+  if (s.iterations < 1) throw UsageError("--iterations must be >= 1, got " + std::to_string(s.iterations));
+  memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
+}
+
+}  // namespace dpstream::tools::pca_tool

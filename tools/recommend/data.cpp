@@ -1,0 +1,112 @@
+#include "recommend/data.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::tools::recommend {
+
+using namespace completion;
+
+namespace {
+
+void read_file(const RecommendSettings& s, Prepared& p) {
+  if (!std::ifstream(s.input)) throw UsageError("cannot open --input " + s.input + ": " + std::strerror(errno));
+  ReadRatingsOptions o;
+  o.skip_malformed = s.skip_malformed;
+  try {
+    o.format = parse_ratings_format(s.format);
+  } catch (const InvalidParameter& e) {
+    throw UsageError(e.what());
+  }
+  p.table = read_ratings(s.input, o);  // CorruptInput "PATH:LINE: what" stops the run (exit 1)
+  p.description = s.input;
+}
+
+void generate(const RecommendSettings& s, Prepared& p) {
+  const bool rank_one = s.synthetic == "seed001", movielens = s.synthetic == "movielens";
+  const Index users = s.synthetic_users ? s.synthetic_users : (rank_one ? 100000 : movielens ? 943 : 200);
+  const Index items = s.synthetic_items ? s.synthetic_items : (rank_one ? 100 : movielens ? 1682 : 200);
+  try {
+    const Index movielens_ratings = std::llround(static_cast<double>(users) * (100000.0 / 943.0));
+    p.truth = rank_one    ? rank_one_ratings(users, items, s.per_user, s.split_seed)
+              : movielens ? movielens_like_ratings(users, items, movielens_ratings, s.synthetic_rank, s.split_seed)
+                          : uniform_factor_ratings(users, items, s.synthetic_rank, s.observed, s.split_seed);
+  } catch (const InvalidParameter& e) {
+    throw UsageError(e.what());
+  }
+  p.table.ratings = p.truth->ratings;
+  for (Index i = 0; i < users; ++i) p.table.user_ids.push_back(i);
+  for (Index j = 0; j < items; ++j) p.table.item_ids.push_back(j);
+  std::ostringstream d;
+  if (rank_one)
+    d << "generated seed-001 set: rank one, " << users << " users x " << items << " items, " << s.per_user
+      << " ratings each";
+  else if (movielens)
+    d << "generated MovieLens-shaped set: " << users << " users x " << items << " items, " << p.truth->ratings.size()
+      << " ratings 1..5, rank " << s.synthetic_rank;
+  else
+    d << "generated seed-004 set: U, V ~ U[0,1], rank " << s.synthetic_rank << ", " << users << " x " << items
+      << ", " << s.observed * 100 << "% observed";
+  p.description = d.str();
+}
+
+}  // namespace
+
+Prepared prepare(const RecommendSettings& s) {
+  Prepared p;
+  if (s.generated()) generate(s, p);
+  else read_file(s, p);
+  const double center = center_of(s);
+  if (center != 0.0)
+    for (Rating& r : p.table.ratings) r.value -= center;
+  if (s.top_items > 0) p.table = keep_top_items(p.table, s.top_items);
+  RatingsSplit split = split_ratings(p.table.ratings, s.test_fraction, s.split_seed);
+  p.test = std::move(split.test);
+  if (const Index cap = effective_cap(s); cap > 0) {
+    CappedRatings capped = cap_ratings_per_user(split.train, cap, s.split_seed);
+    p.train = std::move(capped.kept);
+    p.dropped_by_cap = capped.dropped;
+    p.users_capped = capped.users_capped;
+  } else {
+    p.train = std::move(split.train);
+  }
+  return p;
+}
+
+std::vector<Index> resolve_users(const Prepared& data, const std::vector<RecommendId>& ids) {
+  std::vector<Index> users;
+  for (const RecommendId& id : ids) {
+    const std::optional<Index> user =
+        data.truth ? (id.id >= 0 && id.id < data.users() ? std::optional<Index>(id.id) : std::nullopt)
+                   : data.table.user_index(id.id);
+    if (!user) throw UsageError("--recommend: user " + id.text + " is not in the input");
+    users.push_back(*user);
+  }
+  return users;
+}
+
+std::string data_text(const RecommendSettings& s, const Prepared& data) {
+  char buf[512];
+  std::string t = "input: " + data.description + "; ratings centred at " + privacy::format_value(center_of(s)) +
+                  ", |centred rating| bound " + privacy::format_value(rating_bound_of(s)) + "\n";
+  std::snprintf(buf, sizeof buf, "ratings: %zu read (%llu malformed lines skipped), %lld users x %lld items; train %zu, test %zu",
+                data.table.ratings.size(), (unsigned long long)data.table.skipped, (long long)data.users(),
+                (long long)data.items(), data.train.size(), data.test.size());
+  t += buf;
+  if (effective_cap(s) > 0) {
+    std::snprintf(buf, sizeof buf, "; cap %lld per user dropped %llu training ratings of %lld users",
+                  (long long)effective_cap(s), (unsigned long long)data.dropped_by_cap, (long long)data.users_capped);
+    t += buf;
+  }
+  return t + "\n";
+}
+
+}  // namespace dpstream::tools::recommend

@@ -1,0 +1,91 @@
+// dpstream-recommend's output (run.hpp): the summary, the recommendations and the JSON line.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "common/json.hpp"
+#include "common/progress.hpp"
+#include "dpstream/privacy/params.hpp"
+#include "recommend/run.hpp"
+
+namespace dpstream::tools::recommend {
+
+using namespace completion;
+
+namespace {
+
+std::string format(const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+}  // namespace
+
+std::string RecommendRun::summary_text() const {
+  const Evaluation& e = evaluation_;
+  std::string t = format("method: %s, mechanism %s, mode %s, (ε, δ) = (%s, %s), rank %lld%s\n", s_.method.c_str(),
+                         s_.mechanism.c_str(), s_.mode.c_str(), privacy::format_value(s_.privacy.epsilon).c_str(),
+                         privacy::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
+                         s_.privacy.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise");
+  t += model_.notes;
+  t += format("test RMSE %.4f (item mean %.4f, global mean %.4f)", e.rmse, e.item_mean_rmse, e.global_mean_rmse);
+  if (e.all_entries_rmse) t += format("; RMSE over all entries of the truth %.4f", *e.all_entries_rmse);
+  t += format("\nprivacy spent: ε = %.4g at δ = %s; training %.2f s\n", model_.epsilon_spent,
+              privacy::format_value(s_.privacy.delta).c_str(), train_seconds_);
+  return t + recommendations_text();
+}
+
+// Each --recommend user's top --top items among those she has not rated in training.
+std::string RecommendRun::recommendations_text() const {
+  std::string t;
+  const Index items = data_.items();
+  const double center = center_of(s_);
+  for (std::size_t u = 0; u < users_.size(); ++u) {
+    const Index user = users_[u];
+    std::vector<bool> rated(static_cast<std::size_t>(items), false);
+    for (RatingsMatrix::ByUser::InnerIterator it(train_.by_user(), user); it; ++it)
+      rated[static_cast<std::size_t>(it.col())] = true;
+    std::vector<std::pair<double, Index>> scored;
+    for (Index j = 0; j < items; ++j)
+      if (!rated[static_cast<std::size_t>(j)]) scored.emplace_back(model_.predict(user, j), j);
+    const auto shown = std::min<std::size_t>(static_cast<std::size_t>(s_.top), scored.size());
+    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(shown), scored.end(),
+                      [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    t += format("top %zu for user %s:", shown, ids_[u].text.c_str());
+    for (std::size_t k = 0; k < shown; ++k)
+      t += format(" %lld (%.2f)", (long long)data_.table.item_ids[static_cast<std::size_t>(scored[k].second)],
+                  scored[k].first + center);
+    t += "\n";
+  }
+  return t;
+}
+
+std::string RecommendRun::json_line() const {
+  const Evaluation& e = evaluation_;
+  const double seconds = seconds_since(start_);
+  JsonLine j;
+  j.add("method", s_.method)
+      .add("mechanism", s_.mechanism)
+      .add("mode", s_.mode)
+      .add("epsilon", s_.privacy.epsilon)
+      .add("delta", s_.privacy.delta)
+      .add("rank", static_cast<std::int64_t>(model_.rank))
+      .add("rmse", e.rmse)
+      .add("rmse_item_mean", e.item_mean_rmse)
+      .add("rmse_global_mean", e.global_mean_rmse)
+      .add("epsilon_spent", model_.epsilon_spent)  // null without noise (JSON has no infinity)
+      .add("seconds", std::round(seconds * 1000) / 1000);
+  if (e.all_entries_rmse) j.add("rmse_all_entries", *e.all_entries_rmse);
+  return j.add("train_seconds", std::round(train_seconds_ * 1000) / 1000)
+      .add("users", static_cast<std::int64_t>(data_.users()))
+      .add("items", static_cast<std::int64_t>(data_.items()))
+      .add("train", static_cast<std::uint64_t>(data_.train.size()))
+      .add("test", static_cast<std::uint64_t>(data_.test.size()))
+      .add("input", data_.description)
+      .text();
+}
+
+}  // namespace dpstream::tools::recommend

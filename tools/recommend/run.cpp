@@ -1,0 +1,40 @@
+#include "recommend/run.hpp"
+
+#include "common/progress.hpp"
+#include "dpstream/completion/metrics.hpp"
+
+namespace dpstream::tools::recommend {
+
+using namespace completion;
+
+RecommendRun::RecommendRun(const RecommendSettings& s) : s_(s) {
+  validate(s_);
+  ids_ = parse_recommend_ids(s_.recommend);
+  data_ = prepare(s_);
+  users_ = resolve_users(data_, ids_);
+  if (data_.test.empty()) throw UsageError("the test split is empty: raise --test-fraction");
+  train_ = RatingsMatrix(data_.users(), data_.items(), data_.train);
+  training_ = std::make_unique<Training>(s_, data_, train_);
+}
+
+RecommendRun::~RecommendRun() = default;
+
+void RecommendRun::train() {
+  const auto t0 = std::chrono::steady_clock::now();
+  model_ = training_->run();
+  train_seconds_ = seconds_since(t0);
+
+  const MeanBaselines baselines = fit_mean_baselines(train_);
+  evaluation_.rmse = rmse(model_.predict, data_.test);
+  evaluation_.item_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_item(u, i); }, data_.test);
+  evaluation_.global_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_global(u, i); }, data_.test);
+  const Index users = data_.users(), items = data_.items();
+  if (data_.truth && static_cast<double>(users) * static_cast<double>(items) <= 1e7) {
+    const double center = center_of(s_);
+    const SyntheticRatings& truth = *data_.truth;
+    evaluation_.all_entries_rmse =
+        full_rmse(model_.predict, [&](Index u, Index i) { return truth.truth(u, i) - center; }, users, items);
+  }
+}
+
+}  // namespace dpstream::tools::recommend

@@ -1,0 +1,64 @@
+// dpstream-recommend: private matrix completion of a ratings file (or a generated set), scored on a
+// held-out split next to the item-mean and global-mean baselines.
+//
+//   data (data.hpp) ─▶ method (fw | als | irls) × mechanism × mode (train.hpp) ─▶ test RMSE, baselines
+//
+// Every score printed (the RMSEs, both baselines, the recommendations) reads raw ratings: it is
+// evaluation, the trusted-curator view of the simulation, not a release.
+//
+// Output: a human summary and, as the last line of stdout, one JSON object {method, mechanism, mode,
+// epsilon, delta, rank, rmse, rmse_item_mean, rmse_global_mean, epsilon_spent, seconds, ...}
+// (epsilon_spent is null without noise).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpstream/completion/ratings_matrix.hpp"
+#include "recommend/data.hpp"
+#include "recommend/settings.hpp"
+#include "recommend/train.hpp"
+
+namespace dpstream::tools::recommend {
+
+// The model's scores on the test split, and on every entry of a generated set's truth.
+struct Evaluation {
+  double rmse = 0, item_mean_rmse = 0, global_mean_rmse = 0;
+  std::optional<double> all_entries_rmse;  // generated sets of at most 1e7 entries
+};
+
+class RecommendRun {
+ public:
+  // Everything that can refuse the run before any noise is drawn (UsageError, exit 2): the settings,
+  // the --recommend ids (numbers, and users in the data), the data, the test split, every option of
+  // the training. Reads the data (a malformed line: exit 1).
+  explicit RecommendRun(const RecommendSettings& s);
+  ~RecommendRun();
+
+  // Trains and evaluates (an error: exit 1); streaming prints a line per refresh.
+  void train();
+
+  const Prepared& data() const { return data_; }
+  // After train(): the method, privacy and score lines, then the recommendations.
+  std::string summary_text() const;
+  std::string json_line() const;
+
+ private:
+  std::string recommendations_text() const;
+
+  const RecommendSettings& s_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::vector<RecommendId> ids_;
+  std::vector<Index> users_;  // --recommend's users, dense indices
+  Prepared data_;
+  completion::RatingsMatrix train_;
+  std::unique_ptr<Training> training_;
+  Model model_;
+  Evaluation evaluation_;
+  double train_seconds_ = 0;
+};
+
+}  // namespace dpstream::tools::recommend

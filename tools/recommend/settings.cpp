@@ -1,0 +1,132 @@
+#include "recommend/settings.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::tools::recommend {
+
+namespace {
+
+void add_data_options(CLI::App& app, RecommendSettings& s) {
+  app.add_option("--input", s.input, "ratings: user,item,rating[,ts] as CSV, TSV (u.data), '::' (ratings.dat) or a row log");
+  app.add_option("--format", s.format, "auto | csv | tsv | colons | pb")
+      ->check(CLI::IsMember({"auto", "csv", "tsv", "colons", "pb"}))->capture_default_str();
+  app.add_flag("--skip-malformed", s.skip_malformed, "count and skip malformed lines instead of stopping");
+  app.add_option("--synthetic", s.synthetic,
+                 "without --input: seed001 (rank one, U[-1,1]), seed004 (U[0,1] factors) or movielens (MovieLens-100K-shaped)")
+      ->check(CLI::IsMember({"seed001", "seed004", "movielens"}))->capture_default_str();
+  app.add_option("--synthetic-users", s.synthetic_users, "generated set: users (default seed001 100000, seed004 200, movielens 943)")
+      ->check(at_least(0));
+  app.add_option("--synthetic-items", s.synthetic_items, "generated set: items (default seed001 100, seed004 200, movielens 1682)")
+      ->check(at_least(0));
+  app.add_option("--synthetic-rank", s.synthetic_rank, "generated seed004 / movielens set: rank")->capture_default_str();
+  app.add_option("--per-user", s.per_user, "generated seed001 set: ratings per user")->capture_default_str();
+  app.add_option("--observed", s.observed, "generated seed004 set: observed fraction")->capture_default_str();
+  app.add_option("--test-fraction", s.test_fraction, "held-out share of the ratings, in (0, 1)")->capture_default_str();
+  app.add_option("--top-items", s.top_items, "keep only the N most-rated items (0: all; reads counts without noise)")
+      ->check(at_least(0));
+  app.add_option("--max-per-user", s.max_per_user, "cap xi training ratings per user, chosen at random (default: rigorous als/irls 100, fw 80, else none)")
+      ->check(at_least(0));
+  app.add_option("--split-seed", s.split_seed, "seed of the split, the cap and a generated set")
+      ->check(at_least(0))->capture_default_str();
+}
+
+void add_model_options(CLI::App& app, RecommendSettings& s) {
+  app.add_option("--method", s.method, "fw | als | irls")->check(CLI::IsMember({"fw", "als", "irls"}))->capture_default_str();
+  app.add_option("--mechanism", s.mechanism, "gaussian | laplace | huber | none")
+      ->check(CLI::IsMember({"gaussian", "laplace", "huber", "none"}))->capture_default_str();
+  app.add_option("--mode", s.mode, "rigorous (a proof; fw: tight calibration) | faithful (as printed; fw: the paper's sigma)")
+      ->check(CLI::IsMember({"faithful", "rigorous"}))->capture_default_str();
+  app.add_option("--epsilon", s.privacy.epsilon, "privacy: epsilon (faithful als/irls: the paper's per-draw epsilon)")->capture_default_str();
+  app.add_option("--delta", s.privacy.delta, "privacy: delta, in (0, 1)")->capture_default_str();
+  app.add_option("--rank", s.rank, "als/irls: factor rank")->capture_default_str();
+  app.add_option("--iters", s.iterations, "fw: T rounds (default 10); als/irls: alternations (default 20)")
+      ->check(at_least(0));
+  app.add_option("--irls-iters", s.irls_iterations, "irls: inner R-IRLS steps K")->capture_default_str();
+  app.add_option("--lambda", s.lambda, "als/irls: ridge regularisation (default: 10 for files and movielens, 0.5 as seed 004 for generated sets)");
+  app.add_option("--huber-alpha", s.huber_alpha, "irls: Huber transition of the weights")->capture_default_str();
+  app.add_option("--noise-variance", s.noise_variance, "faithful als/irls: the noise variance (instead of deriving it from epsilon)");
+  app.add_option("--center", s.center, "public constant subtracted from every rating (default: 3 for files and movielens, else 0)");
+  app.add_option("--rating-bound", s.rating_bound,
+                 "bound on |centred rating|: rigorous als/irls clip to it (counted); fw's L = bound x sqrt(xi) (default: 2 for files and movielens, seed001 1, seed004 the rank)");
+  app.add_option("--factor-bound", s.factor_bound, "rigorous als/irls: user-factor norm bound")->capture_default_str();
+  app.add_option("--nuclear-norm", s.nuclear_norm, "fw: nuclear-norm bound k (default: rating bound x sqrt(users x items) / 4)");
+  app.add_flag("--oracle-k", s.oracle_k, "fw on a generated set: k = the truth's nuclear norm (the digest's oracle choice)");
+  app.add_option("--row-norm-bound", s.row_norm_bound, "fw: per-user ratings norm bound L (default: rating bound x sqrt(max per user))");
+  app.add_option("--step", s.step, "fw: paper (1/T) | standard (2/(t+1))")->check(CLI::IsMember({"paper", "standard"}))->capture_default_str();
+  app.add_option("--bias", s.bias, "fw: multiplier in [0, 1] of the eigenvalue bias (1: as printed)")->capture_default_str();
+  app.add_option("--eigensolver", s.eigensolver, "fw: exact | oja")->check(CLI::IsMember({"exact", "oja"}))->capture_default_str();
+  app.add_option("--seed", s.privacy.seed, "seed the noise: reproducible, NOT secure (default: the secure source)")
+      ->check(at_least(0));
+}
+
+}  // namespace
+
+void add_recommend_options(CLI::App& app, RecommendSettings& s) {
+  add_data_options(app, s);
+  add_model_options(app, s);
+  app.add_option("--recommend", s.recommend, "print the top items for these user ids (comma-separated)");
+  app.add_option("--top", s.top, "how many items --recommend prints")->check(at_least(1))->capture_default_str();
+  app.add_option("--refresh-every", s.refresh_every, "streaming: users arrive one by one; retrain every B users (0: train once)")
+      ->check(at_least(0));
+  app.add_option("--planned-refreshes", s.planned_refreshes, "streaming: refreshes the budget is split over (default: users / B)")
+      ->check(at_least(0));
+}
+
+void validate(const RecommendSettings& s) {
+  validate(s.privacy);
+  if (s.rank < 1) throw UsageError("--rank must be >= 1, got " + std::to_string(s.rank));
+  if (!(s.test_fraction > 0 && s.test_fraction < 1))
+    throw UsageError("--test-fraction must be in (0, 1), got " + privacy::format_value(s.test_fraction));
+  if (s.method == "fw" && s.mechanism != "gaussian" && s.mechanism != "none")
+    throw UsageError("--method fw adds Gaussian noise: --mechanism must be gaussian or none, got " + s.mechanism);
+  if (s.top_items > 0 && s.generated()) throw UsageError("--top-items applies to a ratings file, not a generated set");
+  if (s.oracle_k && (!s.generated() || center_of(s) != 0.0))
+    throw UsageError("--oracle-k needs a generated set without centring (seed001 or seed004)");
+  if (s.center && !std::isfinite(*s.center)) throw UsageError("--center must be finite, got " + privacy::format_value(*s.center));
+  if (s.planned_refreshes > 0 && s.refresh_every == 0) throw UsageError("--planned-refreshes needs --refresh-every");
+  parse_recommend_ids(s.recommend);
+}
+
+std::vector<RecommendId> parse_recommend_ids(const std::string& list) {
+  std::vector<RecommendId> ids;
+  if (list.empty()) return ids;
+  std::stringstream in(list);
+  std::string text;
+  while (std::getline(in, text, ',')) {
+    RecommendId id{text, 0};
+    try {
+      std::size_t used = 0;
+      id.id = std::stoll(text, &used);
+      if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::logic_error&) {
+      throw UsageError("--recommend: '" + text + "' is not a user id");
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+double center_of(const RecommendSettings& s) {
+  if (s.center) return *s.center;
+  return !s.generated() || s.synthetic == "movielens" ? 3.0 : 0.0;
+}
+
+double rating_bound_of(const RecommendSettings& s) {
+  if (s.rating_bound) return *s.rating_bound;
+  if (!s.generated() || s.synthetic == "movielens") return 2.0;
+  return s.synthetic == "seed001" ? 1.0 : static_cast<double>(s.synthetic_rank);
+}
+
+// ξ: what --max-per-user 0 (unset) means. Rigorous ALS/IRLS need a cap (their sensitivity is √ξ·…):
+// 100 (AlsOptions' default); Frank–Wolfe bounds users by L = B_r·√ξ: seed 001's ξ = 80. Else no cap.
+Index effective_cap(const RecommendSettings& s) {
+  if (s.max_per_user > 0 || s.mechanism == "none") return s.max_per_user;
+  if (s.method == "fw") return 80;
+  return s.mode == "rigorous" ? 100 : 0;
+}
+
+}  // namespace dpstream::tools::recommend

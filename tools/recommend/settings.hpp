@@ -1,0 +1,74 @@
+// dpstream-recommend's settings: the flags, their checks, and the defaults that depend on the data
+// (the centring constant, the rating bound, the per-user cap ξ).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Core>
+
+#include "common/cli.hpp"
+
+namespace dpstream::tools::recommend {
+
+using Eigen::Index;
+
+struct RecommendSettings {
+  // data
+  std::string input, format = "auto", synthetic = "seed004";
+  bool skip_malformed = false;
+  Index synthetic_users = 0, synthetic_items = 0, synthetic_rank = 5, per_user = 20;
+  double observed = 0.1;
+  double test_fraction = 0.1;
+  Index top_items = 0, max_per_user = 0;
+  std::uint64_t split_seed = 1;
+  // model
+  std::string method = "als", mechanism = "gaussian", mode = "rigorous";
+  PrivacyFlags privacy;  // --epsilon, --delta, --seed (the calibration follows --mode)
+  Index rank = 10;
+  int iterations = 0;  // 0: the method's default (fw 10, als/irls 20)
+  int irls_iterations = 20;
+  std::optional<double> lambda;  // unset: 0.5 (seed 004) for generated sets, 10 for files and movielens
+  double huber_alpha = 3.0;
+  std::optional<double> noise_variance;  // faithful: overrides the variance derived from ε
+  // Ratings are centred by a public constant before training (a data mean would be a query) and the
+  // bound applies to the centred values. Unset: 3 and 2 for a file or the MovieLens-shaped set (the
+  // 1..5 scale), 0 and 1 for seed001 (entries in [−1, 1]), 0 and the rank for seed004 (U, V ∈ [0, 1]).
+  std::optional<double> center, rating_bound;
+  double factor_bound = 1.0;
+  std::optional<double> nuclear_norm, row_norm_bound;
+  bool oracle_k = false;  // fw on a generated set: k = ‖U Vᵀ‖_nuc of the truth (digest A.9.1)
+  std::string step = "standard", eigensolver = "exact";
+  double bias = 1.0;
+  // output
+  std::string recommend;
+  Index top = 10;
+  // streaming
+  Index refresh_every = 0;
+  long planned_refreshes = 0;
+
+  bool generated() const { return input.empty(); }
+  bool private_run() const { return mechanism != "none"; }
+};
+
+void add_recommend_options(CLI::App& app, RecommendSettings& s);
+// UsageError naming the flag for anything that can be checked before the data is read.
+void validate(const RecommendSettings& s);
+
+// One user id of --recommend, as given and as a number.
+struct RecommendId {
+  std::string text;
+  std::int64_t id = 0;
+};
+// --recommend's comma-separated ids; UsageError for one that is not an integer.
+std::vector<RecommendId> parse_recommend_ids(const std::string& list);
+
+// The centring constant, the bound on |centred rating| and ξ (0: no cap), by the rules above.
+double center_of(const RecommendSettings& s);
+double rating_bound_of(const RecommendSettings& s);
+Index effective_cap(const RecommendSettings& s);
+
+}  // namespace dpstream::tools::recommend

@@ -1,0 +1,73 @@
+// dpstream-recommend's training: the method (fw | als | irls) × mechanism × mode, once on the training
+// matrix or, with --refresh-every B, streaming (the users arrive one by one in file order and the model
+// is retrained every B users on all users so far: streaming_completion.hpp, the budget split over the
+// planned refreshes).
+//
+// Privacy: the model is trained under the method's contract (private_frank_wolfe.hpp, private_als.hpp):
+// user-level joint DP for fw and for als/irls in rigorous mode; faithful als/irls reproduce seed 004 as
+// printed and prove nothing (its per-draw ε is printed next to the ε its draws really compose to).
+//
+// A Training is built before any noise is drawn: its construction has the library check every option
+// (InvalidParameter → UsageError, exit 2); run() then trains (an error there: exit 1).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dpstream/completion/metrics.hpp"
+#include "dpstream/completion/private_als.hpp"
+#include "dpstream/completion/private_frank_wolfe.hpp"
+#include "dpstream/completion/ratings_matrix.hpp"
+#include "dpstream/completion/synthetic_ratings.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "recommend/data.hpp"
+#include "recommend/settings.hpp"
+
+namespace dpstream::tools::recommend {
+
+// A trained model as the tool uses it.
+struct Model {
+  completion::RatingPredictor predict;
+  Index rank = 0;
+  double epsilon_spent = 0.0;  // +inf without noise
+  std::string notes;           // privacy report lines
+};
+
+// One method with its options checked (UsageError), for one training matrix's shape.
+class Trainer {
+ public:
+  Trainer(const RecommendSettings& s, const completion::RatingsMatrix& train,
+          const std::optional<completion::SyntheticRatings>& truth);
+  ~Trainer();
+  Model train(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+
+ private:
+  Model train_frank_wolfe(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+  Model train_als(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+
+  completion::FrankWolfeOptions fw_options_;
+  completion::AlsOptions als_options_;
+  std::unique_ptr<completion::PrivateFrankWolfe> fw_;
+  std::unique_ptr<completion::PrivateAls> als_;
+};
+
+class Training {
+ public:
+  // Checks every option (UsageError) before any noise is drawn. Keeps references to its arguments.
+  Training(const RecommendSettings& s, const Prepared& data, const completion::RatingsMatrix& train);
+  ~Training();
+  // Trains; streaming prints one line per refresh.
+  Model run();
+
+ private:
+  Model run_streaming();
+
+  const RecommendSettings& s_;
+  const Prepared& data_;
+  const completion::RatingsMatrix& train_;
+  RecommendSettings per_refresh_;    // streaming: the settings each refresh trains with (its share)
+  std::unique_ptr<Trainer> trainer_;  // training once
+};
+
+}  // namespace dpstream::tools::recommend
