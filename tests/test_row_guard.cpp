@@ -192,7 +192,7 @@ TEST_CASE("row_norm is the same number wherever the row sits in memory, so Conti
 
 namespace {
 
-// examples/guarded_reader.hpp before RowGuard scaled rows itself (GuardedReader::fill, --normalize
+// The tools' reader before RowGuard scaled rows itself (GuardedReader::fill, --normalize
 // unit): the arithmetic RowScaling::unit must reproduce bit for bit.
 struct ToolsUnitNormalisation {
   RowGuard guard;

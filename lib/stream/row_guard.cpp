@@ -107,7 +107,7 @@ void require_bounded_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint
 
 void RowGuard::scale(Eigen::Ref<Eigen::VectorXd> values) {
   if (options_.scaling == RowScaling::none) return;
-  // The arithmetic the tools did before the guard did it (examples/guarded_reader.hpp), kept so
+  // The arithmetic the tools did before the guard did it (their reader normalised each row), kept so
   // that replays give the same rows bit for bit. norm() is ~3x faster than stableNorm(); it can
   // only under- or overflow for entries beyond ~1e±154, and then the scaled stableNorm() decides.
   double norm = values.norm();
