@@ -208,8 +208,34 @@ bad_flag --input "$work/rows.txt" --out "$work/out-flag"
 run esc --input "$work/esc.csv" --k 2 --out "$work/out-esc"
 [ "$status" -eq 1 ] && grep -q 'x1b\[31mred' "$work/esc.err" && ! grep -q "$(printf '\033')" "$work/esc.err" ||
   fail "escape bytes in a message: exit $status, $(cat -v "$work/esc.err")"
+# A damaged gzip input read only in part (--limit): its CRC-32 is at the end, so the rest is read to
+# verify it, and the damage stops the run (exit 1) instead of passing unnoticed.
+/usr/bin/python3 - "$work" <<'PY'
+import gzip, random, struct, sys
+rows, dim = 40000, 8  # large enough that the first rows inflate before the trailer is read
+rng = random.Random(4)
+body = struct.pack(">IIII", 0x00000803, rows, 2, 4) + bytes(rng.randrange(256) for _ in range(rows * dim))
+data = bytearray(gzip.compress(body))
+open(sys.argv[1] + "/good.idx.gz", "wb").write(data)
+data[-6] ^= 0x40  # inside the trailer's CRC-32
+open(sys.argv[1] + "/crc.idx.gz", "wb").write(data)
+PY
+run gzgood --input "$work/good.idx.gz" --k 2 --block 16 --seed 1 --limit 64 --out "$work/out-gz"
+[ "$status" -eq 0 ] && [ "$(field gzgood input_integrity)" = '"verified"' ] ||
+  fail "gzip read in part: status $status, $(json gzgood) $(cat "$work/gzgood.err")"
+run gzbad --input "$work/crc.idx.gz" --k 2 --block 16 --seed 1 --limit 64 --out "$work/out-gz"
+[ "$status" -eq 1 ] && grep -qi 'crc\|corrupt\|check' "$work/gzbad.err" ||
+  fail "a damaged gzip read in part: exit $status, $(cat "$work/gzbad.err")"
+[ "$(field ok input_integrity)" = '"none"' ] || fail "CSV integrity: $(field ok input_integrity)"
+# The CSV header is explicit: pandas' numeric column names are refused under auto, read with --header yes.
+{ echo "0,1,2,3,4,5,6,7"; cat "$work/rows.csv"; } > "$work/pandas.csv"
+run pandas --input "$work/pandas.csv" --k 2 --block 16 --seed 1 --out "$work/out-h"
+[ "$status" -eq 2 ] && grep -q -- '--header' "$work/pandas.err" || fail "pandas header: exit $status, $(cat "$work/pandas.err")"
+run pandasyes --input "$work/pandas.csv" --header yes --k 2 --block 16 --seed 1 --out "$work/out-h"
+[ "$status" -eq 0 ] && [ "$(field pandasyes rows)" = 640 ] && [ "$(field pandasyes header_lines)" = 1 ] ||
+  fail "--header yes: status $status, $(json pandasyes)"
 # Every JSON line parses with a strict parser (NaN and Infinity refused).
-for name in ok again np shuf pb blt sqrt separable plain nonneg negskip synth skip bigskip clip tree stdin; do
+for name in ok again np shuf pb blt sqrt separable plain nonneg negskip synth skip bigskip clip tree stdin gzgood pandasyes; do
   json "$name" | /usr/bin/python3 -c 'import json, sys
 def refuse(c): raise ValueError("non-standard JSON constant " + c)
 json.loads(sys.stdin.read(), parse_constant=refuse)' 2> /dev/null || fail "$name: the JSON line does not parse strictly: $(json "$name")"

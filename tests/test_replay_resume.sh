@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dpstream-replay --checkpoint / --resume (issue 8, crash safety): a seeded run killed with SIGKILL
+# dpstream-replay --checkpoint / --resume (crash safety): a seeded run killed with SIGKILL
 # mid-run and resumed from its last checkpoint prints exactly what the uninterrupted run prints —
 # the final JSON (minus its wall-time field) and every line of regret.csv, i.e. every release's loss,
 # so no released node's noise was drawn again. Also: the checkpoint is only ever a complete file
@@ -177,8 +177,10 @@ same sep-resumed sep sep-ref sep-ref
 run noflag "${common[@]}" --resume --out "$work/noflag"
 [ "$status" -eq 2 ] && grep -q -- '--resume needs --checkpoint' "$work/noflag.err" ||
   fail "--resume without --checkpoint: status $status, $(cat "$work/noflag.err")"
-"$replay" --help | grep -q -- '--checkpoint-every' || fail "--help does not document --checkpoint-every"
-"$replay" --help | grep -q -- '--test-kill-at-block' && fail "--help shows the hidden test flag"
+# (The help is read from a file: `grep -q` on a pipe may close it early, and pipefail then fails.)
+"$replay" --help > "$work/help.txt"
+grep -q -- '--checkpoint-every' "$work/help.txt" || fail "--help does not document --checkpoint-every"
+grep -q -- '--test-kill-at-block' "$work/help.txt" && fail "--help shows the hidden test flag"
 
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed" >&2; exit 1; }
 echo "replay resume: all checks passed"

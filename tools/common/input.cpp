@@ -41,6 +41,7 @@ OpenedInput open_file(const InputFlags& flags) {
   const io::RowFormat format = flags.format == "auto" ? io::format_from_path(path) : io::parse_row_format(flags.format);
   io::RowSourceOptions o;
   o.skip_malformed = flags.skip_malformed;
+  o.csv_header = io::parse_csv_header(flags.header);
   in.title = stdin_input ? "standard input" : std::filesystem::path(path).filename().string();
   if (format != io::RowFormat::idx) {
     in.source = io::open_row_source(path, format, o);
@@ -69,6 +70,11 @@ void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what
                         "train if installed (DPSTREAM_FASHION_MNIST overrides where), else a generated stream");
   app.add_option("--format", flags.format, "input format (default: from the file name)")
       ->check(CLI::IsMember({"auto", "pb", "csv", "idx"}));
+  app.add_option("--header", flags.header,
+                 "CSV: is the first line a header? auto (names: a header; numbers: a row; anything else is "
+                 "refused, as is 0,1,...,d-1, pandas' column names), yes, no")
+      ->check(CLI::IsMember({"auto", "yes", "no"}))
+      ->capture_default_str();
   app.add_flag("--skip-malformed", flags.skip_malformed,
                "count and skip malformed rows (reader errors, rows the guard rejects) instead of stopping");
 }
@@ -87,6 +93,18 @@ OpenedInput open_input(const InputFlags& flags) {
   } catch (const std::exception& e) {
     throw UsageError(std::string("cannot read the input: ") + e.what());
   }
+}
+
+std::string verify_input(io::RowSource& source) {
+  if (source.integrity() == io::Integrity::unverified) source.verify_rest();
+  return io::to_string(source.integrity());
+}
+
+std::string non_row_lines_text(const io::RowSource& source) {
+  const io::NonRowLines& n = source.non_row_lines();
+  if (n.total() == 0) return {};
+  return "lines not rows: " + std::to_string(n.header) + " header, " + std::to_string(n.comment) + " comment" +
+         (n.comment == 1 ? "" : "s") + ", " + std::to_string(n.blank) + " blank";
 }
 
 }  // namespace dpstream::tools

@@ -21,6 +21,7 @@ namespace dpstream::tools {
 struct InputFlags {
   std::string path;  // "": the default dataset; "-": standard input
   std::string format = "auto";
+  std::string header = "auto";  // CSV: auto (refuses a first line it cannot classify), yes, no
   bool skip_malformed = false;
 };
 void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what = "rows");
@@ -37,5 +38,13 @@ std::string default_dataset_path();
 
 // Opens the input by the policy above. UsageError "cannot read the input: …" if it cannot be opened.
 OpenedInput open_input(const InputFlags& flags);
+
+// After a read that stopped early (--limit): a gzipped input's checksum is at its end, so the rest is
+// read (without decoding rows) to verify it; CorruptInput if it is damaged. Returns the input's
+// integrity as the summary and the JSON line report it: "verified", or "none" for a format without
+// a checksum.
+std::string verify_input(io::RowSource& source);
+// "lines not rows: 1 header, 2 comments, 0 blank" (empty for a binary format).
+std::string non_row_lines_text(const io::RowSource& source);
 
 }  // namespace dpstream::tools

@@ -58,6 +58,8 @@ class PcaMethod {
 // What a finished run reports.
 struct PcaReport {
   std::string input_path, input_note;
+  std::string input_integrity;  // "verified" or "none" (verify_input: checked before any noise is drawn)
+  std::string non_row_lines;    // "lines not rows: …", or empty
   Eigen::Index dimension = 0;
   std::uint64_t rows = 0, skipped = 0;
   stream::RowGuardCounts guard;

@@ -161,6 +161,7 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   GuardedReader reader(source, {s.normalize, s.input.skip_malformed, limit, false});
   reader.fill(buf, UINT64_MAX);
   if (buf.rows == 0) throw std::runtime_error(source.path() + ": no usable rows");
+  const std::string integrity = verify_input(source);  // before the noise: a damaged input spends nothing
   const MatrixXd rows = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
       buf.row(0), static_cast<Index>(buf.rows), d);
 
@@ -179,6 +180,8 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   r.spent = accountant.spent();
   r.input_path = source.path();
   r.input_note = input.note;
+  r.input_integrity = integrity;
+  r.non_row_lines = non_row_lines_text(source);
   r.dimension = d;
   r.rows = buf.rows;
   r.skipped = source.skipped();
@@ -192,6 +195,9 @@ std::string summary_text(const PcaSettings& s, const PcaReport& r) {
   return format("rows: %llu used (dimension %lld; %llu clipped, %llu rejected, %llu skipped)\n",
                 (unsigned long long)r.rows, (long long)r.dimension, (unsigned long long)r.guard.clipped,
                 (unsigned long long)r.guard.rejected, (unsigned long long)r.skipped) +
+         (r.non_row_lines.empty() ? std::string() : "      " + r.non_row_lines + "\n") +
+         "      input integrity: " + (r.input_integrity == "verified" ? "verified (gzip CRC-32)" : "no checksum in this format") +
+         "\n" +
          format("method: %s, k = %lld, (ε, δ) = (%s, %s), %s calibration%s\n", s.method.c_str(), (long long)s.k,
                 privacy::format_value(p.epsilon).c_str(), privacy::format_value(p.delta).c_str(), p.calibration.c_str(),
                 p.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise") +
@@ -215,6 +221,7 @@ std::string json_line(const PcaSettings& s, const PcaReport& r) {
       .add("dim", static_cast<std::int64_t>(r.dimension))
       .add("calibration", s.privacy.calibration)
       .add("input", r.input_path)
+      .add("input_integrity", r.input_integrity)
       .text();
 }
 

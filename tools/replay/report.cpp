@@ -50,6 +50,10 @@ std::string rows_text(const ReplayRun& run) {
   t += format("      dimension %lld; %s; %llu zero rows; %llu clipped%s\n", (long long)source.dimension(),
               s.normalize.text().c_str(), (ull)reader.zero(), (ull)counts.clipped,
               s.normalize.normalize == "unit" && counts.clipped ? " (by an ulp or so, after the division)" : "");
+  if (const std::string lines = non_row_lines_text(source); !lines.empty()) t += "      " + lines + "\n";
+  t += "      input integrity: " + (run.figures().input_integrity == "verified"
+                                      ? std::string("verified (the gzip CRC-32 read to the end of the stream)")
+                                      : std::string("no checksum in this format")) + "\n";
   if (counts.rejected) t += "      first rejected: " + reader.first_reject() + "\n";
   if (skipped) t += "      first skipped: " + source.first_skip_reason() + "\n";
   t += "order: " + (s.shuffle ? "shuffled with seed " + std::to_string(*s.shuffle) + " (all rows held in memory)"
@@ -190,6 +194,9 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   const io::RowSource& source = *run.input().source;
   j.add("rows_read", source.rows_returned() + source.skipped()).add("rows_skipped", source.skipped());
   j.add("rows_zero", run.reader().zero());
+  const io::NonRowLines& lines = source.non_row_lines();
+  j.add("header_lines", lines.header).add("comment_lines", lines.comment).add("blank_lines", lines.blank);
+  j.add("input_integrity", run.figures().input_integrity);
   add_settings(j, false);
   if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", draw_sigma(*sum));
   else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");

@@ -319,6 +319,7 @@ void ReplayRun::replay() {
   }
   writer_.wait();  // a failed write stops the run (exit 1), as any I/O error does
   pipeline_->close();
+  figures_.input_integrity = verify_input(*input_.source);  // a read stopped by --limit: the rest too
   progress_->update("finish", reader_->used(), true);
   if (reader_->used() == 0) {
     progress_->clear();

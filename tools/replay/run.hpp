@@ -40,6 +40,7 @@ struct RunFigures {
   std::uint64_t checkpoints_written = 0, checkpoint_bytes = 0;
   double drain_seconds = 0, copy_seconds = 0, write_seconds = 0;  // summed over the checkpoints
   bool length_counted = false;     // a first pass counted the rows (fixed-horizon mechanism, a file)
+  std::string input_integrity;     // "verified" (a gzip CRC checked to the end), or "none"
 };
 
 class ReplayRun {

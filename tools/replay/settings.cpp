@@ -67,6 +67,7 @@ std::vector<Setting> replay_settings(const ReplaySettings& s) {
       declare("--block", s.block, {.json = "block", .headline = true}),
       declare("--input", s.input.path, {.json = "input"}),
       declare("--format", s.input.format, {}),
+      declare("--header", s.input.header, {}),
       declare("--limit", s.limit, {}),
       declare("--skip-malformed", s.input.skip_malformed, {}),
       declare("--normalize", s.normalize.normalize, {.json = "normalize"}),
