@@ -771,6 +771,111 @@ TEST_CASE("bad input: a truncated row log, CSV, IDX or ratings file", "[bad-inpu
 }
 
 // =================================================================================================
+// CSV first line: header or row
+// =================================================================================================
+
+// Found here (input hardening, "rows dropped silently by header guessing"): a first line with one
+// field that is not a number — a typo, a byte-order mark, a trailing comma, quoted numbers — was taken
+// for a header and the row lost, with nothing skipped; pandas' numeric header 0,1,2 was read as a row.
+TEST_CASE("bad input: a CSV first line that is not clearly a header or a row", "[bad-input][csv-header]") {
+  testing::TempDir dir;
+  io::RowSourceOptions automatic, yes, no;
+  yes.csv_header = io::parse_csv_header("yes");
+  no.csv_header = io::parse_csv_header("no");
+  io::RowRecord rec;
+
+  const std::string typo = dir.file("typo.csv");
+  write_text(typo, "0.1,0.2x,0.3\n0.4,0.5,0.6\n");
+  EXPECT_THROWS_NAMING(CorruptInput, io::CsvRowReader{typo}, "csv " + typo, "line 1",
+                       "field 2 (\"0.2x\") is not a number", "fields 1, 3 (\"0.1\", \"0.3\") are", "--header yes",
+                       "--header no");
+  EXPECT_THROWS_NAMING(CorruptInput, io::open_row_source(typo, io::RowFormat::automatic, automatic), typo, "line 1",
+                       "--header yes");
+  {
+    auto source = io::open_row_source(typo, io::RowFormat::automatic, no);
+    EXPECT_THROWS_NAMING(CorruptInput, source->next(rec), typo, "line 1 (row 0), column 2", "\"0.2x\" is not a number");
+  }
+
+  const std::string pandas = dir.file("pandas.csv");
+  write_text(pandas, "0,1,2\n0.1,0.2,0.3\n");
+  EXPECT_THROWS_NAMING(CorruptInput, io::open_row_source(pandas), pandas, "line 1", "its fields are 0,1,2", "pandas",
+                       "--header yes");
+  {
+    auto source = io::open_row_source(pandas, io::RowFormat::automatic, yes);
+    REQUIRE(source->next(rec));
+    CHECK(rec.dense == Eigen::Vector3d(0.1, 0.2, 0.3));
+    CHECK(source->non_row_lines().header == 1);
+    CHECK_FALSE(source->next(rec));
+  }
+
+  const std::string quoted = dir.file("quoted.csv");
+  write_text(quoted, "\"0.1\",\"0.2\"\n\"0.3\",\"0.4\"\n");
+  EXPECT_THROWS_NAMING(CorruptInput, io::open_row_source(quoted), quoted, "line 1", "every field is a quoted number",
+                       "--header no");
+  {
+    auto source = io::open_row_source(quoted, io::RowFormat::automatic, no);
+    REQUIRE(source->next(rec));
+    CHECK(rec.dense == Eigen::Vector2d(0.1, 0.2));
+  }
+
+  const std::string comma = dir.file("comma.csv");
+  write_text(comma, "0.1,0.2,\n0.3,0.4,\n");
+  for (const io::RowSourceOptions& options : {automatic, no}) {
+    auto source = io::open_row_source(comma, io::RowFormat::automatic, options);
+    EXPECT_THROWS_NAMING(CorruptInput, source->next(rec), comma, "line 1 (row 0), column 3",
+                         "the line ends with a comma");
+  }
+
+  // A UTF-8 byte-order mark is not part of the first field; UTF-16 is refused.
+  const std::string bom = dir.file("bom.csv");
+  write_text(bom, "\xEF\xBB\xBF" "0.1,0.2\n0.3,0.4\n");
+  {
+    auto source = io::open_row_source(bom);
+    REQUIRE(source->next(rec));
+    CHECK(rec.dense == Eigen::Vector2d(0.1, 0.2));
+    CHECK(rec.line == 1);
+    REQUIRE(source->next(rec));
+    CHECK(source->skipped() == 0);
+    CHECK(source->non_row_lines().total() == 0);
+  }
+  const std::string utf16 = dir.file("utf16.csv");
+  write_text(utf16, std::string("\xFF\xFE" "0\0.\0" "1\0\n\0", 10));
+  EXPECT_THROWS_NAMING(CorruptInput, io::open_row_source(utf16), utf16, "UTF-16 byte-order mark");
+}
+
+// =================================================================================================
+// A damaged gzip input read in part
+// =================================================================================================
+
+// Found here (input hardening): a byte flipped late in a .gz input read with a row limit gave
+// other rows and exit 0 — the gzip CRC-32 is at the end of the stream. The reader now says the
+// integrity is unverified, and verify_rest() checks it.
+TEST_CASE("bad input: a damaged gzip IDX read only in part", "[bad-input][gzip-partial]") {
+  testing::TempDir dir;
+  // 40,000 items of 8 float64 (2.5 MB): far past what zlib inflates ahead of the first rows.
+  std::vector<double> values(40000 * 8);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.3 * std::sin(1.0 + 0.37 * static_cast<double>(i));
+  const std::string gz = dir.file("rows.idx.gz");
+  write_gzip(gz, idx_float64_bytes(40000, 1, 8, values));
+  std::string bytes = read_bytes(gz);
+  bytes[bytes.size() - 3000] = static_cast<char>(bytes[bytes.size() - 3000] ^ 0x04);
+  testing::write_bytes(gz, bytes);
+
+  io::RowRecord rec;
+  {
+    auto source = io::open_row_source(gz);
+    for (int r = 0; r < 100; ++r) REQUIRE(source->next(rec));  // as with --limit 100: no error
+    CHECK(source->integrity() == io::Integrity::unverified);
+    EXPECT_THROWS_NAMING(CorruptInput, source->verify_rest(), "IDX " + gz, "uncompressed byte offset",
+                         "gzip data corrupt", "after 100 rows read");
+  }
+  {
+    auto source = io::open_row_source(gz);
+    EXPECT_THROWS_NAMING(CorruptInput, [&] { while (source->next(rec)) {} }(), "IDX " + gz, "gzip data corrupt");
+  }
+}
+
+// =================================================================================================
 // Corrupt checkpoint
 // =================================================================================================
 

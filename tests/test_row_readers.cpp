@@ -218,6 +218,229 @@ TEST_CASE("csv: bad input names the line, row, column and text") {
   }
 }
 
+TEST_CASE("csv: header auto takes a line of names or of numbers and refuses the ambiguous ones") {
+  TempDir dir;
+  RowRecord r;
+  auto rows_yes_no = [&](const std::string& name) {  // what yes and no make of an ambiguous file
+    CsvRowReader yes(dir.file(name), CsvHeader::present);
+    CsvRowReader no(dir.file(name), CsvHeader::absent, /*skip_malformed=*/true);
+    const auto with_header = read_all(yes), without = read_all(no);
+    return std::make_pair(with_header.size(), without.size() + no.skipped());
+  };
+
+  SECTION("names only: a header, counted") {
+    write_bytes(dir.file("names.csv"), "x1, \"y 2\" ,z\n1,2,3\n");
+    CsvRowReader reader(dir.file("names.csv"));
+    REQUIRE(reader.column_names() == std::vector<std::string>{"x1", "y 2", "z"});
+    REQUIRE(reader.non_row_lines().header == 1);
+    REQUIRE(read_all(reader).size() == 1);
+  }
+  SECTION("numbers only: a row") {
+    write_bytes(dir.file("numbers.csv"), "1,2,3\n4,5,6\n");
+    CsvRowReader reader(dir.file("numbers.csv"));
+    REQUIRE(reader.column_names().empty());
+    REQUIRE(reader.non_row_lines().header == 0);
+    REQUIRE(read_all(reader).size() == 2);
+  }
+  SECTION("a typo in the first row: refused, not dropped as a header") {
+    write_bytes(dir.file("typo.csv"), "# made by hand\n1.5,2x,3,4\n5,6,7,8\n");
+    const std::string path = dir.file("typo.csv");
+    REQUIRE_THROWS_WITH(CsvRowReader(path), Contains("csv " + path) && Contains("line 2") &&
+                                                Contains("cannot tell whether this first line (comments and blank lines aside) is a header or a row") &&
+                                                Contains("field 2 (\"2x\") is not a number") &&
+                                                Contains("fields 1, 3, 4 (\"1.5\", \"3\", \"4\") are") &&
+                                                Contains("--header yes") && Contains("--header no"));
+    // Also with skip_malformed: the first line decides the dimension, it is never skipped.
+    REQUIRE_THROWS_AS(CsvRowReader(path, CsvHeader::detect, true), CorruptInput);
+    REQUIRE(rows_yes_no("typo.csv") == std::make_pair(std::size_t{1}, std::size_t{2}));
+    CsvRowReader no(path, CsvHeader::absent);
+    REQUIRE_THROWS_WITH(no.next(r), Contains("line 2 (row 0), column 2") && Contains("\"2x\" is not a number"));
+  }
+  SECTION("a header with a numeric name mixed in: refused, names listed") {
+    write_bytes(dir.file("mixed.csv"), "id,1,2,3,4,5,x\n");
+    REQUIRE_THROWS_WITH(CsvRowReader(dir.file("mixed.csv")),
+                        Contains("line 1") && Contains("fields 1, 7 (\"id\", \"x\") are not numbers") &&
+                            Contains("fields 2, 3, 4, 5 and 1 more (\"1\", \"2\", \"3\", \"4\", ...) are"));
+    CsvRowReader yes(dir.file("mixed.csv"), CsvHeader::present);
+    REQUIRE(yes.column_names() == std::vector<std::string>{"id", "1", "2", "3", "4", "5", "x"});
+  }
+  SECTION("pandas' numeric header 0,1,...,d-1: refused under auto, read with --header yes") {
+    write_bytes(dir.file("pandas.csv"), "0,1,2\n0.5,1.5,2.5\n3,4,5\n");
+    REQUIRE_THROWS_WITH(CsvRowReader(dir.file("pandas.csv")),
+                        Contains("line 1") && Contains("its fields are 0,1,2,") && Contains("pandas") && Contains("--header yes"));
+    write_bytes(dir.file("pandas6.csv"), "0, 1,2,3,4,5\n");
+    REQUIRE_THROWS_WITH(CsvRowReader(dir.file("pandas6.csv")), Contains("its fields are 0,1,...,5,"));
+    CsvRowReader yes(dir.file("pandas.csv"), CsvHeader::present);
+    REQUIRE(yes.column_names() == std::vector<std::string>{"0", "1", "2"});
+    const auto rows = read_all(yes);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[0].dense == Eigen::Vector3d(0.5, 1.5, 2.5));
+    REQUIRE(rows[0].line == 2);
+    REQUIRE(yes.non_row_lines().header == 1);
+    CsvRowReader no(dir.file("pandas.csv"), CsvHeader::absent);
+    REQUIRE(read_all(no).size() == 3);
+    // Only that exact sequence: 1,2,3 or 0,1,3 or a single 0 are rows.
+    for (const std::string text : {"1,2,3\n", "0,1,3\n", "0\n", "0.0,1,2\n"}) {
+      write_bytes(dir.file("row.csv"), text);
+      CsvRowReader reader(dir.file("row.csv"));
+      REQUIRE(read_all(reader).size() == 1);
+    }
+  }
+  SECTION("quoted numbers: read as numbers; a first line of quoted numbers only is ambiguous") {
+    write_bytes(dir.file("quoted.csv"), "\"1.5\",\"-2\"\n\"3\",4e1\n");
+    REQUIRE_THROWS_WITH(CsvRowReader(dir.file("quoted.csv")),
+                        Contains("every field is a quoted number") && Contains("\"\"1.5\"\", \"\"-2\"\"") &&
+                            Contains("--header no"));
+    CsvRowReader no(dir.file("quoted.csv"), CsvHeader::absent);
+    auto rows = read_all(no);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[0].dense == Eigen::Vector2d(1.5, -2));
+    REQUIRE(rows[1].dense == Eigen::Vector2d(3, 40));
+    // Every field quoted, names included (Python's csv.QUOTE_ALL): the names make it a header.
+    write_bytes(dir.file("quote_all.csv"), "\"a\",\"b\"\n\"1.5\",\"2.5\"\n");
+    CsvRowReader all(dir.file("quote_all.csv"));
+    REQUIRE(all.column_names() == std::vector<std::string>{"a", "b"});
+    rows = read_all(all);
+    REQUIRE(rows.size() == 1);
+    REQUIRE(rows[0].dense == Eigen::Vector2d(1.5, 2.5));
+    // Unquoted and quoted numbers: a row. Nothing else may be inside the quotes.
+    write_bytes(dir.file("some.csv"), "1,\"2\"\n\"3 \",4\n\"x\",5\n\"\",6\n");
+    CsvRowReader some(dir.file("some.csv"));
+    REQUIRE(some.next(r));
+    REQUIRE(r.dense == Eigen::Vector2d(1, 2));
+    REQUIRE_THROWS_WITH(some.next(r), Contains("line 2 (row 1), column 1") && Contains("\"\"3 \"\" is not a number"));
+    REQUIRE_THROWS_WITH(some.next(r), Contains("line 3 (row 2), column 1") && Contains("\"\"x\"\" is not a number"));
+    REQUIRE_THROWS_WITH(some.next(r), Contains("line 4 (row 3), column 1") && Contains("is not a number"));
+    // The writer quotes numeric names: a header of numeric names only is read back with present.
+    {
+      CsvRowWriter writer(dir.file("numeric_names.csv"), 2, {"1", "2"});
+      writer.write(Eigen::Vector2d(5, 6));
+      writer.close();
+    }
+    REQUIRE_THROWS_WITH(CsvRowReader(dir.file("numeric_names.csv")), Contains("every field is a quoted number"));
+    CsvRowReader present(dir.file("numeric_names.csv"), CsvHeader::present);
+    REQUIRE(present.column_names() == std::vector<std::string>{"1", "2"});
+    REQUIRE(read_all(present).size() == 1);
+  }
+  SECTION("empty fields say nothing: pandas' unnamed index column is a header") {
+    write_bytes(dir.file("index.csv"), ",a,b\n0,1.5,2.5\n");
+    CsvRowReader reader(dir.file("index.csv"));
+    REQUIRE(reader.column_names() == std::vector<std::string>{"", "a", "b"});
+    REQUIRE(read_all(reader).size() == 1);
+  }
+}
+
+TEST_CASE("csv: a UTF-8 byte-order mark is dropped, a UTF-16 one refused") {
+  TempDir dir;
+  const std::string bom = "\xEF\xBB\xBF";
+  write_bytes(dir.file("bom_header.csv"), bom + "a,b\n1,2\n");
+  {
+    CsvRowReader reader(dir.file("bom_header.csv"));
+    REQUIRE(reader.column_names() == std::vector<std::string>{"a", "b"});  // not "\xEF\xBB\xBF" "a"
+    REQUIRE(read_all(reader).size() == 1);
+  }
+  // Before: the mark made the first field of the first row a name, and the row was lost as a header.
+  write_bytes(dir.file("bom_rows.csv"), bom + "1,2\n3,4\n");
+  for (const CsvHeader mode : {CsvHeader::detect, CsvHeader::absent}) {
+    CsvRowReader reader(dir.file("bom_rows.csv"), mode);
+    const auto rows = read_all(reader);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[0].dense == Eigen::Vector2d(1, 2));
+    REQUIRE(rows[0].line == 1);
+    REQUIRE(reader.skipped() == 0);
+    REQUIRE(reader.non_row_lines().total() == 0);
+  }
+  write_bytes(dir.file("bom_comment.csv"), bom + "# made by Excel\n1,2\n");
+  {
+    CsvRowReader reader(dir.file("bom_comment.csv"));
+    REQUIRE(read_all(reader).size() == 1);
+    REQUIRE(reader.non_row_lines().comment == 1);
+  }
+  write_bytes(dir.file("bom_only.csv"), bom);
+  REQUIRE_THROWS_WITH(CsvRowReader(dir.file("bom_only.csv")), Contains("no header or data line"));
+  // Only at the start of the file.
+  write_bytes(dir.file("bom_late.csv"), "1,2\n" + bom + "3,4\n");
+  {
+    CsvRowReader reader(dir.file("bom_late.csv"));
+    RowRecord r;
+    REQUIRE(reader.next(r));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 2 (row 1), column 1"));
+  }
+  write_bytes(dir.file("utf16.csv"), std::string("\xFF\xFE" "a\0,\0b\0\n\0", 10));
+  REQUIRE_THROWS_WITH(CsvRowReader(dir.file("utf16.csv"), CsvHeader::present),
+                      Contains("utf16.csv") && Contains("UTF-16 byte-order mark"));
+}
+
+TEST_CASE("csv: a trailing comma is refused, naming the line and the column") {
+  TempDir dir;
+  RowRecord r;
+  // Before: the empty last field made the first row a header, and it was lost.
+  write_bytes(dir.file("rows.csv"), "1,2,3,\n4,5,6,\n");
+  {
+    CsvRowReader reader(dir.file("rows.csv"));
+    REQUIRE(reader.column_names().empty());
+    REQUIRE(reader.dimension() == 4);
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 1 (row 0), column 4") &&
+                                            Contains("\"\" is not a number (an empty field: the line ends with a comma)"));
+  }
+  write_bytes(dir.file("one.csv"), "1,2,3\n4,5,6,\n7,8,9\n");
+  {
+    CsvRowReader reader(dir.file("one.csv"));
+    REQUIRE(reader.next(r));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 2 (row 1): 4 fields, expected 3") &&
+                                            Contains("the line ends with a comma"));
+    REQUIRE(reader.next(r));
+  }
+  write_bytes(dir.file("header.csv"), "a,b,\n1,2\n");
+  {
+    CsvRowReader reader(dir.file("header.csv"));
+    REQUIRE(reader.column_names() == std::vector<std::string>{"a", "b", ""});
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 2 (row 0): 2 fields, expected 3") &&
+                                            Contains("the header's count, whose line ends with a comma"));
+  }
+  write_bytes(dir.file("middle.csv"), "1,,3\n");
+  {
+    CsvRowReader reader(dir.file("middle.csv"));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 1 (row 0), column 2") && Contains("(an empty field)"));
+  }
+}
+
+TEST_CASE("csv: every line that is not a row is counted") {
+  TempDir dir;
+  const std::string path = dir.file("counted.csv");
+  write_bytes(path,
+              "# a comment\n"  // 1 comment
+              "\n"             // 2 blank
+              "x,y\n"          // 3 header
+              "1,2\n"          // 4 row 0
+              " \t\r\n"        // 5 blank
+              "  # another\n"  // 6 comment
+              "3,4\n"          // 7 row 1
+              "5,five\n"       // 8 row 2, malformed
+              "\n");           // 9 blank
+  CsvRowReader reader(path, CsvHeader::detect, /*skip_malformed=*/true);
+  REQUIRE(reader.non_row_lines().header == 1);  // what was read to learn the dimension
+  REQUIRE(reader.non_row_lines().comment == 1);
+  REQUIRE(reader.non_row_lines().blank == 1);
+  REQUIRE(read_all(reader).size() == 2);
+  const dpstream::io::NonRowLines& lines = reader.non_row_lines();
+  CHECK(lines.header == 1);
+  CHECK(lines.comment == 2);
+  CHECK(lines.blank == 3);
+  CHECK(lines.total() == 6);
+  CHECK(reader.skipped() == 1);
+  CHECK(reader.rows_returned() + reader.skipped() + lines.total() == 9);
+
+  // Binary formats have none; nor does a CSV without header, comments or blank lines.
+  write_bytes(dir.file("plain.csv"), "1,2\n3,4");
+  write_bytes(dir.file("r-idx3-ubyte"), idx_file(0x08, {1, 1, 2}, std::string("\x01\x02", 2)));
+  for (const std::string name : {"plain.csv", "r-idx3-ubyte"}) {
+    auto source = dpstream::io::open_row_source(dir.file(name));
+    read_all(*source);
+    CHECK(source->non_row_lines().total() == 0);
+  }
+}
+
 TEST_CASE("csv writer refuses a wrong dimension and bad names") {
   TempDir dir;
   REQUIRE_THROWS_AS(CsvRowWriter(dir.file("a.csv"), 0), InvalidParameter);
@@ -413,6 +636,94 @@ TEST_CASE("idx: a damaged gzip stream is an error, never short data") {
       while (reader.next(r)) {}
     };
     REQUIRE_THROWS_WITH(read_through(), Contains("flip-idx3-ubyte.gz") && Contains("gzip data corrupt"));
+  }
+}
+
+TEST_CASE("idx: a gzip read stopped early is unverified; verify_rest checks the CRC") {
+  using dpstream::io::Integrity;
+  TempDir dir;
+  // 2000 items of 28 × 28 pseudo-random bytes (1.5 MB): far more than zlib inflates ahead of a few
+  // rows (its output buffer is 256 KiB), and incompressible, so deflate stores them: a flipped byte
+  // changes one value and nothing else, and only the CRC-32 at the end tells.
+  constexpr std::uint32_t kItems = 2000;
+  std::string values;
+  std::uint32_t x = 2024;
+  for (std::uint32_t i = 0; i < kItems * 784; ++i) {
+    x = x * 1664525u + 1013904223u;
+    values += static_cast<char>(x >> 24);
+  }
+  const std::string plain = idx_file(0x08, {kItems, 28, 28}, values);
+  write_bytes(dir.file("plain-idx3-ubyte"), plain);
+  write_gzip(dir.file("ok-idx3-ubyte.gz"), plain);
+  const std::string gz = read_bytes(dir.file("ok-idx3-ubyte.gz"));
+  std::string bad = gz;
+  const std::size_t flip = gz.size() - 5000;  // in the last rows' data, before the 8-byte trailer
+  bad[flip] = static_cast<char>(bad[flip] ^ 0x10);
+  write_bytes(dir.file("bad-idx3-ubyte.gz"), bad);
+  RowRecord r;
+
+  CHECK(std::string(dpstream::io::to_string(Integrity::no_checksum)) == "none");
+  CHECK(std::string(dpstream::io::to_string(Integrity::unverified)) == "unverified");
+  CHECK(std::string(dpstream::io::to_string(Integrity::verified)) == "verified");
+
+  SECTION("a plain file has no checksum; verify_rest does nothing") {
+    IdxRowReader reader(dir.file("plain-idx3-ubyte"));
+    REQUIRE(reader.next(r));
+    CHECK(reader.integrity() == Integrity::no_checksum);
+    reader.verify_rest();
+    CHECK(reader.integrity() == Integrity::no_checksum);
+    REQUIRE(reader.next(r));  // reading goes on
+    CHECK(r.row_index == 1);
+  }
+  SECTION("an intact stream: unverified until its end, then verified") {
+    IdxRowReader reader(dir.file("ok-idx3-ubyte.gz"));
+    CHECK(reader.integrity() == Integrity::unverified);
+    for (int t = 0; t < 10; ++t) REQUIRE(reader.next(r));
+    CHECK(reader.integrity() == Integrity::unverified);
+    reader.verify_rest();
+    CHECK(reader.integrity() == Integrity::verified);
+    CHECK_FALSE(reader.next(r));  // the rest was read, not delivered
+    CHECK(reader.rows_returned() == 10);
+    reader.verify_rest();  // again: nothing to do
+    CHECK(reader.integrity() == Integrity::verified);
+
+    IdxRowReader whole(dir.file("ok-idx3-ubyte.gz"));
+    REQUIRE(read_all(whole).size() == kItems);
+    CHECK(whole.integrity() == Integrity::verified);
+  }
+  SECTION("a flipped byte: the first rows read as before and unverified; verify_rest throws") {
+    // What was reported: the rows before the damage are delivered, and nothing tells.
+    IdxRowReader reader(dir.file("bad-idx3-ubyte.gz"));
+    for (std::uint32_t t = 0; t < 10; ++t) {
+      REQUIRE(reader.next(r));
+      for (int j = 0; j < 784; ++j) REQUIRE(r.dense[j] == static_cast<unsigned char>(values[t * 784 + j]));
+    }
+    CHECK(reader.integrity() == Integrity::unverified);
+    const std::string path = dir.file("bad-idx3-ubyte.gz");
+    REQUIRE_THROWS_WITH(reader.verify_rest(), Contains("IDX " + path) && Contains("gzip data corrupt") &&
+                                                  Contains("after 10 rows read"));
+    CHECK(reader.integrity() == Integrity::unverified);
+  }
+  SECTION("a flipped byte: reading to the end throws, naming the file") {
+    IdxRowReader reader(dir.file("bad-idx3-ubyte.gz"));
+    std::uint64_t rows = 0;
+    try {
+      while (reader.next(r)) ++rows;
+      FAIL("a damaged gzip file read to the end");
+    } catch (const CorruptInput& e) {
+      REQUIRE_THAT(e.what(), Contains("bad-idx3-ubyte.gz") && Contains("gzip data corrupt"));
+    }
+    CHECK(rows > 10);
+    CHECK(reader.integrity() == Integrity::unverified);
+  }
+  SECTION("through open_row_source, as the tools read") {
+    auto source = dpstream::io::open_row_source(dir.file("bad-idx3-ubyte.gz"));
+    REQUIRE(source->next(r));
+    CHECK(source->integrity() == Integrity::unverified);
+    CHECK_THROWS_AS(source->verify_rest(), CorruptInput);
+    write_bytes(dir.file("r.csv"), "1,2\n");
+    auto csv = dpstream::io::open_row_source(dir.file("r.csv"));
+    CHECK(csv->integrity() == Integrity::no_checksum);
   }
 }
 

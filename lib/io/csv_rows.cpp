@@ -25,11 +25,7 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Not a row: blank, or a comment.
-bool skippable(std::string_view line) {
-  const std::string_view t = trim(line);
-  return t.empty() || t.front() == '#';
-}
+bool double_quoted(std::string_view field) { return field.size() >= 2 && field.front() == '"' && field.back() == '"'; }
 
 void split(std::string_view line, std::vector<std::string_view>& fields) {
   fields.clear();
@@ -60,6 +56,28 @@ bool parse_number(std::string_view field, double& value) {
   return false;
 }
 
+// A data field: a number, or a number wrapped in double quotes (its content read as it is).
+bool parse_field(std::string_view field, double& value) {
+  if (double_quoted(field)) field = field.substr(1, field.size() - 2);
+  return parse_number(field, value);
+}
+
+// What a field of the first line says about it being a header.
+enum class FieldKind { empty, number, quoted_number, name };
+
+FieldKind classify(std::string_view field) {
+  double ignored = 0;
+  if (field.empty()) return FieldKind::empty;
+  if (parse_number(field, ignored)) return FieldKind::number;
+  if (double_quoted(field) && parse_number(field.substr(1, field.size() - 2), ignored)) return FieldKind::quoted_number;
+  return FieldKind::name;
+}
+
+bool ends_with_comma(std::string_view line) {
+  const std::string_view t = trim(line);
+  return !t.empty() && t.back() == ',';
+}
+
 std::string quoted(std::string_view text) {
   constexpr std::size_t kMax = 40;
   std::string s = "\"";
@@ -77,6 +95,21 @@ std::string unquote(std::string_view field) {
     if (field[i] == '"' && i + 1 < field.size() && field[i + 1] == '"') ++i;
   }
   return s;
+}
+
+// `fields 1, 3 ("id", "x")`: the 1-based columns and texts of fields[which], the first four of them.
+std::string field_list(const std::vector<std::string_view>& fields, const std::vector<std::size_t>& which) {
+  constexpr std::size_t kShown = 4;
+  std::string columns = which.size() == 1 ? "field " : "fields ", texts;
+  for (std::size_t i = 0; i < which.size() && i < kShown; ++i) {
+    columns += (i ? ", " : "") + std::to_string(which[i] + 1);
+    texts += (i ? ", " : "") + quoted(fields[which[i]]);
+  }
+  if (which.size() > kShown) {
+    columns += " and " + std::to_string(which.size() - kShown) + " more";
+    texts += ", ...";
+  }
+  return columns + " (" + texts + ")";
 }
 
 }  // namespace
@@ -98,19 +131,65 @@ CsvRowReader::CsvRowReader(const std::string& path, CsvHeader header, bool skip_
     if (!read_line())
       throw CorruptInput(csv_name(path) + ": no header or data line (" + std::to_string(line_number_) +
                          " lines, all blank or comments)");
-  } while (skippable(line_));
+  } while (non_row_line());
   split(line_, fields_);
-  bool is_header = header == CsvHeader::present;
-  if (header == CsvHeader::detect) {
-    double ignored = 0;
-    for (const auto field : fields_) is_header = is_header || !parse_number(field, ignored);
-  }
+  const bool is_header = header == CsvHeader::present || (header == CsvHeader::detect && detect_header());
   dimension_ = static_cast<Eigen::Index>(fields_.size());
   if (is_header) {
     for (const auto field : fields_) column_names_.push_back(unquote(field));
+    header_ends_with_comma_ = ends_with_comma(line_);
+    ++non_row_.header;
   } else {
     pending_ = true;
   }
+}
+
+bool CsvRowReader::non_row_line() {
+  const std::string_view t = trim(line_);
+  if (t.empty()) {
+    ++non_row_.blank;
+    return true;
+  }
+  if (t.front() == '#') {
+    ++non_row_.comment;
+    return true;
+  }
+  return false;
+}
+
+bool CsvRowReader::detect_header() const {
+  std::vector<std::size_t> names, numbers, quoted_numbers;
+  for (std::size_t j = 0; j < fields_.size(); ++j) {
+    switch (classify(fields_[j])) {
+      case FieldKind::name: names.push_back(j); break;
+      case FieldKind::number: numbers.push_back(j); break;
+      case FieldKind::quoted_number: quoted_numbers.push_back(j); break;
+      case FieldKind::empty: break;  // an unnamed column (pandas' index) or a missing value: says nothing
+    }
+  }
+  const std::string line = csv_name(path_) + ": line " + std::to_string(line_number_) +
+                           ": cannot tell whether this first line (comments and blank lines aside) is a header or a row: ";
+  const std::string choose =
+      "; pass --header yes if it is a header (its fields name the columns) or --header no if it is a row";
+  if (!names.empty() && !numbers.empty())
+    throw CorruptInput(line + field_list(fields_, names) + (names.size() == 1 ? " is not a number" : " are not numbers") +
+                       " but " + field_list(fields_, numbers) + (numbers.size() == 1 ? " is" : " are") +
+                       choose);
+  if (!names.empty()) return true;  // names, and maybe quoted numbers (CsvRowWriter quotes numeric names)
+  if (!numbers.empty()) {
+    // pandas writes a DataFrame whose columns have no names with the header 0,1,…,d−1.
+    bool pandas = fields_.size() >= 2;
+    for (std::size_t j = 0; j < fields_.size() && pandas; ++j) pandas = fields_[j] == std::to_string(j);
+    if (pandas)
+      throw CorruptInput(line + "its fields are " +
+                         (fields_.size() <= 4 ? std::string(trim(line_)) : "0,1,...," + std::to_string(fields_.size() - 1)) +
+                         ", the header pandas writes for columns without names, or a row" + choose);
+    return false;  // numbers, and maybe quoted numbers or empty fields: a row (checked as one)
+  }
+  if (!quoted_numbers.empty())
+    throw CorruptInput(line + "every field is a quoted number, " + field_list(fields_, quoted_numbers) +
+                       ": a header of numeric names or a row written with every field quoted" + choose);
+  return false;  // empty fields only: a row, refused as one
 }
 
 CsvRowReader::~CsvRowReader() = default;
@@ -131,6 +210,13 @@ bool CsvRowReader::read_line() {
   if (length > 0 && raw_.data[length - 1] == '\n') --length;
   if (length > 0 && raw_.data[length - 1] == '\r') --length;
   line_ = std::string_view(raw_.data, length);
+  if (line_number_ == 1) {
+    // A byte-order mark: UTF-8's (Excel's "CSV UTF-8", PowerShell) is dropped; UTF-16 text is refused.
+    if (line_.substr(0, 3) == "\xEF\xBB\xBF") line_.remove_prefix(3);
+    else if (line_.substr(0, 2) == "\xFF\xFE" || line_.substr(0, 2) == "\xFE\xFF")
+      throw CorruptInput(csv_name(path_) + ": starts with a UTF-16 byte-order mark; the reader takes UTF-8 or "
+                                           "ASCII text (convert it, e.g. iconv -f UTF-16 -t UTF-8)");
+  }
   return true;
 }
 
@@ -145,22 +231,29 @@ bool CsvRowReader::next(RowRecord& out) {
     } else {
       do {
         if (!read_line()) return false;
-      } while (skippable(line_));
+      } while (non_row_line());
     }
     const std::uint64_t index = row_index_++;
     split(line_, fields_);
+    const bool trailing_comma = ends_with_comma(line_);
     if (static_cast<Eigen::Index>(fields_.size()) != dimension_) {
+      std::string count = column_names_.empty() ? " (the first data line's count)" : " (the header's count";
+      if (!column_names_.empty())
+        count += header_ends_with_comma_ ? ", whose line ends with a comma: its last field is empty)" : ")";
       malformed(where(index) + ": " + std::to_string(fields_.size()) + " fields, expected " + std::to_string(dimension_) +
-                (column_names_.empty() ? " (the first data line's count)" : " (the header's count)"));
+                count + (trailing_comma ? "; the line ends with a comma" : ""));
       continue;
     }
     out.dense.resize(dimension_);
     Eigen::Index bad = -1;
     for (Eigen::Index j = 0; j < dimension_ && bad < 0; ++j)
-      if (!parse_number(fields_[static_cast<std::size_t>(j)], out.dense[j])) bad = j;
+      if (!parse_field(fields_[static_cast<std::size_t>(j)], out.dense[j])) bad = j;
     if (bad >= 0) {
-      malformed(where(index) + ", column " + std::to_string(bad + 1) + ": " +
-                quoted(fields_[static_cast<std::size_t>(bad)]) + " is not a number");
+      const std::string_view field = fields_[static_cast<std::size_t>(bad)];
+      std::string why = " is not a number";
+      if (field.empty())
+        why += bad + 1 == dimension_ && trailing_comma ? " (an empty field: the line ends with a comma)" : " (an empty field)";
+      malformed(where(index) + ", column " + std::to_string(bad + 1) + ": " + quoted(field) + why);
       continue;
     }
     out.set_dense_position(index, line_number_);

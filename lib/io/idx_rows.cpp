@@ -187,18 +187,39 @@ void IdxRowReader::read_exactly(std::size_t bytes, const char* what, std::uint64
   throw CorruptInput(msg.str());
 }
 
+void IdxRowReader::check_end() {
+  // Reading on makes zlib check the gzip trailer (CRC, length) and shows trailing data.
+  unsigned char extra = 0;
+  const int n = gzread(impl_->file, &extra, 1);
+  const std::string where = idx_name(path_) + ": after the last row (" + std::to_string(count_) + " items) at " +
+                            (gzipped_ ? "uncompressed " : "") + "byte offset " + std::to_string(offset_);
+  if (n > 0) throw CorruptInput(where + ": trailing data past the " + std::to_string(count_) + " items the header declares");
+  const std::string problem = gzip_problem();
+  if (n < 0 || !problem.empty()) throw CorruptInput(where + ": " + problem);
+  finished_ = true;
+}
+
+void IdxRowReader::verify_rest() {
+  if (!gzipped_ || finished_) return;
+  const std::size_t row_bytes = static_cast<std::size_t>(dimension_) * value_bytes_;
+  try {
+    // Row by row, so that an error names the row it falls in, as next() would; the copy into buffer_
+    // costs little beside the inflating.
+    while (row_index_ < count_) {
+      read_exactly(row_bytes, nullptr, row_index_);
+      ++row_index_;
+    }
+    check_end();
+  } catch (const CorruptInput& e) {
+    throw CorruptInput(std::string(e.what()) + " (found verifying the rest of the input after " +
+                       std::to_string(returned_) + " rows read)");
+  }
+}
+
 bool IdxRowReader::next(RowRecord& out) {
   if (finished_) return false;
   if (row_index_ == count_) {
-    // Reading on makes zlib check the gzip trailer (CRC, length) and shows trailing data.
-    unsigned char extra = 0;
-    const int n = gzread(impl_->file, &extra, 1);
-    const std::string where = idx_name(path_) + ": after the last row (" + std::to_string(count_) + " items) at " +
-                              (gzipped_ ? "uncompressed " : "") + "byte offset " + std::to_string(offset_);
-    if (n > 0) throw CorruptInput(where + ": trailing data past the " + std::to_string(count_) + " items the header declares");
-    const std::string problem = gzip_problem();
-    if (n < 0 || !problem.empty()) throw CorruptInput(where + ": " + problem);
-    finished_ = true;
+    check_end();
     return false;
   }
   const std::size_t row_bytes = static_cast<std::size_t>(dimension_) * value_bytes_;

@@ -23,6 +23,15 @@ RowFormat parse_row_format(std::string_view name) {
   throw InvalidParameter("row format \"" + std::string(name) + "\" is not one of pb, csv, idx, auto");
 }
 
+const char* to_string(Integrity integrity) noexcept {
+  switch (integrity) {
+    case Integrity::unverified: return "unverified";
+    case Integrity::verified: return "verified";
+    case Integrity::no_checksum: break;
+  }
+  return "none";
+}
+
 const char* to_string(CsvHeader header) noexcept {
   switch (header) {
     case CsvHeader::present: return "present";

@@ -1,12 +1,24 @@
 // CSV rows: one row per line, comma-separated numbers.
 //
 // Reading: lines whose first non-blank character is '#' and blank lines are skipped (they are not
-// rows). The first other line is a header when CsvHeader says so (detect: when one of its fields is
-// not a number); the dimension is its field count, or that of the first data line. Every data line
-// must have that many fields. Fields are trimmed of spaces and tabs; a number is what
-// std::from_chars reads (decimal or scientific, "nan", "inf", "infinity", any case) with an optional
-// leading '+'. Magnitudes beyond double range read as ±inf or 0, as strtod does. Errors name the
-// 1-based line, the 0-based row index and, for a bad field, its 1-based column and text.
+// rows; RowSource::non_row_lines() counts them, and the header). A UTF-8 byte-order mark at the start
+// of the file is dropped; a UTF-16 one is refused. The first other line is a header when CsvHeader
+// says so; the dimension is its field count, or that of the first data line. Every data line must
+// have that many fields. Fields are trimmed of spaces and tabs; a number is what std::from_chars
+// reads (decimal or scientific, "nan", "inf", "infinity", any case) with an optional leading '+', or
+// such a number wrapped in double quotes ("1.5", as written by tools quoting every field; nothing
+// else may be inside the quotes, and a quoted field cannot hold a comma). An empty field — a
+// trailing comma — is not a number. Magnitudes beyond double range read as ±inf or 0, as strtod
+// does. Errors name the 1-based line, the 0-based row index and, for a bad field, its 1-based column
+// and text.
+//
+// CsvHeader::detect ("--header auto") looks at the kinds of the first line's fields, empty fields
+// aside: only names (not numbers; quoted numbers may be among them) → a header; only numbers
+// (quoted or not) → a row; all empty → a row (then refused). It refuses the line — CorruptInput naming
+// the file, the line, the fields and asking for --header yes or --header no — when it is ambiguous:
+// names and numbers mixed (a typo in a row, or a header with a numeric name), quoted numbers only (a
+// fully quoted row, or a header of numeric names), or exactly 0,1,…,d−1 with d ≥ 2 (pandas' header for
+// unnamed columns, or a row).
 //
 // Writing: each value in the shortest form that reads back to the same double (std::to_chars), so a
 // write → read round trip is exact, -0.0 included; NaN payloads are not kept (use a row log).
@@ -28,7 +40,8 @@ namespace dpstream::io {
 class CsvRowReader final : public RowSource {
  public:
   // Opens `path` and reads up to the first data line to learn the dimension. CorruptInput naming the
-  // path for a file that cannot be opened, is empty, or has no header or data line.
+  // path for a file that cannot be opened, is empty, starts with a UTF-16 byte-order mark, or has no
+  // header or data line, and (detect) for an ambiguous first line, whatever skip_malformed says.
   explicit CsvRowReader(const std::string& path, CsvHeader header = CsvHeader::detect, bool skip_malformed = false);
   ~CsvRowReader() override;
 
@@ -43,6 +56,8 @@ class CsvRowReader final : public RowSource {
 
  private:
   bool read_line();  // the next line into line_ (without its end of line); false at the end
+  bool non_row_line();  // line_ is blank or a comment: counts it in non_row_ and returns true
+  bool detect_header() const;  // CsvHeader::detect on fields_ (the first line): see above
   std::string where(std::uint64_t row_index) const;
 
   struct FileCloser {
@@ -65,13 +80,16 @@ class CsvRowReader final : public RowSource {
   Eigen::Index dimension_ = 0;
   bool pending_ = false;  // line_ holds the first data line, read while learning the dimension
   std::vector<std::string> column_names_;
+  bool header_ends_with_comma_ = false;  // its last name is empty: named in field-count errors
   std::vector<std::string_view> fields_;
 };
 
 class CsvRowWriter {
  public:
   // Creates (or truncates) `path` with mode 0600 and writes the header line if `column_names` is not
-  // empty (it must then have `dimension` names). std::runtime_error naming the path if it cannot be
+  // empty (it must then have `dimension` names; a name that reads as a number is written quoted, so
+  // that detect still takes the line for a header when another name is not numeric — a header of
+  // numeric names only is read back with CsvHeader::present). std::runtime_error naming the path if it cannot be
   // created; InvalidParameter for dimension ≤ 0 or a header of another length.
   CsvRowWriter(const std::string& path, Eigen::Index dimension, const std::vector<std::string>& column_names = {});
   ~CsvRowWriter();

@@ -13,6 +13,8 @@
 // decompressed for a gzipped one (so a truncated .gz fails at the row where it ends, after the
 // rows before it were delivered). Trailing bytes after the last item, a gzip CRC mismatch or a
 // gzip stream cut short throw CorruptInput naming the row and the (uncompressed) byte offset.
+// The CRC-32 is at the end of the stream: a read that stops early (a row limit) has not checked it,
+// which integrity() reports and verify_rest() remedies.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,18 @@ class IdxRowReader final : public RowSource {
   bool next(RowRecord& out) override;
   std::optional<std::uint64_t> declared_rows() const override { return count_; }
   RowFormat format() const override { return RowFormat::idx; }
+  // Plain files: no_checksum (their size was checked when opened). Gzipped: unverified until the end
+  // of the stream was read — by next() returning false, or by verify_rest() — then verified. zlib
+  // inflates ahead of the reader, so a damaged stream can throw before its end (even when opened),
+  // but no row read says the stream is intact until the CRC-32 at its end matched.
+  Integrity integrity() const override {
+    return !gzipped_ ? Integrity::no_checksum : finished_ ? Integrity::verified : Integrity::unverified;
+  }
+  // Gzipped: decompresses the rows not read (without decoding them) and the trailer; CorruptInput
+  // naming the file, the row and the uncompressed byte offset for a CRC mismatch, corrupt or
+  // truncated data, a stream shorter than the header declares or trailing data, as reading to the
+  // end would. Then next() returns false. Plain files: does nothing.
+  void verify_rest() override;
 
   std::uint8_t type_code() const noexcept { return type_; }
   // The sizes after the item count (28, 28 for the images).
@@ -50,6 +64,8 @@ class IdxRowReader final : public RowSource {
   // Reads exactly `bytes` into buffer_ or throws, naming `what` (the header), or else row `row`.
   void read_exactly(std::size_t bytes, const char* what, std::uint64_t row = 0);
   std::string gzip_problem() const;  // zlib's error, if any, as text ("" if none)
+  // After the last row: reads on to check the gzip trailer and that no data follows; sets finished_.
+  void check_end();
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -52,8 +52,11 @@ struct RowRecord {
 // and open_row_source do not take it.
 enum class RowFormat { automatic, pb, csv, idx, synthetic };
 
-// Whether the first (non-comment) CSV line is a header. `detect`: it is one exactly when one of its
-// fields does not parse as a number.
+// Whether the first (non-comment, non-blank) CSV line is a header. `present` / `absent` say so;
+// `detect` (a command line's "auto") decides only when the line is unambiguous, and refuses it
+// otherwise (csv_rows.hpp: a line of names is a header, a line of numbers is a row, a mix of the two,
+// a line of quoted numbers only, or pandas' default header 0,1,…,d−1 is CorruptInput asking for
+// --header yes or --header no).
 enum class CsvHeader { detect, present, absent };
 const char* to_string(CsvHeader header) noexcept;  // "detect" | "present" | "absent"
 // The inverse, also taking auto, yes and no (a command line's words); any other text:
@@ -65,6 +68,26 @@ struct RowSourceOptions {
   double scale = 1.0;           // IDX only: every value is multiplied by it (1/255 maps bytes to [0, 1])
   CsvHeader csv_header = CsvHeader::detect;
 };
+
+// The lines of a text file that are not rows, as counted so far (all 0 for binary formats). A line
+// that is a malformed row is not one of them: it is counted in RowSource::skipped() (or thrown). At
+// the end of a CSV file, rows_returned() + skipped() + non_row_lines().total() is its line count.
+struct NonRowLines {
+  std::uint64_t header = 0;   // 0 or 1
+  std::uint64_t comment = 0;  // lines whose first non-blank character is '#'
+  std::uint64_t blank = 0;    // empty, or spaces, tabs and a carriage return only
+  std::uint64_t total() const noexcept { return header + comment + blank; }
+};
+
+// What the reader knows of the input's integrity: whether a checksum covering the bytes read was
+// checked.
+enum class Integrity {
+  no_checksum,  // the format carries none (CSV, plain IDX, row log): there is nothing to check
+  unverified,   // there is one (gzip's CRC-32 and length, at the end of the stream), but the read has
+                // not reached it: the rows delivered may differ from those written, unnoticed
+  verified,     // checked and matched: every byte of the stream was read and is as written
+};
+const char* to_string(Integrity integrity) noexcept;  // "none" | "unverified" | "verified"
 
 class RowSource {
  public:
@@ -81,11 +104,24 @@ class RowSource {
   virtual std::optional<std::uint64_t> declared_rows() const { return std::nullopt; }
   virtual RowFormat format() const = 0;
 
+  // See Integrity. unverified only for a gzipped input whose end has not been read yet (a read
+  // stopped early, as with a row limit); reading to the end (next() returning false) or verify_rest()
+  // makes it verified, or throws.
+  virtual Integrity integrity() const { return Integrity::no_checksum; }
+  // Reads the rest of the input without delivering rows (for gzip: decompresses it, the cost of
+  // reading it) and checks what reading to the end would: the checksum, the size the header
+  // declares, no trailing data. Throws CorruptInput as next() would, naming the file and the
+  // position. Afterwards integrity() is verified and next() returns false: rows not yet read are
+  // skipped, not counted. Formats without a checksum: does nothing (and next() reads on).
+  virtual void verify_rest() {}
+
   const std::string& path() const noexcept { return path_; }
   std::uint64_t rows_returned() const noexcept { return returned_; }
   std::uint64_t skipped() const noexcept { return skipped_; }
   // Why the first skipped row was skipped (the message the reader would have thrown), or "".
   const std::string& first_skip_reason() const noexcept { return first_skip_reason_; }
+  // Header, comment and blank lines read so far (text formats; zeros otherwise).
+  const NonRowLines& non_row_lines() const noexcept { return non_row_; }
 
  protected:
   RowSource(std::string path, bool skip_malformed) : path_(std::move(path)), skip_malformed_(skip_malformed) {}
@@ -97,6 +133,7 @@ class RowSource {
   std::uint64_t returned_ = 0;
   std::uint64_t skipped_ = 0;
   std::string first_skip_reason_;
+  NonRowLines non_row_;
 };
 
 // "pb", "csv", "idx" (or "auto") to the enum; InvalidParameter naming the text otherwise.
