@@ -1,16 +1,16 @@
-// dpstream-recommend on a 100,000-rating MovieLens-format file: the time limits (ALS rank 10,
+// dpstream-recommend on a 100,000-rating MovieLens-format file: the time limits (ALS rank 10,
 // 20 iterations < 10 s; Frank–Wolfe T = 10 < 30 s on this 2-core machine), measured end to end by
 // running the tool, and each training's rate against a limit measured in the same run.
 //
 // The file: movielens_like_ratings(943, 1682, 100000, rank 10) written as MovieLens-100K's u.data
 // (tab-separated user, item, rating, timestamp); no MovieLens file ships with Debian.
 // Runs (all --seed 1, --test-fraction 0.1, so 90,000 training ratings):
-//   als   rank 10, 20 iterations, rigorous Gaussian, ξ = 200   (the ALS criterion)
+//   als   rank 10, 20 iterations, rigorous Gaussian, ξ = 200   (the ALS time criterion)
 //   als   the same, faithful Gaussian
 //   irls  rank 10, 20 iterations, K = 2, rigorous Gaussian, ξ = 200
-//   fw    T = 10, tight Gaussian, exact eigensolver             (the Frank–Wolfe criterion)
+//   fw    T = 10, tight Gaussian, exact eigensolver             (the Frank–Wolfe time criterion)
 // Figures:
-//   *_seconds_over_limit   the tool's wall time (reading, split, training, scoring) / the issue's limit;
+//   *_seconds_over_limit   the tool's wall time (reading, split, training, scoring) / its time limit;
 //   als_gflops_over_gemm   ALS's useful FLOP rate (Gram accumulation Σ|Ω|·r² and the LDLT solves, both
 //                          sides, per iteration) over a dense Eigen GEMM's rate on 256 × 256 matrices;
 //   fw_seconds_over_eigen  Frank–Wolfe's training time over T dense symmetric eigendecompositions of

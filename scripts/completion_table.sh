@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The issue-6 table: test RMSE of dpstream-recommend against ε ∈ {0.5, 1, 2, 5, 10} on the two seeds'
-# synthetic sets, mean over seeds 1..3 (data split and noise both seeded by S).
-#   Frank–Wolfe on seed 001's set: rank one, 100,000 users × 100 items, 22 ratings each (10% held out,
-#     ξ = 20 so L = √20), T = 10, step 2/(t+1), oracle k = ‖u‖‖v‖ (digest A.9.5's choices);
+# The completion table: test RMSE of dpstream-recommend against ε ∈ {0.5, 1, 2, 5, 10} on the two
+# papers' synthetic sets, mean over seeds 1..3 (data split and noise both seeded by S).
+#   Frank–Wolfe on the set of Jain, Thakkar & Thakurta, "Differentially private matrix completion
+#     revisited" (ICML 2018, §4; --synthetic seed001), scaled down: rank one, 100,000 users × 100
+#     items, 22 ratings each (10% held out, ξ = 20 so L = √20), T = 10, step 2/(t+1), oracle
+#     k = ‖u‖‖v‖ (a reference prototype's choices);
 #     faithful = the paper's σ, rigorous = tight calibration; plus the non-private run.
-#   ALS (T = 50) and IRLS (T = 50, K = 20) on seed 004's set: 200 × 200, rank 5, 10% observed, λ = 0.5,
+#   ALS (T = 50) and IRLS (T = 50, K = 20) on the set of Gowtham, Gokularam, Tholeti & Kalyani,
+#     "Introducing the Huber mechanism for differentially private low-rank matrix completion" (arXiv
+#     2022, §4; --synthetic seed004): 200 × 200, rank 5, 10% observed, λ = 0.5,
 #     RMSE over ALL entries of the truth (the paper's metric) — faithful: --epsilon is the paper's per-draw
 #     ε (Table 1 with Δf = 5), rigorous: the whole run's (ε, δ) with ξ = 100, B_r = 5, B_u = 1.
-#   Rigorous ALS (T = 10) and IRLS (T = 10, K = 2) on a set with users to hide among: seed 004's recipe at
-#     20,000 users × 100 items, rank 2, 10% observed, ξ = 20, B_r = 2, B_u = 1, RMSE over all entries.
+#   Rigorous ALS (T = 10) and IRLS (T = 10, K = 2) on a set with users to hide among: the
+#     Huber paper's recipe at 20,000 users × 100 items, rank 2, 10% observed, ξ = 20, B_r = 2,
+#     B_u = 1, RMSE over all entries.
 #   usage: scripts/completion_table.sh [build dir]   (prints a markdown table)
 set -euo pipefail
 tool="${1:-build}/tools/dpstream-recommend"
@@ -29,7 +34,7 @@ echo "| method | mechanism | mode | ε = 0.5 | 1 | 2 | 5 | 10 | non-private |"
 echo "|---|---|---|---|---|---|---|---|---|"
 nonprivate=$(mean_of $fw --mechanism none)
 for mode in faithful rigorous; do
-  row="| fw (seed 001 set, test RMSE) | gaussian | $mode |"
+  row="| fw (Jain et al. set, test RMSE) | gaussian | $mode |"
   for eps in $eps_grid; do row="$row $(mean_of $fw --mechanism gaussian --mode "$mode" --epsilon "$eps") |"; done
   echo "$row $nonprivate |"
 done
@@ -40,7 +45,7 @@ for method in als irls; do
   nonprivate=$(mean_of $als --mechanism none)
   for mechanism in gaussian laplace huber; do
     for mode in faithful rigorous; do
-      row="| $method (seed 004 set, all entries) | $mechanism | $mode |"
+      row="| $method (Gowtham et al. set, all entries) | $mechanism | $mode |"
       for eps in $eps_grid; do row="$row $(mean_of $als --mechanism "$mechanism" --mode "$mode" --epsilon "$eps") |"; done
       echo "$row $nonprivate |"
     done

@@ -1,5 +1,6 @@
 // BufferedToeplitz (stream/blt.hpp): C·C⁻¹ = I, the closed forms against brute force, the strategy
-// guard, and the optimiser against jax_privacy's golden and near-optimality cases (anchors §1.2).
+// guard, and the optimiser against jax_privacy's golden and near-optimality cases (its
+// tests/matrix_factorization/buffered_toeplitz_test.py).
 #include <cmath>
 #include <vector>
 
@@ -140,7 +141,7 @@ TEST_CASE("optimiser: jax_privacy's golden case, n = 1e5 with 2 buffers", "[blt]
   CHECK(r.blt.buf_decay()(1) == Approx(0.9857068667).epsilon(1e-5));
   CHECK(r.blt.output_scale()(0) == Approx(0.0122853238).epsilon(1e-5));
   CHECK(r.blt.output_scale()(1) == Approx(0.1878393665).epsilon(1e-5));
-  // √(max loss) = 1.136 × the Mathias bound (anchors §2.2: 5.297 against 4.665).
+  // √(max loss) = 1.136 × the Mathias bound (exact: 5.297 against 4.665).
   CHECK(std::sqrt(r.loss) / mathias_bound(1e5) == Approx(1.136).margin(0.0005));
   CHECK(r.loss == Approx(golden().max_loss(100000)).epsilon(1e-6));
 }

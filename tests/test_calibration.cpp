@@ -33,7 +33,7 @@ double cks_delta_at(double rho, double eps, double alpha) {
 // ---- classical (paper) calibration ----------------------------------------------------------------
 
 TEST_CASE("paper multiplier reproduces the printed Delta_{eps,delta} table", "[calibration][paper]") {
-  // Analyze Gauss §2.1 / §9.1: exact formula, printed to 6 and 4 decimals; tolerance = half the last
+  // Analyze Gauss §2's Δ_{ε,δ}: exact formula, printed to 6 and 4 decimals; tolerance = half the last
   // printed digit.
   CHECK(paper_gaussian_multiplier(EpsDelta(1.0, 1e-6)) == Approx(5.298803).margin(1e-6));
   CHECK(paper_gaussian_multiplier(EpsDelta(0.1, 1e-5)) == Approx(48.4481).margin(1e-4));
@@ -58,8 +58,8 @@ TEST_CASE("paper sigma is Δ times the multiplier, and refused for eps >= 1", "[
 }
 
 TEST_CASE("why paper refuses large eps: the classical sigma is not (eps, delta)-DP there", "[calibration][paper]") {
-  // At ε = 10, δ = 1e-5 the classical σ = √(2 ln 1.25e5)/10 = 0.4845 has exact δ ≈ 2.3e-5 (digest
-  // §2.1), more than twice the claimed 1e-5. At ε = 20, δ = 1e-6 it is ≈ 1.6e-4.
+  // At ε = 10, δ = 1e-5 the classical σ = √(2 ln 1.25e5)/10 = 0.4845 has exact δ ≈ 2.3e-5 (exact
+  // profile, Balle & Wang 2018), more than twice the claimed 1e-5. At ε = 20, δ = 1e-6 it is ≈ 1.6e-4.
   const double s10 = paper_gaussian_multiplier(EpsDelta(10.0, 1e-5));
   const double d10 = analytic_gaussian_delta(1.0, s10, 10.0);
   CHECK(d10 > 1e-5);
@@ -78,7 +78,7 @@ TEST_CASE("why paper refuses large eps: the classical sigma is not (eps, delta)-
 // ---- analytic Gaussian ----------------------------------------------------------------------------
 
 TEST_CASE("analytic sigma pin and comparison with the classical sigma", "[calibration][analytic]") {
-  // Digest §2.1 [sim]: 4.2247 (printed to 4 decimals).
+  // Balle & Wang 2018's analytic σ: 4.2247 (printed to 4 decimals).
   CHECK(analytic_gaussian_sigma(1.0, EpsDelta(1.0, 1e-6)) == Approx(4.2247).margin(1e-4));
   // σ scales exactly with Δ (δ depends on Δ/σ only); bisection width 1e-13 relative on each side.
   CHECK(analytic_gaussian_sigma(3.0, EpsDelta(1.0, 1e-6)) ==
@@ -255,7 +255,7 @@ TEST_CASE("rho_for_budget inverts the CKS conversion", "[calibration][cks]") {
 
 TEST_CASE("sigma for k composed Gaussian releases", "[calibration][composition]") {
   const EpsDelta t(1.0, 1e-6);
-  // paper: basic composition, (ε/k, δ/k) each. m = 1024 tree: 11 nodes per element gives 63.07 (digest §9.11).
+  // paper: basic composition, (ε/k, δ/k) each. m = 1024 tree: 11 nodes per element gives 63.07.
   CHECK(gaussian_sigma_for_composition(1.0, t, 11, Calibration::paper) == Approx(63.07).margin(0.005));
   CHECK(gaussian_sigma_for_composition(2.0, t, 4, Calibration::paper) ==
         paper_gaussian_sigma(2.0, EpsDelta(0.25, 2.5e-7)));

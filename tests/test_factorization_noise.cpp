@@ -1,6 +1,6 @@
 // Matrix-factorization noise (stream/factorization_noise.hpp): the square-root Toeplitz and BLT
-// strategies against anchors §2's figures, their streaming noise against the explicit B·z, Monte Carlo
-// variance and covariance against the closed forms, calibration, state round trips, and a
+// strategies against figures computed from their exact variance formulas, their streaming noise
+// against the explicit B·z, Monte Carlo variance and covariance against the closed forms, calibration, state round trips, and a
 // ContinualSum running them.
 #include <algorithm>
 #include <bit>
@@ -37,7 +37,7 @@ using privacy::EpsDelta;
 
 namespace {
 
-// jax_privacy's golden 2-buffer BLT for n = 1e5 (anchors §1.2).
+// jax_privacy's golden 2-buffer BLT for n = 1e5 (its buffered_toeplitz_test.py).
 BufferedToeplitz golden() {
   return BufferedToeplitz(VectorXd{{0.9999528892, 0.9857068667}}, VectorXd{{0.0122853238, 0.1878393665}});
 }
@@ -61,14 +61,14 @@ std::vector<std::vector<double>> sample_release_noise(MakeNoise make, std::uint6
 
 }  // namespace
 
-TEST_CASE("square-root Toeplitz: coefficients and anchors §2.2's variances", "[factorization][sqrt]") {
+TEST_CASE("square-root Toeplitz: coefficients and the exact variances", "[factorization][sqrt]") {
   const VectorXd f = sqrt_toeplitz_coefficients(4);
   CHECK(f(0) == 1.0);
   CHECK(f(1) == 0.5);
   CHECK(f(2) == 0.375);
   CHECK(f(3) == 0.3125);
   // Max-error variance per unit noise multiplier = S_T² (B = C: sensitivity² S_T times error S_T).
-  // anchors §2.2: 10.71 at T = 2^10, 21.13 at 2^16, 30.02 at 2^20; S_T = 3.273 at 2^10.
+  // Exact formulas: 10.71 at T = 2^10, 21.13 at 2^16, 30.02 at 2^20; S_T = 3.273 at 2^10.
   for (const auto& [t, variance] : std::vector<std::pair<std::uint64_t, double>>{{1024, 10.71}, {65536, 21.13}, {1 << 20, 30.02}}) {
     SqrtToeplitzNoise noise(t, 1.0, 1.0, 1);
     CHECK(noise.sensitivity_squared() * noise.release_variance(t) == Approx(variance).margin(0.005));
@@ -87,7 +87,7 @@ TEST_CASE("square-root Toeplitz: coefficients and anchors §2.2's variances", "[
     const MatrixXd a = MatrixXd::Ones(m.rows(), m.cols()).triangularView<Eigen::Lower>();
     CHECK((m * m - a).cwiseAbs().maxCoeff() <= 1e-12);
   }
-  // √(max loss) at n = 10⁵: 4.731 (anchors §2.2), the BLT golden 5.297.
+  // √(max loss) at n = 10⁵: 4.731 (exact), the BLT golden 5.297.
   CHECK(SqrtToeplitzNoise(100000, 1.0, 1.0, 1).sensitivity_squared() == Approx(4.731).margin(0.0005));
   CHECK(std::sqrt(golden().max_loss(100000)) == Approx(5.297).margin(0.0005));
 }
@@ -173,7 +173,7 @@ TEST_CASE("calibration: mu is the target's, sensitivity from the strategy's firs
     // The Gaussian mechanism with sensitivity μ and σ = 1 is exactly (1, 1e-6)-DP.
     CHECK(privacy::analytic_gaussian_delta(noise->mu(), 1.0, 1.0) == Approx(1e-6).epsilon(1e-6));
     // Against the tree of the same horizon (10 levels, ε = 1, δ = 1e-6): the largest release
-    // variance is several times smaller. anchors §2.2 (T = 2^10): tree max 110 vs sqrt 10.71.
+    // variance is several times smaller. Exact formulas (T = 2^10): tree max 110 vs sqrt 10.71.
     TreeNoiseOptions t;
     t.horizon = 469;
     const auto tree = make_tree_noise(t, 3);

@@ -1,10 +1,11 @@
-// HR12's private find-and-project (pca/find_and_project.hpp) and its randomized-response baseline
-// (pca/input_perturbation.hpp), against digest seed-000-003 §D.1–D.2 and Appendix P.1–P.2.
+// The private find-and-project of Hardt & Roth, "Beating randomized response on incoherent matrices"
+// (STOC 2012, HR12; Figs 2–4) (pca/find_and_project.hpp) and its randomized-response baseline
+// (pca/input_perturbation.hpp): calibration pins, exact privacy of the printed constants, error laws.
 //
-// Synthetic data (§D.2): A = U diag(s) Vᵀ, U (m × R) and V (n × R) Haar, s_j = s₁·0.7^{j−1}, under
-// HR12's own unit (row_change, Δ = 1: rows unbounded, as in the digest's prototype). s₁ = 1e5 makes
+// Synthetic data: A = U diag(s) Vᵀ, U (m × R) and V (n × R) Haar, s_j = s₁·0.7^{j−1}, under
+// HR12's own unit (row_change, Δ = 1: rows unbounded, as in a reference prototype). s₁ = 1e5 makes
 // the signal strong (s_R ≫ σ(√m + √n) for every σ here), the regime of the error laws below.
-// Sizes are scaled down from the digest's 100 × 100,000 (to n ≤ 20,000) to keep this file near 3 s in
+// Sizes are scaled down from the prototype's 100 × 100,000 (to n ≤ 20,000) to keep this file near 3 s in
 // release.
 #include <algorithm>
 #include <cmath>
@@ -51,7 +52,7 @@ struct Synthetic {
   VectorXd s;
 };
 
-// coherent: U's first column is e₁ (μ0 = m/R, digest §D.2.4).
+// coherent: U's first column is e₁ (μ0 = m/R).
 Synthetic synthetic(Index m, Index n, Index rank, privacy::NoiseSource& source, bool coherent = false) {
   Synthetic out;
   out.u = haar(m, rank, source);
@@ -93,16 +94,16 @@ double range_error(const MatrixXd& a, const MatrixXd& w) { return (a - w * (w.tr
 
 }  // namespace
 
-TEST_CASE("§D.1.1 / P.1 (a, b) Gaussian constants: classical, analytic, and HR12 Thm 2.6's", "[hr12][calibration]") {
-  // σ_RR per unit sensitivity: classical √(2 ln(1.25/δ))/ε = 5.2988 (ε = 1, δ = 1e-6; §D.1.1) and
+TEST_CASE("HR12 Gaussian constants: classical, analytic, and HR12 Thm 2.6's", "[hr12][calibration]") {
+  // σ_RR per unit sensitivity: classical √(2 ln(1.25/δ))/ε = 5.2988 (ε = 1, δ = 1e-6) and
   // 10.598 at ε = 0.5; analytic 4.2247.
   CHECK(InputPerturbation(rr_options(1, 1.0, Calibration::paper)).sigma() == Approx(5.2988).margin(5e-5));
   CHECK(InputPerturbation(rr_options(1, 0.5, Calibration::paper)).sigma() == Approx(10.5976).margin(5e-4));
   CHECK(InputPerturbation(rr_options(1, 1.0, Calibration::tight)).sigma() == Approx(4.2247).margin(5e-5));
-  // The classical σ at ε = 1 is outside its proof but exactly private: δ = 3.2e-9 (P.1 (b)).
+  // The classical σ at ε = 1 is outside its proof but exactly private: δ = 3.2e-9.
   CHECK(privacy::analytic_gaussian_delta(1.0, 5.2988, 1.0) == Approx(3.2e-9).epsilon(0.03));
   // HR12 Thm 2.6 prints ρ = c√(ln(1.25/δ))/ε, missing √2: exact δ 9.30e-6 at (1, 1e-6), 1.70e-7 at
-  // (1, 1e-9), 3.6e-6 at (0.5, 1e-6) (P.1 (a)). Not used by any mechanism here.
+  // (1, 1e-9), 3.6e-6 at (0.5, 1e-6). Not used by any mechanism here.
   const auto thm26_delta = [](double eps, double delta) {
     return privacy::analytic_gaussian_delta(1.0, std::sqrt(std::log(1.25 / delta)) / eps, eps);
   };
@@ -111,14 +112,14 @@ TEST_CASE("§D.1.1 / P.1 (a, b) Gaussian constants: classical, analytic, and HR1
   CHECK(thm26_delta(0.5, 1e-6) == Approx(3.6e-6).epsilon(0.02));
 }
 
-TEST_CASE("§D.1.2 / P.1 (c) range finder: paper ρ, its conditional δ, and what the mixture bound certifies",
+TEST_CASE("HR12 range finder: paper ρ, its conditional δ, and what the mixture bound certifies",
           "[hr12][calibration]") {
   // PFP at (1, 1e-6) gives each stage (0.5, 5e-7); K = 6.
   const EpsDelta half(0.5, 5e-7);
   const auto paper = range_finder_calibration(6, 1.0, half, Calibration::paper);
-  CHECK(paper.sigma == Approx(58.27).margin(0.01));  // §D.1.2: 2/0.5·√(12 ln(24/5e-7)) ≈ 58.3
+  CHECK(paper.sigma == Approx(58.27).margin(0.01));  // 2/0.5·√(12 ln(24/5e-7)) ≈ 58.3
   // Lemma 4.1's Gaussian step given ‖eᵀΩ‖ ≤ c has ρ/c = 2/ε, so its exact δ depends on ε only:
-  // 6.83e-3 at ε = 1, 2.71e-3 at 0.5, 4.46e-4 at 0.1, for every δ and K (§A.3.1) — not δ/2.
+  // 6.83e-3 at ε = 1, 2.71e-3 at 0.5, 4.46e-4 at 0.1, for every δ and K (Fig 2, Lemma 4.1) — not δ/2.
   for (double delta : {1e-4, 1e-6, 1e-9})
     for (Index k : {4, 6, 10}) {
       INFO("delta " << delta << ", K " << k);
@@ -129,8 +130,8 @@ TEST_CASE("§D.1.2 / P.1 (c) range finder: paper ρ, its conditional δ, and wha
       CHECK(range_finder_calibration(k, 1.0, EpsDelta(0.1, delta), Calibration::paper).paper_conditional_delta ==
             Approx(4.46e-4).epsilon(0.003));
     }
-  // The mixture bound (joint convexity over the secret Ω) does certify the paper's ρ here — the
-  // digest's "not (ε, δ)-DP" is a failed proof, not a leak — and fails to certify it for K = 1 at
+  // The mixture bound (joint convexity over the secret Ω) does certify the paper's ρ here — calling
+  // it "not (ε, δ)-DP" mistakes a failed proof for a leak — and fails to certify it for K = 1 at
   // small δ (a failed certificate, again not a proof of leakage).
   CHECK(paper.certified_delta == Approx(3.3e-13).epsilon(0.05));
   CHECK(paper.certified_delta <= half.delta());
@@ -142,14 +143,15 @@ TEST_CASE("§D.1.2 / P.1 (c) range finder: paper ρ, its conditional δ, and wha
   CHECK(tight.sigma == Approx(28.82).margin(0.01));
   CHECK(tight.certified_delta <= half.delta());
   CHECK(tight.certified_delta >= 0.999 * half.delta());
-  // The digest's corrected two-part formula, √(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε = 161.8 (§A.3.1).
+  // Fig 2's ρ corrected (classical Gaussian at δ/2 after the union bound), two-part:
+  // √(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε = 161.8.
   CHECK(range_finder_sigma_two_part(6, 1.0, half) == Approx(161.8).margin(0.1));
   // Everything scales with Δ (σ ∝ Δ exactly; the bisection has relative tolerance 1e-10).
   CHECK(range_finder_calibration(6, 2.0, half, Calibration::tight).sigma == Approx(2 * tight.sigma).epsilon(1e-9));
   CHECK(range_finder_calibration(6, 2.0, half, Calibration::paper).sigma == Approx(2 * paper.sigma).epsilon(1e-14));
 }
 
-TEST_CASE("§D.1.4 the mixture bound brackets E[δ_G(ε; X/ρ)], X ~ χ_K, within a few per cent", "[hr12][calibration]") {
+TEST_CASE("HR12 mixture bound brackets E[δ_G(ε; X/ρ)], X ~ χ_K, within a few per cent", "[hr12][calibration]") {
   // Independent quadrature with 10× finer cells, each at its LEFT end: a lower bound on the integral
   // (δ_G increases in X). The certified value is an upper bound, and the header claims ≤ a few % above.
   for (const auto& [k, sigma, eps] : std::vector<std::tuple<Index, double, double>>{
@@ -172,12 +174,12 @@ TEST_CASE("§D.1.4 the mixture bound brackets E[δ_G(ε; X/ρ)], X ~ χ_K, withi
   }
 }
 
-TEST_CASE("§D.1.2 / P.1 (f) projection: paper ρ ≈ 454 spends 3–4% of its ε; tight is one analytic Gaussian",
+TEST_CASE("HR12 projection: paper ρ ≈ 454 spends 3–4% of its ε; tight is one analytic Gaussian",
           "[hr12][calibration]") {
   const EpsDelta half(0.5, 5e-7);
   CHECK(projection_paper_rho(6, half) == Approx(454.4).margin(0.1));  // 2/0.5·√(48 ln(24/5e-7) ln(2/5e-7))
   // Whole release: whitened sensitivity ≤ √K/ρ (|W_ij| ≤ α_j), so the exact ε at the target δ is
-  // that of a Gaussian with Δ = √K, σ = ρ: about 0.03–0.04 of the nominal ε (P.1 (f)).
+  // that of a Gaussian with Δ = √K, σ = ρ: about 0.03–0.04 of the nominal ε.
   for (Index k : {4, 10})
     for (double eps : {0.5, 1.0}) {
       const EpsDelta target(eps, 1e-6);
@@ -195,7 +197,7 @@ TEST_CASE("§D.1.2 / P.1 (f) projection: paper ρ ≈ 454 spends 3–4% of its �
   CHECK(PrivateProjection(o).noise_multiplier(6) == projection_paper_rho(6, half));
 }
 
-TEST_CASE("§D.1.3 / §D.2.2 projection noise: per-row variance, zero rows, sensitivity", "[hr12][projection]") {
+TEST_CASE("HR12 projection noise: per-row variance, zero rows, sensitivity", "[hr12][projection]") {
   // A = 0, so P = N' exactly. W' (m × 3): two orthonormal columns and a zero one (a fully pruned
   // column): row 2 of W'ᵀA is 0 for every A, so it gets no noise. Per row, Σx²/σ_j² ~ χ²_n, checked
   // with the Laurent–Massart interval at α = 1e-7 (n = 20000: about ±5%); 4 checks, false alarm < 1e-6.
@@ -226,7 +228,7 @@ TEST_CASE("§D.1.3 / §D.2.2 projection noise: per-row variance, zero rows, sens
     CHECK(r.noise_sigma(2) == 0.0);
     CHECK(r.released.row(2).cwiseAbs().maxCoeff() == 0.0);
   }
-  // §D.1.4 sensitivity: a unit change e of row i moves W'ᵀA by W'_(i) ⊗ e, Frobenius ‖W'_(i)‖; the
+  // Sensitivity: a unit change e of row i moves W'ᵀA by W'_(i) ⊗ e, Frobenius ‖W'_(i)‖; the
   // worst row attains max_i ‖W'_(i)‖ (the tight Δ), every other stays below.
   Index worst = 0;
   w.rowwise().norm().maxCoeff(&worst);
@@ -238,12 +240,12 @@ TEST_CASE("§D.1.3 / §D.2.2 projection noise: per-row variance, zero rows, sens
   }
 }
 
-TEST_CASE("§D.2.1 RR error law ||A − (A+G)_k||_F ≈ σ_RR·√(k(m+n) − k²), and its scaling in ε and m + n",
+TEST_CASE("RR error law ||A − (A+G)_k||_F ≈ σ_RR·√(k(m+n) − k²), and its scaling in ε and m + n",
           "[hr12][rr]") {
   // Exactly rank k = R = 6, strong signal (s₆ = 16,807 against σ(√m + √n) ≤ 10.6·(10 + 142) = 1,611).
   // To first order the error is P_U G + G P_V − P_U G P_V, with E‖·‖² = σ²(k(m+n) − k²); the
   // relative spread of its norm is 1/√(2k(m+n)) ≈ 0.2% and the second-order terms are
-  // ~(σ(√m+√n)/s_k)² ≤ 1%. Digest table A.5 (m = 100, n = 100,000: 4,102 at σ = 5.3) scaled to
+  // ~(σ(√m+√n)/s_k)² ≤ 1%. A reference prototype's table (m = 100, n = 100,000: 4,102 at σ = 5.3) scaled to
   // n = 20,000 (and 5,000 for the √(m+n) law). Tolerance 2%.
   const Index m = 100, k = 6;
   privacy::SeededNoiseSource data(3);
@@ -279,7 +281,7 @@ TEST_CASE("§D.2.1 RR error law ||A − (A+G)_k||_F ≈ σ_RR·√(k(m+n) − k�
   CHECK(errors[0][0] / small_error == Approx(law(1.0, 20000) / law(1.0, 5000)).epsilon(0.03));
 }
 
-TEST_CASE("§D.2.5 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K−R−1), and ∝ ρ", "[hr12][range]") {
+TEST_CASE("HR12 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K−R−1), and ∝ ρ", "[hr12][range]") {
   // Rank R = 2, target r = k = 2, p = 6 (K = 8), m = 200, n = 1000, 100 matrices per calibration.
   // Thm 4.2: E‖A − WWᵀA‖_F ≤ √(1 + r/(p−1))·√(Σ_{j>r}(σ_j + ρ)²), j up to m (A' = [A | ρI] has m
   // singular values; here σ_j = 0 for j > R, so the bound is √(1 + 2/5)·ρ√(m − 2)).
@@ -316,7 +318,7 @@ TEST_CASE("§D.2.5 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K�
     CHECK(sum / runs <= thm42);
     CHECK(sum_sq / runs / law == Approx(1.0).epsilon(0.2));
   }
-  // The error grows ∝ ρ (§D.2.5: paper ρ is 2.02× tight at K = 8): same matrices, same Ω and unit
+  // The error grows ∝ ρ (paper ρ is 2.02× tight at K = 8): same matrices, same Ω and unit
   // noise, so the ratio of the means is the ρ ratio up to W's second-order movement.
   RangeFinderOptions o;
   o.k = k;
@@ -327,17 +329,17 @@ TEST_CASE("§D.2.5 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K�
   CHECK(mean_error[1] / mean_error[0] == Approx(rho_ratio).epsilon(0.03));
 }
 
-TEST_CASE("§D.2.3 / §D.2.4 Lemma 5.11: α_max ∝ √(ln m/m) when incoherent; e₁ ∈ U shows in W's rows",
+TEST_CASE("HR12 Lemma 5.11: α_max ∝ √(ln m/m) when incoherent; e₁ ∈ U shows in W's rows",
           "[hr12][coherence]") {
-  // R = K = 6 (the digest's setting), n = 2000 (Lemma 5.11 does not depend on n or σ). Incoherent W's
+  // R = K = 6 (a reference prototype's setting), n = 2000 (Lemma 5.11 does not depend on n or σ). Incoherent W's
   // entries behave like N(0, 1/m) (Haar): the max of mK of them lies between √(ln m/m) (below it with
   // probability (1 − 2Φ̄(√ln m))^{mK} < e^{−19}) and √(2 ln(2mK/1e-4)/m) (union bound, 1e-4). Measured
-  // α_max/√(ln m/m): 1.37–2.05 over m = 100..1600 and 9 seeds (digest: 1.3–1.5; its "< 2" is not a
-  // bound: 2.05 at m = 100). The max row norm ‖W_(i)‖ (the tight projection's sensitivity): a Haar
+  // α_max/√(ln m/m): 1.37–2.05 over m = 100..1600 and 9 seeds (prototype: 1.3–1.5; its "< 2" is not
+  // a bound: 2.05 at m = 100). The max row norm ‖W_(i)‖ (the tight projection's sensitivity): a Haar
   // W's squared row norms are Beta(K/2, (m−K)/2) ≈ χ²_K/m, so a union bound over the rows at 1e-6
   // gives √(q/(m − K)), q the χ²_6 upper 1e-6/m quantile (0.72 at m = 100; measured ≈ 0.4).
   // Coherent (u₁ = e₁, μ0 = m/R): e₁ ∈ range(U) and the signal is strong, so e₁ lies in range(W) up to
-  // sin θ ≈ ρ/s₁ and ‖W_(1)‖ = ‖Wᵀe₁‖ > 0.99, hence α_max ≥ 0.99/√K. The digest's "α_max(coherent)
+  // sin θ ≈ ρ/s₁ and ‖W_(1)‖ = ‖Wᵀe₁‖ > 0.99, hence α_max ≥ 0.99/√K. The prototype's "α_max(coherent)
   // > 0.7" depends on how QR spreads e₁ over W's columns (0.72–0.95 measured): the row norm is the
   // robust form of the coherence signal.
   RangeFinderOptions o;
@@ -365,7 +367,7 @@ TEST_CASE("§D.2.3 / §D.2.4 Lemma 5.11: α_max ∝ √(ln m/m) when incoherent;
   }
 }
 
-TEST_CASE("§D.2.2 / Thm 4.7 PFP error components: ||A − B||² = ||A − WWᵀA||² + ||N'||², E||N'||² = nΣσ_j²",
+TEST_CASE("HR12 Thm 4.7 PFP error components: ||A − B||² = ||A − WWᵀA||² + ||N'||², E||N'||² = nΣσ_j²",
           "[hr12][pfp]") {
   // No pruning (α = 1): W' = W, and A − B = (I − WWᵀ)A − WN' with orthogonal column spaces, so the
   // squares add exactly (to rounding; the tight form of Thm 4.7, whose √k factor is not needed).
@@ -403,7 +405,7 @@ TEST_CASE("§D.2.2 / Thm 4.7 PFP error components: ||A − B||² = ||A − WWᵀ
   }
 }
 
-TEST_CASE("§D.2.6 PFP error ∝ 1/ε: exactly for paper constants, ∝ each stage's σ for tight", "[hr12][pfp]") {
+TEST_CASE("PFP error ∝ 1/ε: exactly for paper constants, ∝ each stage's σ for tight", "[hr12][pfp]") {
   // The same noise seed at ε = 1 and 0.5: Ω and the unit draws are identical, only the scales move.
   // Paper constants: ρ_RF and Fig 3's ρ are ∝ 1/ε exactly. Each error component follows its own scale:
   // the range error ρ_RF (W's signal part moves at second order, ρ/s_R ≲ 1e-2), ‖N'‖ the norm of the
@@ -440,7 +442,7 @@ TEST_CASE("§D.2.6 PFP error ∝ 1/ε: exactly for paper constants, ∝ each sta
   }
 }
 
-TEST_CASE("§D.2.6 / P.2 PFP-tight vs RR at equal (ε, δ): RR wins at n/m = 5, PFP at n/m = 100", "[hr12][pfp][rr]") {
+TEST_CASE("PFP-tight vs RR at equal (ε, δ): RR wins at n/m = 5, PFP at n/m = 100", "[hr12][pfp][rr]") {
   // Both released at rank k = R = 2 (PFP: p = 4, its B truncated to rank 2; RR: top-2 SVD), ε = 1,
   // δ = 1e-6, rigorous calibrations. Error model (strong signal): PFP² ≈ ρ_RF²(m − K)R/(K − R − 1)
   // + σ_P²·k(n + K) with σ_P = 8.35·max row norm of W (≈ 0.3 at m = 200); RR² ≈ σ_RR²(k(m + n) − k²),
@@ -468,7 +470,7 @@ TEST_CASE("§D.2.6 / P.2 PFP-tight vs RR at equal (ε, δ): RR wins at n/m = 5, 
     else CHECK(pfp_sq / rr_sq < 1.0);
   }
   CHECK(ratio_sq[1] < ratio_sq[0]);
-  // Paper constants lose everywhere testable (P.2: 8–40×): the projection alone carries noise
+  // Paper constants lose everywhere testable (8–40× in prototype runs): the projection alone carries noise
   // α_j·454 ≈ 110 per entry against σ_RR = 4.2.
   const PrivateFindAndProject paper(pfp_options(k, p, 1.0, Calibration::paper));
   const Synthetic s = synthetic(m, 20000, 2, data);
@@ -478,7 +480,7 @@ TEST_CASE("§D.2.6 / P.2 PFP-tight vs RR at equal (ε, δ): RR wins at n/m = 5, 
   CHECK(paper_error > 5 * rr_error);
 }
 
-TEST_CASE("§D.2.7 pruning: Lemma 5.4's bound, α_j from the pruned W', W unpruned on the left", "[hr12][pruning]") {
+TEST_CASE("HR12 pruning: Lemma 5.4's bound, α_j from the pruned W', W unpruned on the left", "[hr12][pruning]") {
   // A heavy-row matrix (row 0 carries 30% of ‖A‖²_F, C = √m·max‖A_(i)‖/‖A‖_F ≈ 5.5), so W has large
   // entries in row 0 and α = 0.3 prunes them. Lemma 5.4 (orthonormal W): ‖W(W_α − W)ᵀA‖_F ≤
   // ‖(W_α − W)ᵀA‖_F ≤ √k·C‖A‖_F/(α√m) ≤ C k‖A‖_F/(α√m) (the paper's form).

@@ -81,9 +81,9 @@ TEST_CASE("Mironov: the naive Laplace sampler's low-order bits reveal the input"
 }
 
 TEST_CASE("Mironov: snapping the naive sampler's output to a fine grid leaves its tail readable", "[fp-safety]") {
-  // Snapping alone, as LaplaceMechanism released before issue 8: snap(x + laplace(b)) on the grid
-  // Λ = 2^-30 (b = 1; it was 2^-40 then, with gaps from 9b). Near |v| the sampler's support is
-  // spaced e^{|v|}·2^-53, wider than Λ beyond |v| = 23 ln 2 ≈ 15.9: there some cells are
+  // Snapping alone, as LaplaceMechanism released before its floating-point hardening:
+  // snap(x + laplace(b)) on the grid Λ = 2^-30 (b = 1; it was 2^-40 then, with gaps from 9b).
+  // Near |v| the sampler's support is spaced e^{|v|}·2^-53, wider than Λ beyond |v| = 23 ln 2 ≈ 15.9: there some cells are
   // unreachable, and which ones depends on x. Conditioned on |Z| > 17 (probability e^-17 = 4e-8;
   // sampled exactly by drawing the word index k uniformly below 2^53·e^-17), an expected
   // 1 − Λ/spacing ≈ 50-70% of outputs of M(1/3) are impossible under M(0); 500 draws and an

@@ -1,7 +1,7 @@
 // FplOnlinePca: follow-the-leader, Algorithm 2 (perturbed leader) and the private tree learner of
-// Analyze Gauss §4 (digest seed-002 §4.1–§4.4, checks §9.12), scored with eval::RegretMeter.
+// Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss" (STOC 2014), §4, scored with eval::RegretMeter.
 //
-// Protocol in every regret run (digest §4.1, Algorithm 2 line 3): each block of rows is scored with
+// Protocol in every regret run (Algorithm 2 line 3): each block of rows is scored with
 // the learner's basis BEFORE the learner sees it (meter.add_gains(learner.gains(rows))), then the
 // meter observes the rows, then the learner (or its stream) ingests them.
 //
@@ -46,7 +46,7 @@ using Eigen::VectorXd;
 
 namespace {
 
-// The anti-FTL cyclic adversary of digest §4.2 (k = 2): a_1 = √(2/3)e_0, a_2 = √(1/3)e_1, then e_2,
+// The anti-FTL cyclic adversary of a reference simulation (k = 2): a_1 = √(2/3)e_0, a_2 = √(1/3)e_1, then e_2,
 // e_1, e_0 repeated. After every full cycle the prefix covariance is diag(c + 2/3, c + 1/3, c), and
 // each next row points along the currently smallest of the three: follow-the-leader gains 0 on every
 // row from the third on, so its regret is OPT − 2/3 − (gain of a_2) ∈ [OPT − 1, OPT − 2/3].
@@ -63,7 +63,7 @@ MatrixXd prefix_covariance(const MatrixXd& rows, Index t) {
   return rows.topRows(t).transpose() * rows.topRows(t);
 }
 
-// OPT = Σ of the k largest eigenvalues of AᵀA (digest §4.1), by Eigen directly.
+// OPT = Σ of the k largest eigenvalues of AᵀA (Analyze Gauss §4), by Eigen directly.
 double exact_opt(const MatrixXd& rows, Index k) {
   const linalg::SymmetricEigenSolver es(prefix_covariance(rows, rows.rows()), Eigen::EigenvaluesOnly);
   return es.eigenvalues().tail(k).sum();
@@ -86,7 +86,7 @@ FplOptions follow_the_leader(Index k, std::uint64_t refresh_every = 1) {
 }
 
 // Algorithm 2 with fresh paper-shaped noise every row, calibrated by the classical formula
-// Δ = √(2 ln(1.25/δ))/ε (digest §1, §4.2).
+// Δ = √(2 ln(1.25/δ))/ε (Analyze Gauss §2 and Algorithm 1).
 FplOptions perturbed_leader(Index k, double eps, double delta, std::uint64_t seed) {
   FplOptions o;
   o.k = k;
@@ -204,15 +204,15 @@ double se_of(const std::vector<double>& xs) {
 
 }  // namespace
 
-// ---- 1. The cyclic adversary (digest §4.2 table, §9.12) ---------------------------------------------
+// ---- 1. The cyclic adversary ----------------------------------------------------------------------
 
-TEST_CASE("follow_the_leader has regret ~ OPT (linear in m) on the cyclic adversary (digest §4.2 table, §9.12)",
+TEST_CASE("follow_the_leader has regret ~ OPT (linear in m) on the cyclic adversary",
           "[fpl][regret]") {
   // Regression (fixed in lib/pca/subspace.cpp): the warm refresh used to stop on its start block when
   // the previous top k were still exact eigenvectors, so follow_the_leader stuck to span{e_0, ·} on
   // this axis-aligned stream, with regret OPT/2 + 1/2 (341.67 of 682.33 at m = 1024) instead of the
-  // digest's 681.7. The reference FTL (a full eigendecomposition after every row) reproduces the
-  // digest.
+  // 681.7 of a reference simulation. The reference FTL (a full eigendecomposition after every row)
+  // reproduces that figure.
   const Index k = 2;
   for (Index m : {1024, 4096}) {
     const MatrixXd a = cyclic_adversary(m);
@@ -228,7 +228,7 @@ TEST_CASE("follow_the_leader has regret ~ OPT (linear in m) on the cyclic advers
   }
 }
 
-TEST_CASE("follow_the_leader's basis is the exact top k of the prefix after every row (digest §4.2 Algorithm 2 line 6, §10)",
+TEST_CASE("follow_the_leader's basis is the exact top k of the prefix after every row (Algorithm 2 line 6, algebraic top k)",
           "[fpl][regression]") {
   // Regression test for a defect of the warm refresh (fixed in lib/pca/subspace.cpp: a fresh random
   // start column, and at least one Krylov expansion before any answer is accepted). The refresh used
@@ -273,14 +273,14 @@ TEST_CASE("follow_the_leader's basis is the exact top k of the prefix after ever
   }
 }
 
-TEST_CASE("perturbed_leader (Algorithm 2, tuned eps*) has sublinear regret on the cyclic adversary (digest §4.2 table, §9.12)",
+TEST_CASE("perturbed_leader (Algorithm 2, tuned eps*) has sublinear regret on the cyclic adversary",
           "[fpl][regret][statistical]") {
   // ε* = √(k√n ln m / OPT), δ = 1/m², fresh E_t every row (refresh_every = 1), R = 6 seeds per m.
   // Measured (release build, seeds 1000..1005):
   //   m = 1024: OPT 682.33, ε* 0.3014, regret mean 191.6 (se 2.7), regret/OPT 0.281;
   //   m = 4096: OPT 2730.33, ε* 0.1651, regret mean 414.8 (se 9.2), regret/OPT 0.152;
   //   Regret(4096)/Regret(1024) = 2.164 (se 0.057).
-  // Digest sim (6 runs): 191 and 438, ratio 2.29. 16384 rows (digest: 883, ratio 2.02) are left out
+  // Reference simulation (6 runs): 191 and 438, ratio 2.29. 16384 rows (there: 883, ratio 2.02) are left out
   // for time: 8 runs of 16384 rows take ~8–11 s here (ε* = 0.0891 gave mean 877.5, sd 35, ratio
   // 2.04 over 4096 in a one-off measurement with 8 seeds).
   const Index k = 2, d = 20;
@@ -307,10 +307,10 @@ TEST_CASE("perturbed_leader (Algorithm 2, tuned eps*) has sublinear regret on th
     const double ftl = reference_ftl_regret(a, k);
     CHECK(mean_regret.back() + 5 * se_regret.back() <= 0.5 * ftl);
   }
-  // Sublinear: Regret(4m)/Regret(m) ≈ 2·√(ln 4m / ln m) = 2.19 for √(OPT log m) scaling (digest sim
-  // 2.29 for 1024 → 4096); linear regret would give 4. Standard error of the ratio by the delta
+  // Sublinear: Regret(4m)/Regret(m) ≈ 2·√(ln 4m / ln m) = 2.19 for √(OPT log m) scaling (reference
+  // simulation 2.29 for 1024 → 4096); linear regret would give 4. Standard error of the ratio by the delta
   // method: ratio·√((se₁/R₁)² + (se₂/R₂)²) = 2.164·√(0.0142² + 0.0221²) = 0.057 (measured). Band:
-  // the digest's 2–2.3, widened by 4 standard errors ([1.77, 2.53]); linear is 4 − 10 se away.
+  // the reference simulation's 2–2.3, widened by 4 standard errors ([1.77, 2.53]); linear is 4 − 10 se away.
   const double ratio = mean_regret[1] / mean_regret[0];
   const double se_ratio = ratio * std::hypot(se_regret[0] / mean_regret[0], se_regret[1] / mean_regret[1]);
   FIGURE("mean regret " << mean_regret[0] << " (se " << se_regret[0] << ") and " << mean_regret[1] << " (se "
@@ -323,7 +323,7 @@ TEST_CASE("perturbed_leader (Algorithm 2, tuned eps*) has sublinear regret on th
   CHECK(f2 + 4 * se_regret[1] / opts[1] < f1 - 4 * se_regret[0] / opts[0]);
 }
 
-TEST_CASE("regret bookkeeping: regret = OPT − Σ gains, each gain with the basis before its row (digest §4.1, §9.12)",
+TEST_CASE("regret bookkeeping: regret = OPT − Σ gains, each gain with the basis before its row (Analyze Gauss §4)",
           "[fpl][regret]") {
   // One seeded perturbed run on the cyclic adversary, recomputed by hand: gains from learner.basis()
   // before each update, OPT from Eigen's SelfAdjointEigenSolver. Sums of ≤ 1024 terms in [0, 1] in a
@@ -349,19 +349,19 @@ TEST_CASE("regret bookkeeping: regret = OPT − Σ gains, each gain with the bas
   CHECK(meter.regret_over_opt(0) == Approx((opt - before) / opt).epsilon(1e-10));
 }
 
-// ---- 2. Theorem 9 (digest §4.2 step 3) --------------------------------------------------------------
+// ---- 2. Theorem 9 (the bound its omitted proof gives, reconstructed) -------------------------------
 
-TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 on an oblivious i.i.d. stream (digest §4.2)",
+TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 on an oblivious i.i.d. stream",
           "[fpl][regret][statistical]") {
   // Stream: ±e_j, j = 0 or 1 with probability 0.15 each, otherwise uniform on the other 18 axes
-  // (digest §4.2 sim table), n = 20, k = 2, m = 4096, δ = 1/m², paper calibration.
-  // ε ∈ {0.5, 0.99}: the digest's ε = 1.0 is outside both Theorem 9's domain (ε < 1) and the paper
+  // (a reference simulation's stream), n = 20, k = 2, m = 4096, δ = 1/m², paper calibration.
+  // ε ∈ {0.5, 0.99}: the reference simulation's ε = 1.0 is outside both Theorem 9's domain (ε < 1) and the paper
   // calibration's (refused for ε ≥ 1, checked below), so 0.99 stands in for it.
   // E S_k(E) by Monte Carlo over 400 draws of E from the same mechanism.
   // Measured (release build, R = 4 runs, seeds 500..503; 400 noise draws, seed 31337):
   //   ε = 0.5:  σ 11.61, E S_k 336.9 (se 0.96), regret mean 159.8 (se 1.5), mean bound 818.6;
   //   ε = 0.99: σ 5.865, E S_k 170.1 (se 0.48), regret mean 83.9 (se 1.3), mean bound 938.9.
-  // Digest: 163 and 85 (ε = 1.0, σ 5.81) against bounds ≈ 827 and ≈ 958. The bound holds with a
+  // Reference simulation: 163 and 85 (ε = 1.0, σ 5.81) against bounds ≈ 827 and ≈ 958. The bound holds with a
   // slack of ~100 standard errors, as expected of a worst-case bound on a benign stream.
   // One-sided check: mean(bound − regret) ≥ −z·√(se_D² + se_S²), z = 5, where se_D is the standard
   // error of the per-run difference and se_S that of the Monte Carlo E S_k.
@@ -411,7 +411,7 @@ TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 o
 
 // ---- 3. The private tree learner --------------------------------------------------------------------
 
-TEST_CASE("private_tree: regret falls as eps grows on an i.i.d. spiked stream (digest §9.12, §4.3)",
+TEST_CASE("private_tree: regret falls as eps grows on an i.i.d. spiked stream",
           "[fpl][private][statistical]") {
   // d = 24, k = 2, m = 4096 rows clipped to ‖a‖ ≤ 1 by RowGuard, blocks B = 16 (T = 256 releases,
   // plain tree, tight calibration, δ = 1e-6). The same R = 6 data streams and noise seeds for every
@@ -440,7 +440,7 @@ TEST_CASE("private_tree: regret falls as eps grows on an i.i.d. spiked stream (d
   }
 }
 
-TEST_CASE("private_tree: V̂ is the first k axes before any release, refreshes once per refresh_every-th release, and changes only then (digest §4.2 line 1, §4.3)",
+TEST_CASE("private_tree: V̂ is the first k axes before any release, refreshes once per refresh_every-th release, and changes only then (Algorithm 2 line 1)",
           "[fpl][private]") {
   const Index k = 3, d = 12;
   const std::uint64_t block = 5, horizon = 40;

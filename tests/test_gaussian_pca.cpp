@@ -1,5 +1,6 @@
-// GaussianPca (Analyze Gauss Algorithm 1, offline): the deterministic cores of Theorems 3, 4–6 and 7
-// on every draw, and the gap-scaling laws of the counts design (digest seed-002 §3, §3.1, §9.5–9.8).
+// GaussianPca (Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss", STOC 2014, Algorithm 1, offline): the
+// deterministic cores of Theorems 3, 4–6 and 7 (§3) on every draw, and the gap-scaling laws of the
+// counts design (a first-order perturbation analysis, checked against a reference simulation).
 #include <cmath>
 #include <random>
 #include <vector>
@@ -34,7 +35,7 @@ GaussianPcaOptions options(Index k, std::uint64_t seed, double epsilon = 1.0) {
   return o;
 }
 
-// The counts design (§3.1): rows ±e_j, the top k coordinates `count + gap` times and the others
+// The counts design: rows ±e_j, the top k coordinates `count + gap` times and the others
 // `count` times, so C = diag(counts) exactly and the top-k eigenspace is the first k axes.
 stream::CovarianceAccumulator counts_design(Index n, Index k, double count, double gap) {
   stream::CovarianceAccumulator exact(n);
@@ -54,7 +55,7 @@ double spectral_norm(const MatrixXd& e) {
 
 }  // namespace
 
-TEST_CASE("Theorems 3, 4-6 and 7: the deterministic cores hold on every draw (digest 9.5-9.7)", "[gauss][pca]") {
+TEST_CASE("Theorems 3, 4-6 and 7: the deterministic cores hold on every draw", "[gauss][pca]") {
   // Anisotropic data (n = 50, k = 5, m = 2000 unit-bounded rows) with a range of gaps; 60 datasets ×
   // 1 draw each. Every inequality below is a theorem about the realised E = Ĉ − C, not a probability
   // statement, so a single violation is a bug. (Rounding: eigen-solves are accurate to ~1e-12·‖C‖.)
@@ -105,12 +106,12 @@ TEST_CASE("Theorems 3, 4-6 and 7: the deterministic cores hold on every draw (di
   CHECK(gapped >= 30);  // the gapped branch was exercised
 }
 
-TEST_CASE("counts design: loss ≈ σ²k(n−k)/g and ‖Π−Π̂‖₂ ≈ σ(√k+√(n−k))/g (digest 3.1, 9.8)", "[gauss][pca][statistical]") {
-  // n = 50, k = 5, ε = 1, δ = 1e-6 (tight σ = 4.2247 where the digest used the classical 5.2988: the
+TEST_CASE("counts design: loss ≈ σ²k(n−k)/g and ‖Π−Π̂‖₂ ≈ σ(√k+√(n−k))/g", "[gauss][pca][statistical]") {
+  // n = 50, k = 5, ε = 1, δ = 1e-6 (tight σ = 4.2247 where the reference simulation used the classical 5.2988: the
   // laws scale with σ², so the predictions use the σ actually drawn). 400 draws per gap.
-  // Tolerance: the first-order law is within ~1% for g ≳ ‖E‖₂ ≈ 2σ√n ≈ 60 (digest table); the mean
+  // Tolerance: the first-order law is within ~1% for g ≳ ‖E‖₂ ≈ 2σ√n ≈ 60 (reference simulation); the mean
   // of 400 draws of a loss whose coefficient of variation is ≈ √(2/(k(n−k))) ≈ 0.07 has a standard
-  // error ≈ 0.35%; ±10% (the digest's band) is far outside both.
+  // error ≈ 0.35%; ±10% (the reference band) is far outside both.
   const Index n = 50, k = 5;
   const int draws = 400;
   for (double g : {150.0, 300.0, 1000.0, 3000.0}) {

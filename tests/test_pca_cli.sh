@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dpstream-pca end to end on a small generated CSV: every method prints the JSON line with the keys
-# the issue asks for, in order, with sane values (captured ratio in (0, 1], projector distance in
+# it documents, in order, with sane values (captured ratio in (0, 1], projector distance in
 # [0, 1], ε spent ≤ ε); seeded runs repeat; bad flags exit 2 with one line.
 #   usage: test_pca_cli.sh PATH/TO/dpstream-pca
 set -uo pipefail

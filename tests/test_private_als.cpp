@@ -1,10 +1,11 @@
-// Noisy ALS / IRLS (completion/private_als.hpp), seed 004 Algorithms 1–3; digest seed-001-004 §B.6–B.7
-// and §C.2. Faithful mode: the B.7.7 correctness checks, the Table 1 per-draw ε pins and the B.7.10
-// composition report, the B.7.8 synthetic regression and B.7.9 (IRLS-2 vs IRLS-20). Rigorous mode: the
+// Noisy ALS / IRLS (completion/private_als.hpp): Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the
+// Huber mechanism for differentially private low-rank matrix completion" (arXiv 2022), Algorithms 1–3.
+// Faithful mode: correctness checks, the Table 1 per-draw ε pins and the composition report for the
+// Table 2 setting, the Table 3 synthetic regression and IRLS-2 vs IRLS-20 (§4). Rigorous mode: the
 // release's sensitivity by brute force, its noise against the closed form, accounting, clipping, the cap,
 // the joint-DP structure and utility against ε. Every tolerance says where it comes from.
 //
-// The full B.7.8 grid (three mechanisms × ALS/IRLS × v ∈ {1, 2} × three fractions) is the hidden test
+// The full Table 3 grid (three mechanisms × ALS/IRLS × v ∈ {1, 2} × three fractions) is the hidden test
 // "[.slow]" (~40 s in the release build): meson test -C build --suite slow.
 #include <algorithm>
 #include <cmath>
@@ -60,9 +61,9 @@ AlsOptions faithful(AlsMechanism mechanism, double variance, int irls_iterations
   return o;
 }
 
-// ---- B.7.8: the digest's synthetic setting, m = n = 200, rank 5, U, V ~ U[0, 1], λ = 0.5, T = 50 ------
+// ---- Table 3's synthetic setting (as reproduced), m = n = 200, rank 5, U, V ~ U[0, 1], λ = 0.5, T = 50
 
-// The digest's prototype settings (B.5): Huber noise α = 3 for v = 1 (Var 1.0036; alpha_for_variance
+// A reference prototype's settings: Huber noise α = 3 for v = 1 (Var 1.0036; alpha_for_variance
 // refuses v = 1) and α(2) = 1.07598 for v = 2; the same α in the IRLS weights for every mechanism.
 AlsOptions table3(AlsMechanism mechanism, double variance, int irls_iterations, std::uint64_t seed) {
   AlsOptions o = faithful(variance == 0.0 ? AlsMechanism::none : mechanism, variance == 0.0 ? 1.0 : variance,
@@ -105,25 +106,26 @@ const SeedRuns& runs(AlsMechanism mechanism, double variance, int irls_iteration
   return cache.emplace(key, out).first->second;
 }
 
-// The digest's B.7.8 range for (v, fraction): v = 0 is vanilla.
-std::pair<double, double> digest_range(double variance, double fraction) {
+// The reference range for (v, fraction), covering the paper's Table 3 and a reference prototype: v = 0
+// is vanilla.
+std::pair<double, double> reference_range(double variance, double fraction) {
   const int f = static_cast<int>(std::lround(fraction * 100));
   if (variance == 0.0) return f == 5 ? std::pair{0.19, 0.21} : f == 10 ? std::pair{0.089, 0.097} : std::pair{0.055, 0.058};
   if (variance == 1.0) return f == 5 ? std::pair{0.36, 0.44} : f == 10 ? std::pair{0.199, 0.211} : std::pair{0.183, 0.193};
   return f == 5 ? std::pair{0.51, 0.64} : f == 10 ? std::pair{0.204, 0.222} : std::pair{0.187, 0.202};
 }
 
-// Tolerance: our 10-seed mean has standard error sd/√10; the digest's endpoints are the paper's Table 3
+// Tolerance: our 10-seed mean has standard error sd/√10; the range's endpoints are the paper's Table 3
 // and a 3-seed prototype mean, i.e. themselves carry a standard error ≈ sd/√3 (same spread assumed).
 // The band is the range widened by 3 combined standard errors: 3·sd·√(1/10 + 1/3) ≈ 2·sd. The sd is
 // measured here over the seeds (≈ 0.005–0.01 at 10–15%, ≈ 0.02–0.04 at 5%).
-void check_in_digest_range(const char* name, AlsMechanism mechanism, double variance, int irls_iterations,
+void check_in_reference_range(const char* name, AlsMechanism mechanism, double variance, int irls_iterations,
                            double fraction) {
   const SeedRuns& r = runs(mechanism, variance, irls_iterations, fraction);
-  const auto [lo, hi] = digest_range(variance, fraction);
+  const auto [lo, hi] = reference_range(variance, fraction);
   const double slack = 3.0 * r.sd() * std::sqrt(1.0 / kSeeds + 1.0 / 3.0);
   INFO(name << " v = " << variance << ", " << fraction * 100 << "% observed: mean RMSE " << r.mean() << " (sd "
-            << r.sd() << ") against the digest's [" << lo << ", " << hi << "] ± " << slack);
+            << r.sd() << ") against the reference range [" << lo << ", " << hi << "] ± " << slack);
   CHECK(r.mean() >= lo - slack);
   CHECK(r.mean() <= hi + slack);
 }
@@ -201,7 +203,7 @@ RatingsMatrix without_user(const RatingsMatrix& ratings, Index removed) {
 
 // ---- building blocks -----------------------------------------------------------------------------
 
-TEST_CASE("B.7.7 IRLS weights: w = min(1, alpha/|r|), and w = 1 at r = 0", "[als][irls]") {
+TEST_CASE("IRLS weights: w = min(1, alpha/|r|), and w = 1 at r = 0", "[als][irls]") {
   CHECK(huber_weight(0.0, 3.0) == 1.0);
   CHECK(huber_weight(-0.0, 0.5) == 1.0);
   CHECK(huber_weight(2.9, 3.0) == 1.0);
@@ -258,9 +260,9 @@ TEST_CASE("bad options are refused, each naming its field", "[als][validation]")
   CHECK_THROWS_NAMING(v_step_sensitivity(2, 0, 1.0, 1.0), InvalidParameter, Contains("max_per_user"));
 }
 
-// ---- faithful mode: B.7.7 ------------------------------------------------------------------------
+// ---- faithful mode: correctness -----------------------------------------------------------------
 
-TEST_CASE("B.7.7 noiseless ALS recovers a fully observed rank-r matrix as lambda -> 0", "[als][faithful]") {
+TEST_CASE("noiseless ALS recovers a fully observed rank-r matrix as lambda -> 0", "[als][faithful]") {
   // X = UVᵀ, 30 × 20, rank 3, every entry observed. With everything observed the first u-step gives
   // U = XV(VᵀV + λI)⁻¹, whose column space is X's, and the V-step then reproduces X up to the ridge
   // bias O(λ/σ_r²) ≈ 1e-12 (σ_r, the smallest singular value of the factors, is O(1)); 1e-6 leaves
@@ -281,7 +283,7 @@ TEST_CASE("B.7.7 noiseless ALS recovers a fully observed rank-r matrix as lambda
   CHECK(r.user_factors_clipped == 0);
 }
 
-TEST_CASE("B.7.7 IRLS with alpha = 1e6 gives ALS's iterates bitwise when fed the same noise stream", "[als][irls]") {
+TEST_CASE("IRLS with alpha = 1e6 gives ALS's iterates bitwise when fed the same noise stream", "[als][irls]") {
   // Draw order (header): the mechanism's noise is its own stream, drawn release by release, item by
   // item; the initial V and the θ̂ starts come from the algorithmic stream. With α = 1e6 every IRLS
   // weight is exactly 1 (|residual| ≪ α), so K = 1 solves ALS's systems with ALS's noise draws.
@@ -321,8 +323,9 @@ TEST_CASE("B.7.7 IRLS with alpha = 1e6 gives ALS's iterates bitwise when fed the
 
 // ---- faithful mode: the privacy report -----------------------------------------------------------
 
-TEST_CASE("B.7.6 faithful per-draw epsilon: Table 1 with the natural log and the paper's log10", "[als][report]") {
-  // Pins from the digest (B.2, B.7.6), printed to 3–4 decimals: tolerance half a unit of the last digit.
+TEST_CASE("faithful per-draw epsilon: Table 1 with the natural log and the paper's log10", "[als][report]") {
+  // Pins recomputed from Table 1's formulas (natural log and the paper's log10), printed to 3–4
+  // decimals: tolerance half a unit of the last digit.
   const double gaussian_ln[] = {24.224, 17.129, 13.986, 12.112};
   const double gaussian_log10[] = {15.964, 11.288, 9.217, 7.982};
   const double laplace[] = {7.0711, 5.0000, 4.0825, 3.5355};
@@ -344,7 +347,7 @@ TEST_CASE("B.7.6 faithful per-draw epsilon: Table 1 with the natural log and the
     if (v == 1) o.huber_noise_alpha = 3.0;
     const AlsPrivacyReport h = PrivateAls(o).privacy_report(200);
     CHECK(h.per_draw_epsilon == Approx(huber[v - 1]).margin(5e-4));
-    CHECK(h.noise_variance == Approx(v == 1 ? 1.00361 : v).epsilon(1e-4));  // Var(3) = 1.00361 (B.2)
+    CHECK(h.noise_variance == Approx(v == 1 ? 1.00361 : v).epsilon(1e-4));  // Var(3) = 1.00361 (closed form)
   }
   // The inverse a CLI uses: per-draw ε → variance.
   CHECK(faithful_noise_variance_for_epsilon(AlsMechanism::gaussian, 24.224) == Approx(1.0).epsilon(1e-4));
@@ -353,7 +356,7 @@ TEST_CASE("B.7.6 faithful per-draw epsilon: Table 1 with the natural log and the
   CHECK_THROWS_AS(faithful_noise_variance_for_epsilon(AlsMechanism::none, 1.0), InvalidParameter);
 }
 
-TEST_CASE("B.7.10 / B.6.1 faithful composition report for the Table 2 setting (n = 200, T = 50, K = 20)",
+TEST_CASE("faithful composition report for the Table 2 setting (n = 200, T = 50, K = 20)",
           "[als][report]") {
   SECTION("ALS, Laplace v = 2: 10,000 draws of epsilon 5; basic composition is the smallest") {
     const AlsPrivacyReport r = PrivateAls(faithful(AlsMechanism::laplace, 2.0, 0, 1)).privacy_report(200);
@@ -409,29 +412,29 @@ TEST_CASE("B.7.10 / B.6.1 faithful composition report for the Table 2 setting (n
   }
 }
 
-// ---- faithful mode: B.7.8 / B.7.9 ----------------------------------------------------------------
+// ---- faithful mode: Table 3, IRLS-2 vs IRLS-20 ---------------------------------------------------
 
-TEST_CASE("B.7.8 synthetic regression: vanilla at 5/10/15%, ALS and IRLS with Gaussian and Huber noise at 10%",
+TEST_CASE("Table 3 synthetic regression: vanilla at 5/10/15%, ALS and IRLS with Gaussian and Huber noise at 10%",
           "[als][faithful][regression]") {
   if (testing::kSanitizedBuild) {
     // Under ASan + UBSan, three of the eleven cells (~15 s each there): vanilla ALS, ALS with Gaussian
     // noise and IRLS with Huber noise, which between them take every code path the others do. Same
     // seeds, same bands.
-    check_in_digest_range("ALS vanilla", AlsMechanism::none, 0.0, 0, 0.10);
-    check_in_digest_range("ALS+G", AlsMechanism::gaussian, 1.0, 0, 0.10);
-    check_in_digest_range("IRLS+H", AlsMechanism::huber, 1.0, 20, 0.10);
+    check_in_reference_range("ALS vanilla", AlsMechanism::none, 0.0, 0, 0.10);
+    check_in_reference_range("ALS+G", AlsMechanism::gaussian, 1.0, 0, 0.10);
+    check_in_reference_range("IRLS+H", AlsMechanism::huber, 1.0, 20, 0.10);
     return;
   }
-  for (double fraction : {0.05, 0.10, 0.15}) check_in_digest_range("ALS vanilla", AlsMechanism::none, 0.0, 0, fraction);
+  for (double fraction : {0.05, 0.10, 0.15}) check_in_reference_range("ALS vanilla", AlsMechanism::none, 0.0, 0, fraction);
   for (double v : {1.0, 2.0}) {
-    check_in_digest_range("ALS+G", AlsMechanism::gaussian, v, 0, 0.10);
-    check_in_digest_range("ALS+H", AlsMechanism::huber, v, 0, 0.10);
-    check_in_digest_range("IRLS+G", AlsMechanism::gaussian, v, 20, 0.10);
-    check_in_digest_range("IRLS+H", AlsMechanism::huber, v, 20, 0.10);
+    check_in_reference_range("ALS+G", AlsMechanism::gaussian, v, 0, 0.10);
+    check_in_reference_range("ALS+H", AlsMechanism::huber, v, 0, 0.10);
+    check_in_reference_range("IRLS+G", AlsMechanism::gaussian, v, 20, 0.10);
+    check_in_reference_range("IRLS+H", AlsMechanism::huber, v, 20, 0.10);
   }
 }
 
-TEST_CASE("B.7.9 IRLS-2 and IRLS-20 (Huber noise) agree within about 1%", "[als][faithful][regression]") {
+TEST_CASE("IRLS-2 and IRLS-20 (Huber noise) agree within about 1%", "[als][faithful][regression]") {
   // Paired seeds (same data and noise seed). Tolerance: 1% of the IRLS-20 mean (the paper's finding)
   // plus 3 standard errors of the mean paired difference, measured here. Under ASan + UBSan, v = 1 only
   // (the v = 2 pair takes the same code path).
@@ -447,15 +450,15 @@ TEST_CASE("B.7.9 IRLS-2 and IRLS-20 (Huber noise) agree within about 1%", "[als]
   }
 }
 
-TEST_CASE("B.7.8 full grid: every mechanism, ALS and IRLS, v = 1 and 2, 5/10/15%", "[.slow][als][regression]") {
+TEST_CASE("Table 3 full grid: every mechanism, ALS and IRLS, v = 1 and 2, 5/10/15%", "[.slow][als][regression]") {
   for (double fraction : {0.05, 0.10, 0.15}) {
-    check_in_digest_range("ALS vanilla", AlsMechanism::none, 0.0, 0, fraction);
-    check_in_digest_range("IRLS vanilla", AlsMechanism::none, 0.0, 20, fraction);
+    check_in_reference_range("ALS vanilla", AlsMechanism::none, 0.0, 0, fraction);
+    check_in_reference_range("IRLS vanilla", AlsMechanism::none, 0.0, 20, fraction);
     for (double v : {1.0, 2.0})
       for (AlsMechanism m : {AlsMechanism::gaussian, AlsMechanism::laplace, AlsMechanism::huber})
         for (int k : {0, 20}) {
           const std::string name = std::string(k ? "IRLS+" : "ALS+") + to_string(m);
-          check_in_digest_range(name.c_str(), m, v, k, fraction);
+          check_in_reference_range(name.c_str(), m, v, k, fraction);
           WARN(name << " v = " << v << " " << fraction * 100 << "%: " << runs(m, v, k, fraction).mean());
         }
   }

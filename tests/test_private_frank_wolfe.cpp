@@ -1,9 +1,9 @@
-// Private Frank–Wolfe (completion/private_frank_wolfe.hpp), digest seed-001-004 §A.3–A.9 and §C.2: σ
-// pins and accounting for both calibrations, the option checks, clipping vs refusal, the budget check
-// before any data is read, the projection invariant (A.9.2), the per-round sensitivity over neighbouring
-// pairs (A.9.7), the joint-DP structure (A.9.6), the rank (A.9.10), the release's noise against its
-// closed form, the eigensolver against SelfAdjointEigenSolver, the oja eigensolver, and the synthetic
-// regression against the digest's table (A.9.5).
+// Private Frank–Wolfe (completion/private_frank_wolfe.hpp) of Jain, Thakkar & Thakurta, "Differentially
+// private matrix completion revisited" (ICML 2018), Algorithm 1: σ pins and accounting for both
+// calibrations, the option checks, clipping vs refusal, the budget check before any data is read, the
+// projection invariant, the per-round sensitivity over neighbouring pairs, the joint-DP structure, the
+// rank, the release's noise against its closed form, the eigensolver against SelfAdjointEigenSolver, the
+// oja eigensolver, and the synthetic regression against a reference prototype's table.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -95,10 +95,10 @@ MatrixXd gram_of(const std::vector<FrankWolfeUser>& users, Index items, Index sk
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// §A.9.5 protocol (ours; the digest does not state its split): rank_one_ratings with ξ + 1 = 21 ratings
+// CI-scale protocol (ours; the reference prototype's split is not known): rank_one_ratings with ξ + 1 = 21 ratings
 // per user; one of them, chosen uniformly per user by a seeded draw, is held out as that user's test
 // rating (1e5 test ratings), the other ξ = 20 train. So every user has exactly ξ training ratings and
-// ‖P_Ω(Y*_i)‖ ≤ √ξ = L, as in the digest's setting (clipping never triggers).
+// ‖P_Ω(Y*_i)‖ ≤ √ξ = L, as in the prototype's setting (clipping never triggers).
 struct HeldOutSplit {
   RatingsMatrix train;
   std::vector<Rating> test;
@@ -121,9 +121,9 @@ HeldOutSplit held_out_split(Index users, Index items, Index per_user, std::uint6
 
 }  // namespace
 
-TEST_CASE("A.9.3 sigma pins: the paper formula as printed, tight below it, accountant within the target",
+TEST_CASE("Frank-Wolfe sigma pins: the paper formula as printed, tight below it, accountant within the target",
           "[frank-wolfe][calibration]") {
-  // L² = 80, T = 10, δ = 1e-6 (§A.4 worked value; §C.3): σ = 80·√(640·ln 1e6)/ε. The pins are printed
+  // L² = 80, T = 10, δ = 1e-6 (a worked value of Algorithm 1's σ): σ = 80·√(640·ln 1e6)/ε. The pins are printed
   // to 0.1, so they are met within 0.05.
   const double l = std::sqrt(80.0);
   const std::vector<std::pair<double, double>> pins = {
@@ -168,13 +168,13 @@ TEST_CASE("A.9.3 sigma pins: the paper formula as printed, tight below it, accou
       }
     }
   }
-  // The paper's zCDP bound behind the 64 (§A.4): ε_DP = ε²/(8 ln(1/δ)) + ε/√2 < ε.
+  // The zCDP bound behind the paper's 64 (Thm 3.1): ε_DP = ε²/(8 ln(1/δ)) + ε/√2 < ε.
   const double rho = privacy::gaussian_rho(4.0 * 80.0 * std::sqrt(10.0), paper_frank_wolfe_sigma(l, 10, {1.0, 1e-6}));
   CHECK(rho == Approx(1.0 / (8.0 * std::log(1e6))).epsilon(1e-12));
   CHECK(privacy::epsilon_from_rho_standard(rho, 1e-6) < 0.96);
 }
 
-TEST_CASE("A.4 sensitivity formulas; A.9.7 W(D) - W(D') over random neighbouring pairs stays within them",
+TEST_CASE("Frank-Wolfe sensitivity formulas; W(D) - W(D') over random neighbouring pairs stays within them",
           "[frank-wolfe][privacy]") {
   CHECK(frank_wolfe_release_sensitivity(Neighbours::add_remove_row, 3.0) == Approx(36.0).epsilon(1e-15));
   CHECK(frank_wolfe_release_sensitivity(Neighbours::replace_row, 3.0) == Approx(36.0 * std::sqrt(2.0)).epsilon(1e-15));
@@ -253,7 +253,7 @@ TEST_CASE("options are checked at construction, each naming its field", "[frank-
         o.eigensolver = FrankWolfeEigensolver::oja;
       },
       "eigensolver");
-  // The paper calibration's condition ε ≤ 2 ln(1/δ) = 27.63 at δ = 1e-6 (§A.4); tight has none.
+  // The paper calibration's condition ε ≤ 2 ln(1/δ) = 27.63 at δ = 1e-6 (Algorithm 1, Thm 3.1); tight has none.
   refused(
       [](FrankWolfeOptions& o) {
         o.calibration = Calibration::paper;
@@ -355,7 +355,7 @@ TEST_CASE("a budget too small is refused before any rating is read or noise draw
   CHECK(large_budget.ledger().size() == 1);
 }
 
-TEST_CASE("A.9.2 projection invariant: after every local step ||P_Omega(Y_i)|| <= L and ||A_i|| <= 2L",
+TEST_CASE("Frank-Wolfe projection invariant: after every local step ||P_Omega(Y_i)|| <= L and ||A_i|| <= 2L",
           "[frank-wolfe][projection]") {
   // k at 30× the scale of the data and the standard step (η₁ = 1): the unprojected iterates overshoot,
   // so Π binds. The users are replayed from the broadcasts; the replay must end on the trusted
@@ -388,7 +388,7 @@ TEST_CASE("A.9.2 projection invariant: after every local step ||P_Omega(Y_i)|| <
   }
 }
 
-TEST_CASE("A.9.6 joint DP: user j's row is a function of the broadcasts and her own ratings only",
+TEST_CASE("Frank-Wolfe joint DP: user j's row is a function of the broadcasts and her own ratings only",
           "[frank-wolfe][joint-dp]") {
   // Same noise seed; user i = 5 changes her ratings. The broadcasts change; every other user's row,
   // rebuilt from the RECORDED broadcasts and her own ratings (the ones of D, which are hers in D' too),
@@ -431,7 +431,7 @@ TEST_CASE("A.9.6 joint DP: user j's row is a function of the broadcasts and her 
   CHECK(rows_differ > 0);
 }
 
-TEST_CASE("A.9.10 rank: every row lies in the span of the T-1 broadcast directions", "[frank-wolfe][rank]") {
+TEST_CASE("Frank-Wolfe rank: every row lies in the span of the T-1 broadcast directions", "[frank-wolfe][rank]") {
   const Index users = 200, items = 30;
   const RatingsMatrix ratings(users, items, random_ratings(users, items, 10, 1.0, 51));
   for (bool nonprivate : {false, true}) {
@@ -530,9 +530,9 @@ TEST_CASE("exact eigensolver: the top pair of the release, as SelfAdjointEigenSo
 
 TEST_CASE("oja eigensolver: no n x n matrix, T(Gamma+1) releases accounted, useful at large epsilon",
           "[frank-wolfe][oja]") {
-  // CI-scale set (§A.9.5) with the tight calibration at ε = 5: Oja's σ covers all T(Γ+1) releases
+  // CI-scale set (as in the synthetic regression) with the tight calibration at ε = 5: Oja's σ covers all T(Γ+1) releases
   // (110 here), so it is ≈ 3.3× the exact mode's; the RMSE still beats the zero predictor (0.335) by a
-  // wide margin (measured 0.238 for this split and seed; §A.9.5's exact mode with the paper σ: 0.206).
+  // wide margin (measured 0.238 for this split and seed; the prototype's exact mode with the paper σ: 0.206).
   const HeldOutSplit split = held_out_split(100000, 100, 20, 81);
   FrankWolfeOptions o;
   o.nuclear_norm_bound = split.oracle_nuclear_norm;
@@ -619,17 +619,17 @@ TEST_CASE("seeded runs are reproducible; two runs of one object differ; unseeded
 }
 
 
-TEST_CASE("A.9.5 synthetic regression: test RMSE within 0.02 of the digest's table (3 seeds)",
+TEST_CASE("Frank-Wolfe synthetic regression: test RMSE within 0.02 of a reference prototype's table (3 seeds)",
           "[frank-wolfe][regression]") {
   // m = 1e5, n = 100, ξ = 20, rank one, δ = 1e-6, oracle k, L = √20, T = 10, paper calibration, full
   // bias (c = 1), exact eigensolver. "Non-private" is nonprivate = true: the same algorithm with σ = 0
-  // (no noise, no bias). The ±0.02 band is the digest's acceptance criterion for a 3-seed mean; it
+  // (no noise, no bias). The ±0.02 band is the prototype's acceptance criterion for a 3-seed mean; it
   // absorbs the unknown details of the prototype's split and β (the seed-to-seed spread of the private
   // cells is ≈ 0.003). One training at this scale takes ≈ 0.25 s (release build, 2 cores).
   struct Cell {
     FrankWolfeStep step;
     double epsilon;  // 0: non-private
-    double digest;   // §A.9.5 table
+    double reference;  // the reference prototype's table
   };
   const std::vector<Cell> table = {{FrankWolfeStep::paper, 0.0, 0.139},    {FrankWolfeStep::paper, 1.0, 0.290},
                                    {FrankWolfeStep::paper, 5.0, 0.239},    {FrankWolfeStep::standard, 0.0, 0.049},
@@ -659,13 +659,13 @@ TEST_CASE("A.9.5 synthetic regression: test RMSE within 0.02 of the digest's tab
       mean[c] += rmse([&](Index u, Index j) { return result.predict(u, j); }, split.test) / 3.0;
     }
   }
-  CHECK(zero_predictor == Approx(0.335).margin(0.01));  // §A.9.1 sanity value
+  CHECK(zero_predictor == Approx(0.335).margin(0.01));  // the zero predictor's sanity value
   for (std::size_t c = 0; c < cells.size(); ++c) {
     INFO("step " << to_string(cells[c].step) << ", epsilon " << cells[c].epsilon << ": RMSE " << mean[c]
-                 << ", digest " << cells[c].digest);
-    CHECK(mean[c] == Approx(cells[c].digest).margin(0.02));
+                 << ", reference " << cells[c].reference);
+    CHECK(mean[c] == Approx(cells[c].reference).margin(0.02));
   }
-  // RMSE falls with ε and stays above the non-private value (§A.9.4 "expected behaviour").
+  // RMSE falls with ε and stays above the non-private value (the expected behaviour).
   if (testing::kSanitizedBuild) return;
   CHECK(mean[0] < mean[2]);
   CHECK(mean[2] < mean[1]);

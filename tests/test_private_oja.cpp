@@ -1,6 +1,7 @@
-// Private Oja (pca/private_oja.hpp), digest seed-001-004 §A.6 and the checks of §A.9.9: σ pins for
-// both calibrations, the option and row checks, the per-step noise against N(0, σ²), the wiring of the
-// update, the Rayleigh gap on the §A.9 rating-like matrix against §A.6's table and Thm 3.3's bound, the
+// Private Oja (pca/private_oja.hpp) of Jain, Thakkar & Thakurta, "Differentially private matrix
+// completion revisited" (ICML 2018), §3.2, Algorithm 2: σ pins for both calibrations, the option and
+// row checks, the per-step noise against N(0, σ²), the wiring of the update, the Rayleigh gap on a
+// rank-one rating-like matrix against a reference prototype's table and Thm 3.3's bound, the
 // sparse path at n = 10⁵ in bounded memory and against the dense path, accounting and reproducibility.
 #include <sys/resource.h>
 
@@ -48,8 +49,8 @@ PrivateOjaOptions options_with(int iterations, double row_norm_bound, EpsDelta t
   return o;
 }
 
-// §A.9.1's rank-one rating-like matrix: u ∈ ℝ^m, v ∈ ℝ^n i.i.d. U[−1, 1], each divided by its max-abs
-// (‖Y*‖_∞ = 1); each user rates `per_user` distinct items chosen uniformly; A_ij = u_i v_j on them.
+// The rank-one rating-like matrix of the paper's synthetic set (§4): u ∈ ℝ^m, v ∈ ℝ^n i.i.d.
+// U[−1, 1], each divided by its max-abs (‖Y*‖_∞ = 1); each user rates `per_user` distinct items chosen uniformly; A_ij = u_i v_j on them.
 // Rows have ‖a‖ ≤ √per_user. Drawn from a SeededNoiseSource (portable, unlike <random>'s distributions).
 SparseRows rating_matrix(Index users, Index items, int per_user, std::uint64_t seed) {
   privacy::SeededNoiseSource rng(seed);
@@ -93,14 +94,14 @@ long peak_rss_bytes() {
 
 }  // namespace
 
-// ---- §A.9.3-style σ pins, option and row checks -------------------------------------------------
+// ---- σ pins, option and row checks ---------------------------------------------------------------
 
-TEST_CASE("A.9.3 sigma pins: paper as printed, tight = analytic Gaussian over Gamma+1 releases", "[oja][calibration]") {
+TEST_CASE("Oja sigma pins: paper as printed, tight = analytic Gaussian over Gamma+1 releases", "[oja][calibration]") {
   // paper: σ = L²·√(256·Γ·ln(2/δ))/ε. Hand values (ln(2e6) = 14.508658):
   //   L = 1, Γ = 1, (1, 1e-6):    √(256 · 14.508658)            = 16 · 3.809023 = 60.94437
   //   L² = 20, Γ = 10, ε = 1:     20·√(2560 · 14.508658)        = 20 · 192.7230 = 3854.460
   //   L² = 20, Γ = 100, ε = 5:    20·√(25600 · 14.508658)/5     = 4 · 609.4437  = 2437.775
-  // (digest §A.6: σ_Oja/σ_FW = √(256Γ ln(2/δ))/√(64 ln(1/δ)) ≈ 2.05√Γ; 2·√(14.508658/13.815511) = 2.0495.)
+  // (σ_Oja/σ_FW = √(256Γ ln(2/δ))/√(64 ln(1/δ)) ≈ 2.05√Γ; 2·√(14.508658/13.815511) = 2.0495.)
   CHECK(paper_oja_sigma(1.0, 1, EpsDelta(1.0, 1e-6)) == Approx(60.94437).epsilon(1e-6));
   CHECK(paper_oja_sigma(std::sqrt(20.0), 10, EpsDelta(1.0, 1e-6)) == Approx(3854.460).epsilon(1e-6));
   CHECK(paper_oja_sigma(std::sqrt(20.0), 100, EpsDelta(5.0, 1e-6)) == Approx(2437.775).epsilon(1e-6));
@@ -153,7 +154,7 @@ TEST_CASE("A.9.3 sigma pins: paper as printed, tight = analytic Gaussian over Ga
     }
 }
 
-TEST_CASE("A.6 privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; bad options name the field", "[oja][validation]") {
+TEST_CASE("Oja privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; bad options name the field", "[oja][validation]") {
   // 2 ln(1e6) = 27.631: 27.6 passes, 28 is refused in paper mode only.
   CHECK_NOTHROW(PrivateOja(options_with(10, 1.0, EpsDelta(27.6, 1e-6), Calibration::paper, 1)));
   CHECK_THROWS_NAMING(PrivateOja(options_with(10, 1.0, EpsDelta(28.0, 1e-6), Calibration::paper, 1)), InvalidParameter,
@@ -193,7 +194,7 @@ TEST_CASE("A.6 privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; ba
   CHECK(secure.secure());
 }
 
-TEST_CASE("A.6 rows are checked, not clipped: a row over L and a NaN are refused naming the row", "[oja][validation]") {
+TEST_CASE("Oja rows are checked, not clipped: a row over L and a NaN are refused naming the row", "[oja][validation]") {
   PrivateOja oja(options_with(5, 1.0, EpsDelta(1.0, 1e-6), Calibration::tight, 3));
   MatrixXd a = MatrixXd::Zero(6, 4);
   a(0, 0) = 1.0;                      // exactly L
@@ -229,7 +230,7 @@ TEST_CASE("A.6 rows are checked, not clipped: a row over L and a NaN are refused
   CHECK(oja.run(MatrixXd(0, 4)).vector.size() == 4);
 }
 
-TEST_CASE("A.6 sensitivity: L^2 per release under add/remove and under replacement", "[oja][privacy]") {
+TEST_CASE("Oja sensitivity: L^2 per release under add/remove and under replacement", "[oja][privacy]") {
   // ‖(aaᵀ − bbᵀ)v‖ ≤ ‖aaᵀ − bbᵀ‖₂ ≤ max(‖a‖², ‖b‖²) = L² for unit v (−bbᵀ ⪯ aaᵀ − bbᵀ ⪯ aaᵀ), and
   // |(aᵀv)² − (bᵀv)²| ≤ L²: replacement does not double Δ. Brute force over random pairs, then the
   // attaining pair a = L·v, b ⊥ v.
@@ -263,7 +264,7 @@ TEST_CASE("A.6 sensitivity: L^2 per release under add/remove and under replaceme
 
 // ---- Noise against the closed form --------------------------------------------------------------
 
-TEST_CASE("A.9.9 noise: each step adds N(0, sigma^2 I), the eigenvalue N(0, sigma^2); the update is as printed", "[oja][statistical]") {
+TEST_CASE("Oja noise: each step adds N(0, sigma^2 I), the eigenvalue N(0, sigma^2); the update is as printed", "[oja][statistical]") {
   // The observer sees y_τ and v̂_{τ−1}, so g_τ = y_τ − Aᵀ(A v̂_{τ−1}) is recovered exactly (up to the
   // product's round-off and the snap, ~1e-12·σ). Under the null, Σ(g/σ)² ~ χ²_N with N = n·Γ draws:
   // Laurent–Massart interval at α = 1e-7; the mean within chernoff_z(1e-7)/√N (in σ units); the KS
@@ -325,11 +326,11 @@ TEST_CASE("A.9.9 noise: each step adds N(0, sigma^2 I), the eigenvalue N(0, sigm
   CHECK(sum_sq <= hi);
 }
 
-// ---- Utility: Rayleigh gap on §A.9's matrix ------------------------------------------------------
+// ---- Utility: Rayleigh gap on the rating-like matrix ---------------------------------------------
 
-TEST_CASE("A.9.9 Rayleigh gap on the A.6 setting: the table's ballpark and Thm 3.3's bound", "[oja][utility]") {
-  // §A.6's setting: m = 10⁵ users, n = 100 items, ξ = 20 ratings each in [−1, 1] (rank one, §A.9.1),
-  // L = √20, δ = 1e-6, stored sparse. Our draw has ‖A‖² ≈ 4.67e4 (the digest's prototype: 40873; the
+TEST_CASE("Oja Rayleigh gap on the rating-like matrix: a reference table's ballpark and Thm 3.3's bound", "[oja][utility]") {
+  // A reference prototype's setting: m = 10⁵ users, n = 100 items, ξ = 20 ratings each in [−1, 1] (rank one),
+  // L = √20, δ = 1e-6, stored sparse. Our draw has ‖A‖² ≈ 4.67e4 (the prototype's: 40873; the
   // recipe fixes only the distribution, and ‖A‖² = 45–50k over five data seeds here).
   //
   // Paper calibration against the table (relative gap 1 − ‖Av̂‖²/‖A‖²; mean of 3 noise seeds):
@@ -343,8 +344,8 @@ TEST_CASE("A.9.9 Rayleigh gap on the A.6 setting: the table's ballpark and Thm 3
   //    ≤ 0.9.
   // Tight calibration (σ 12–14× smaller) must be better in every cell (reported, 2 seeds).
   //
-  // Thm 3.3 (§A.6): ‖A‖² − ‖Av̂‖² ≤ c·σ√n·log(n/β) w.p. ≥ 1 − β²; β = 0.1 (99% per run), c = 1, the
-  // strict end of §A.9.9's 1–3. log(n/β) = log(1000) = 6.91. The bound is ≥ ‖A‖² (vacuous) for every
+  // Thm 3.3 (§3.2): ‖A‖² − ‖Av̂‖² ≤ c·σ√n·log(n/β) w.p. ≥ 1 − β²; β = 0.1 (99% per run), c = 1, the
+  // strict end of the expected 1–3. log(n/β) = log(1000) = 6.91. The bound is ≥ ‖A‖² (vacuous) for every
   // paper cell and for tight ε = 1, Γ = 100; where it bites (tight ε = 1 Γ = 10, ε = 5) the measured
   // gap is 2–3 orders below it: this rank-one matrix has a large eigengap. Sharper guard [inference]:
   // once converged (σ√n ≤ ‖A‖²/2), v̂ is at worst a noisy power step (W v̂ + g)/‖·‖, whose angle to
@@ -399,7 +400,7 @@ TEST_CASE("A.9.9 Rayleigh gap on the A.6 setting: the table's ballpark and Thm 3
 
 // ---- Sparse path ---------------------------------------------------------------------------------
 
-TEST_CASE("A.9.9 sparse path: n = 1e5 columns in bounded memory; the same result as the dense path", "[oja][sparse]") {
+TEST_CASE("Oja sparse path: n = 1e5 columns in bounded memory; the same result as the dense path", "[oja][sparse]") {
   // m = 2000 rows with 5 stored entries each in [−1, 1] (L = √5), n = 10⁵: an n × n matrix would be
   // 8n² = 80 GB and even a dense m × n copy 1.6 GB. The whole test process staying under 1 GB of peak
   // RSS (getrusage) shows neither was formed; the sparse path itself needs O(n) = 0.8 MB vectors.

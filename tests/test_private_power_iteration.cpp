@@ -1,6 +1,7 @@
 // Private power iteration, rank-k deflation and coherence (pca/private_power_iteration.hpp,
-// pca/coherence.hpp) against the HR13 digest (seed-000-003): §D.1 calibration pins, noise variance and
-// sensitivity, §D.3 behaviour (quadratic error law, fail vs coherence, sign symmetry, deflation, the
+// pca/coherence.hpp) against Hardt & Roth, "Beyond worst-case analysis in private singular vector
+// computation" (STOC 2013, HR13): calibration pins, noise variance and sensitivity, behaviour (quadratic
+// error law, fail vs coherence, sign symmetry, deflation, the
 // dilation pitfall, accounting) and the coherence measures. Every random input is seeded; tolerances
 // are derived where they are used.
 #include <algorithm>
@@ -46,7 +47,7 @@ MatrixXd gaussian(Index rows, Index cols, privacy::NoiseSource& source) {
   return testing::gaussian_matrix(rows, cols, source);
 }
 
-// Digest §D.3's test matrix: A = Σ_{i≤5} λ_i u_i u_iᵀ + GOE bulk of radius bulk·L, λ = L(1, .5, .45, .4, .35).
+// The behaviour tests' matrix: A = Σ_{i≤5} λ_i u_i u_iᵀ + GOE bulk of radius bulk·L, λ = L(1, .5, .45, .4, .35).
 // spread = 0: u random (incoherent); spread = s: u_1 = ±1/√s on s evenly spaced coordinates (μ ≈ n/s).
 struct Spiked {
   MatrixXd a;
@@ -69,7 +70,7 @@ Spiked spiked(Index n, double scale, Index spread, std::uint64_t seed, double bu
   return {a, u};
 }
 
-// The n = 1000 matrices of §D.3.2 and the search, built once (≈ 0.2 s each).
+// The n = 1000 matrices of the fail-vs-coherence test and the search, built once (≈ 0.2 s each).
 const Spiked& incoherent_1000() {
   static const Spiked m = spiked(1000, 1e4, 0, 7);
   return m;
@@ -114,25 +115,25 @@ struct Recorder {
 
 }  // namespace
 
-// ---- §D.1: calibration pins and validation --------------------------------------------------------
+// ---- Calibration pins and validation -------------------------------------------------------------
 
-TEST_CASE("§D.1.2 pins: sigma = 90.4 at T = 37, eps = 1, delta = 1e-6; exact delta of both calibrations",
+TEST_CASE("PPI calibration pins: sigma = 90.4 at T = 37, eps = 1, delta = 1e-6; exact delta of both calibrations",
           "[ppi][calibration]") {
   const EpsDelta target(1.0, 1e-6);
   const double paper = ppi_sigma(37, target, Calibration::paper);
   CHECK(paper == Approx(2.0 * std::sqrt(4.0 * 37.0 * std::log(1e6))).epsilon(1e-14));
   CHECK(paper == Approx(90.44).margin(0.005));
-  // T rounds of ratio 1/σ compose to μ = √T/σ = ε/(4√ln(1/δ)) GDP (digest §B.5 note).
+  // T rounds of ratio 1/σ compose to μ = √T/σ = ε/(4√ln(1/δ)) GDP (Dong, Roth & Su 2019).
   const double mu_paper = std::sqrt(37.0) / paper;
   CHECK(mu_paper == Approx(1.0 / (4.0 * std::sqrt(std::log(1e6)))).epsilon(1e-12));
   // Exact δ (Balle–Wang profile of the composed Gaussian): far below δ at the nominal ε = 1 (the paper
-  // calibration is valid), and exactly δ at ε ≈ 0.26 (digest §P.1 e).
+  // calibration is valid), and exactly δ at ε ≈ 0.26.
   CHECK(privacy::analytic_gaussian_delta(std::sqrt(37.0), paper, 1.0) < 1e-20);
   const double exact_eps = gaussian_dp_epsilon(mu_paper, 1e-6);
   CHECK(exact_eps == Approx(0.26).margin(0.005));
   CHECK(privacy::analytic_gaussian_delta(std::sqrt(37.0), paper, exact_eps) <= 1e-6);
   CHECK(privacy::analytic_gaussian_delta(std::sqrt(37.0), paper, exact_eps * (1 - 1e-6)) > 1e-6);
-  // §P.1 (e), the rest of the table (printed to 2 decimals).
+  // The rest of the table of exact ε (printed to 2 decimals).
   const std::array<std::array<double, 3>, 2> table{{{0.22, 0.26, 0.29}, {0.10, 0.12, 0.14}}};
   const std::array<double, 3> deltas{1e-4, 1e-6, 1e-9};
   const std::array<double, 2> epsilons{1.0, 0.5};
@@ -147,7 +148,7 @@ TEST_CASE("§D.1.2 pins: sigma = 90.4 at T = 37, eps = 1, delta = 1e-6; exact de
   CHECK(tight == Approx(std::sqrt(37.0) * privacy::analytic_gaussian_sigma(1.0, target)).epsilon(1e-14));
   CHECK(tight == Approx(25.70).margin(0.005));
   CHECK(privacy::analytic_gaussian_delta(std::sqrt(37.0), tight, 1.0) == Approx(1e-6).epsilon(1e-6));
-  // Rank k (Fig 3): ε' = ε/√(4k ln(1/δ)); at k = 5, E|Lap(1/ε')| = 1/ε' = 16.6 (digest §D.3.6).
+  // Rank k (Fig 3): ε' = ε/√(4k ln(1/δ)); at k = 5, E|Lap(1/ε')| = 1/ε' = 16.6.
   const Spiked small = spiked(40, 100.0, 0, 1);
   PpiOptions o = options(Calibration::paper, 3, 40.0);
   o.k = 5;
@@ -230,9 +231,9 @@ TEST_CASE("options and inputs are validated, naming the field", "[ppi][validatio
   CHECK_THROWS_NAMING(single.approximation(), InvalidParameter, Contains("no singular values were released"));
 }
 
-// ---- §D.1.3 / §D.1.4 / §D.1.5: noise variance, sensitivity, purity of the check -------------------
+// ---- Noise variance, sensitivity, purity of the check --------------------------------------------
 
-TEST_CASE("§D.1.3 noise variance C sigma^2/n by chi-square on A = 0", "[ppi][statistical]") {
+TEST_CASE("PPI noise variance C sigma^2/n by chi-square on A = 0", "[ppi][statistical]") {
   // On A = 0, x'_t = g_t exactly, so Σ_{t,runs} ‖x'_t‖² / (Cσ²/n) ~ χ² with n·T·runs degrees of
   // freedom (snapping moves each coordinate by ≤ 2⁻⁴¹σ, negligible). Laurent–Massart interval at
   // α = 1e-7 (about ±1.9% at 200,000 degrees of freedom); 3 configurations: false alarm < 3e-7.
@@ -264,7 +265,7 @@ TEST_CASE("§D.1.3 noise variance C sigma^2/n by chi-square on A = 0", "[ppi][st
     }
 }
 
-TEST_CASE("§D.1.4/§D.1.5 the check runs on x_{t-1} before A x_{t-1}; ||(A - A')x|| <= ||x||_inf <= sqrt(C/n)",
+TEST_CASE("PPI: the check runs on x_{t-1} before A x_{t-1}; ||(A - A')x|| <= ||x||_inf <= sqrt(C/n)",
           "[ppi][privacy]") {
   // Coherent spikes (μ ≈ n/4 = 50). C = 25 lies between the start's coherence (≈ 2 ln n ≈ 11) and μ:
   // those runs pass early rounds and fail once x_t aligns with u_1; C = 100 > μ runs pass all T
@@ -339,11 +340,11 @@ TEST_CASE("the operator interface gives the dense results bit for bit", "[ppi]")
   CHECK(dense.values == op.values);
 }
 
-// ---- §D.3: behaviour ------------------------------------------------------------------------------
+// ---- Behaviour -----------------------------------------------------------------------------------
 
-TEST_CASE("§D.3.1 quadratic error law E[sigma_1 - ||A x_T||] = C sigma^2 / (2 sigma_1)", "[ppi][statistical]") {
-  // Digest's setting: n = 2000, L = 10⁴, T = 37, paper σ = 90.4, ε = 1, δ = 1e-6; C = 6 ln n = 45.6
-  // (digest: 18.6 predicted, 18.65 measured) and C = 107 (43.7 / 43.6). Prediction with the bulk
+TEST_CASE("PPI quadratic error law E[sigma_1 - ||A x_T||] = C sigma^2 / (2 sigma_1)", "[ppi][statistical]") {
+  // A reference prototype's setting: n = 2000, L = 10⁴, T = 37, paper σ = 90.4, ε = 1, δ = 1e-6; C = 6 ln n = 45.6
+  // (prototype: 18.6 predicted, 18.65 measured) and C = 107 (43.7 / 43.6). Prediction with the bulk
   // correction: Cσ²/(2σ₁)·(1 − ‖A‖_F²/(nσ₁²)).
   // Tolerance: one run's error is (‖g⊥‖² − g⊥ᵀA²g⊥/σ₁²)/(2σ₁), a scaled χ²_n: relative sd √(2/n) =
   // 3.2%, so the mean of 10 runs has sd ≈ 1% — checked within chernoff_z(1e-6) = 5.4 sample SEs.
@@ -371,11 +372,11 @@ TEST_CASE("§D.3.1 quadratic error law E[sigma_1 - ||A x_T||] = C sigma^2 / (2 s
   }
 }
 
-TEST_CASE("§D.3.2 fail behaviour vs coherence (Lemma 4.3), n = 1000", "[ppi][statistical]") {
+TEST_CASE("PPI fail behaviour vs coherence (Lemma 4.3), n = 1000", "[ppi][statistical]") {
   // Incoherent: μ ≈ 25 (≈ 3.6 ln n over the full basis), μ_top ≈ 10; n‖x_t‖∞² stays ≈ 2 ln n + noise,
-  // so C = 6 ln n = 41.4 never fails (digest n = 2000: 0/10). Coherent s = 8: u_1 on 8 coordinates,
+  // so C = 6 ln n = 41.4 never fails (prototype, n = 2000: 0/10). Coherent s = 8: u_1 on 8 coordinates,
   // μ ≈ n/8 = 125: once x_t aligns with u_1 its coherence is ≈ μ, so C = 41.4 < μ_top fails in every
-  // run and C = 4μ ≈ 500 in none (digest: 10/10 and 0/10). Also the digest's practical threshold
+  // run and C = 4μ ≈ 500 in none (prototype: 10/10 and 0/10). Also the practical threshold
   // 2μ_top + 4 ln n never fails, and C = μ_top/2 always does. 10 runs per setting; the expected
   // counts are 0 or 10 with margins of many noise sds (trace ≈ 125–136 against 41 and 280).
   const double n = 1000, ln_n = std::log(n);
@@ -413,13 +414,13 @@ TEST_CASE("§D.3.2 fail behaviour vs coherence (Lemma 4.3), n = 1000", "[ppi][st
   CHECK(fails(coh, mu_top_coh / 2) == 10);
   CHECK(fails(coh, 4 * mu_coh, &err_coh, &trace_coh) == 0);
   CHECK(fails(coh, 2 * mu_top_coh + 4 * ln_n) == 0);
-  // The price of a coherent input is noise: the quadratic law scales with C (digest: 415 vs 18.65).
+  // The price of a coherent input is noise: the quadratic law scales with C (prototype: 415 vs 18.65).
   INFO("error at C = 6 ln n (incoherent) " << err_inc << ", at C = 4 mu (coherent) " << err_coh << "; max trace " << trace_inc << " / " << trace_coh);
   CHECK(err_coh / err_inc == Approx(4 * mu_coh / (6 * ln_n)).epsilon(0.15));
   CHECK(trace_coh > mu_top_coh * 0.9);
 }
 
-TEST_CASE("§D.3.4 sign symmetry (Lemma 4.1): signs of <u_i, x_T> uniform on {-1,1}^3", "[ppi][statistical]") {
+TEST_CASE("PPI sign symmetry (Lemma 4.1): signs of <u_i, x_T> uniform on {-1,1}^3", "[ppi][statistical]") {
   // 400 runs on a spiked n = 100 matrix; the signs of ⟨u_i, x_T⟩ for the top 3 eigenvectors fall in 8
   // cells, 50 expected each. Uniform on {±1}³ (Bernoulli(½) and independent) ⇒ Pearson's statistic is
   // ≈ χ²_7; checked against the Laurent–Massart bound at α = 1e-4 (41.5).
@@ -443,7 +444,7 @@ TEST_CASE("§D.3.4 sign symmetry (Lemma 4.1): signs of <u_i, x_T> uniform on {-1
   CHECK(pearson <= testing::chi_square_upper(7, 1e-4));
 }
 
-TEST_CASE("§D.3.6 deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_(k+1) + k beta sigma_1", "[ppi][deflation]") {
+TEST_CASE("rank-k deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_(k+1) + k beta sigma_1", "[ppi][deflation]") {
   // A = Σ λ_i u_iu_iᵀ + Wishart bulk (PSD, ‖bulk‖ ≤ 0.1L), n = 500, k = 3. tight at L = 10⁴ and paper
   // at L = 10⁵ (Fig 3's ε' = 0.078 makes the paper's noise ‖g‖ ≈ 8,300: too much for L = 10⁴).
   // Weyl bound per run: each component perturbs A by ‖λ_i u_iu_iᵀ − σ̂_i v_iv_iᵀ‖ ≤ |σ̂_i − λ_i| +
@@ -493,7 +494,7 @@ TEST_CASE("§D.3.6 deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_
   }
 }
 
-TEST_CASE("§D.3.6 sigma_hat tracks ||A_{i-1} v_i|| (or v_i^T A_{i-1} v_i) within Laplace(1/eps')", "[ppi][deflation][statistical]") {
+TEST_CASE("rank-k: sigma_hat tracks ||A_{i-1} v_i|| (or v_i^T A_{i-1} v_i) within Laplace(1/eps')", "[ppi][deflation][statistical]") {
   // σ̂_i − (exact value on the deflated A_{i−1}, recomputed here without privacy) is the Laplace draw
   // (plus snapping ≤ 2⁻⁴⁰b). 300 runs × k = 3 on a small PSD matrix; KS against Laplace(1/ε') with
   // the DKW band at α = 1e-4 (0.074); both estimates, both calibrations: false alarm ≤ 4e-4.
@@ -531,7 +532,7 @@ TEST_CASE("§D.3.6 sigma_hat tracks ||A_{i-1} v_i|| (or v_i^T A_{i-1} v_i) withi
     }
 }
 
-TEST_CASE("§E.11 general symmetric input: the signed Rayleigh estimate deflates a negative eigenvalue", "[ppi][deflation]") {
+TEST_CASE("rank-k on general symmetric input: the signed Rayleigh estimate deflates a negative eigenvalue", "[ppi][deflation]") {
   // λ = (−1000, 600, 300, 0, …): PPI finds the −1000 eigenvector (largest |λ|). The paper's σ̂ = ‖Av‖
   // is +1000, so A − σ̂vvᵀ leaves an eigenvalue ≈ −2000; the Rayleigh estimate releases ≈ −1000 and
   // leaves ≈ σ₃ = 300 after k = 2. 5 runs each. Noise: ‖g‖ ≈ 225 (sin θ ≈ 0.2, so σ̂₁ ≈ −950) and
@@ -562,15 +563,15 @@ TEST_CASE("§E.11 general symmetric input: the signed Rayleigh estimate deflates
   }
 }
 
-TEST_CASE("§D.3.6 dilation pitfall: deflate A with sigma_hat u v^T, never the dilation", "[ppi][deflation][rectangular]") {
-  // Digest §P.4: A 300 × 900 of rank 3 (σ = 10⁴, 5·10³, 3·10³), T = 30, ε = 1, δ = 1e-6, 40 runs.
-  // C = 100, not the digest's 40: for m ≠ d the dilation is more coherent than A (μ_top(B) =
-  // (m + d)/2·max(‖u₁‖∞², ‖v₁‖∞²) ≈ 29, §B.3 note 2), and the u-half's amplitude alternates between
-  // a and b across rounds, so n‖x_t‖∞² reaches ≈ 58·max(a², b²): C = 40 failed 31/40 runs.
+TEST_CASE("rank-k dilation pitfall: deflate A with sigma_hat u v^T, never the dilation", "[ppi][deflation][rectangular]") {
+  // A reference prototype's setting: A 300 × 900 of rank 3 (σ = 10⁴, 5·10³, 3·10³), T = 30, ε = 1, δ = 1e-6, 40 runs.
+  // C = 100, not the prototype's 40: for m ≠ d the dilation is more coherent than A (μ_top(B) =
+  // (m + d)/2·max(‖u₁‖∞², ‖v₁‖∞²) ≈ 29: HR13 Fact 2.8's μ(B) = μ(A) needs m = d), and the u-half's
+  // amplitude alternates between a and b across rounds, so n‖x_t‖∞² reaches ≈ 58·max(a², b²): C = 40 failed 31/40 runs.
   // tight calibration (Fig 3's paper ε' = 0.13 at k = 1 gives ‖g‖ ≈ 8,600 ≈ σ₁: no signal left).
   //  * Naive (Fig 3 on the dilation B, through the symmetric entry point): B − t·xxᵀ keeps an
   //    eigenvalue of magnitude ≥ σ₁ for EVERY rank-1 update (interlacing: B has both ±σ₁), so the
-  //    residual is ≥ σ₁ = 2σ₂ in every run (digest: 15,745 on average, "≈ 3σ₂").
+  //    residual is ≥ σ₁ = 2σ₂ in every run (prototype: 15,745 on average, "≈ 3σ₂").
   //  * Rectangular: A − σ̂ûv̂ᵀ leaves ≈ σ₂. Weyl bound per run: σ₂ + 2‖g‖ + 6/ε' with ‖g‖ the noise
   //    norm √N·noise_std (û, v̂ each within ‖g‖/σ₁ of u, v; |Lap| ≤ 6b but with prob. e⁻⁶).
   // Residual norms are computed exactly in the ≤ 7-dimensional span they live in.
@@ -657,7 +658,7 @@ TEST_CASE("§D.3.6 dilation pitfall: deflate A with sigma_hat u v^T, never the d
   CHECK(mean > 1.2 * sv(0));
 }
 
-TEST_CASE("§D.3.7 accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any T; 0.26 spent", "[ppi][accounting]") {
+TEST_CASE("PPI accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any T; 0.26 spent", "[ppi][accounting]") {
   const Spiked s = spiked(60, 100.0, 0, 91);
   const double expected_mu = 1.0 / (4.0 * std::sqrt(std::log(1e6)));
   for (long t : {10L, 37L, 100L}) {
@@ -679,7 +680,7 @@ TEST_CASE("§D.3.7 accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for
     CHECK(r.gdp_mu == Approx(1.0 / privacy::analytic_gaussian_sigma(1.0, EpsDelta(1.0, 1e-6))).epsilon(1e-10));
     CHECK(acc.spent().epsilon == Approx(1.0).epsilon(1e-9));
   }
-  // Rank k, paper (§P.1 g): one GDP charge for the k runs at δ plus k Laplace(ε'): at k = 5,
+  // Rank k, paper (exact accounting): one GDP charge for the k runs at δ plus k Laplace(ε'): at k = 5,
   // 5ε' = 0.30 and the Gaussian part adds ≈ 0.04.
   {
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));

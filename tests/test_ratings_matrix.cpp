@@ -43,7 +43,7 @@ TEST_CASE("ratings matrix: bad ratings are refused, naming the rating", "[rating
   CHECK_THROWS_NAMING(RatingsMatrix(2, 2, {}).user_count(2), InvalidParameter, Catch::Contains("user 2"));
 }
 
-TEST_CASE("rank-one synthetic set (seed 001, A.9.1)", "[ratings][synthetic]") {
+TEST_CASE("rank-one synthetic set (Jain, Thakkar & Thakurta 2018, §4)", "[ratings][synthetic]") {
   const auto set = rank_one_ratings(2000, 50, 10, 3);
   REQUIRE(set.ratings.size() == 2000u * 10u);
   CHECK(set.user_factors.cwiseAbs().maxCoeff() == 1.0);
@@ -69,7 +69,7 @@ TEST_CASE("rank-one synthetic set (seed 001, A.9.1)", "[ratings][synthetic]") {
   CHECK_THROWS_NAMING(rank_one_ratings(10, 5, 6, 1), InvalidParameter, Catch::Contains("per_user 6 exceeds items 5"));
 }
 
-TEST_CASE("uniform-factor synthetic set (seed 004, B.5)", "[ratings][synthetic]") {
+TEST_CASE("uniform-factor synthetic set (Gowtham et al. 2022, §4)", "[ratings][synthetic]") {
   const auto set = uniform_factor_ratings(200, 200, 5, 0.1, 9);
   CHECK(set.user_factors.minCoeff() > 0.0);
   CHECK(set.item_factors.maxCoeff() < 1.0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dpstream-recommend end to end on a small generated MovieLens-format file: every method × mechanism ×
-# mode prints the JSON line with the keys in order and sane values; seeded runs repeat;
+# mode prints the JSON line with the documented keys in order and sane values; seeded runs repeat;
 # recommendations for a known user, a clear error for an unknown one; malformed lines stop the run
 # naming the line (or are counted with --skip-malformed); streaming refreshes; bad flags exit 2.
 #   usage: test_recommend_cli.sh PATH/TO/dpstream-recommend

@@ -1,5 +1,5 @@
-// RegretMeter (digest seed-002 §4.1, checks §9.12): gains, OPT, the curve, finish(), and the
-// protocol errors (score every learner, then observe).
+// RegretMeter (Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss", STOC 2014, §4): gains, OPT, the curve,
+// finish(), and the protocol errors (score every learner, then observe).
 //
 // Reference values are computed directly: gains as Σ‖Vᵀa‖² row by row, OPT from Eigen's
 // SelfAdjointEigenSolver of the exact Σ a aᵀ. Tolerance scales: sums of ≤ 10³ products of O(1)
@@ -94,7 +94,7 @@ void check_protocol_error(F&& call, const std::string& needle) {
 
 // ---- 6. Gains, OPT, the curve, finish() --------------------------------------------------------------
 
-TEST_CASE("RegretMeter: gains equal a direct computation and OPT the top-k eigenvalue sum of the exact sum of a a^T (digest §4.1)",
+TEST_CASE("RegretMeter: gains equal a direct computation and OPT the top-k eigenvalue sum of the exact sum of a a^T (Analyze Gauss §4)",
           "[regret]") {
   const Index d = 10, k = 3;
   std::mt19937_64 gen(42);

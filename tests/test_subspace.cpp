@@ -1,5 +1,6 @@
-// Subspace maths: algebraic top k (digest seed-002 §8.6, §10), principal angles and projector
-// distances, captured variance, and the warm-started block Lanczos refresh against the full solver.
+// Subspace maths: algebraic top k (as the proofs of Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss",
+// STOC 2014, §3 use it), principal angles and projector distances, captured variance, and the
+// warm-started block Lanczos refresh against the full solver.
 //
 // Matrices with a known spectrum are Q·diag(λ)·Qᵀ with Q a random orthogonal matrix (Householder QR
 // of a Gaussian matrix from a fixed-seed std::mt19937_64), mirrored so they are bitwise symmetric.

@@ -1,4 +1,6 @@
-// Checks of Analyze Gauss Algorithm 1 (digest ../shared/notes/seed-002-analyze-gauss.md §9.1–9.4).
+// Checks of Algorithm 1 of Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss: Optimal Bounds for
+// Privacy-Preserving Principal Component Analysis" (STOC 2014): calibration, sensitivity, noise
+// structure and spectral norm.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -42,8 +44,8 @@ double spectral_norm(const Eigen::MatrixXd& e) {
 }
 }  // namespace
 
-TEST_CASE("§9.1 the paper calibration reproduces Δ_{ε,δ}") {
-  // Δ(0.5, 1e-6) = 10.5976 (digest §2.1 table), sensitivity 1.
+TEST_CASE("the paper calibration reproduces Δ_{ε,δ}") {
+  // Δ(0.5, 1e-6) = 10.5976 (Δ_{ε,δ} = √(2 ln(1.25/δ))/ε, §2), sensitivity 1.
   REQUIRE(make(SymmetricNoiseShape::paper_symmetric).sigma() == Approx(10.5976).margin(1e-4));
   REQUIRE(make(SymmetricNoiseShape::paper_symmetric).sensitivity() == 1.0);
   // tight: analytic Gaussian, smaller.
@@ -51,7 +53,7 @@ TEST_CASE("§9.1 the paper calibration reproduces Δ_{ε,δ}") {
           make(SymmetricNoiseShape::paper_symmetric).sigma());
 }
 
-TEST_CASE("§9.4 sensitivity of the upper triangle") {
+TEST_CASE("sensitivity of the upper triangle") {
   // Random unit rows: ‖u(aaᵀ)‖ = √((‖a‖⁴ + ‖a‖₄⁴)/2) ≤ 1; equality for basis vectors; replace-one √2.
   Eigen::VectorXd a(6);
   std::srand(5);
@@ -79,7 +81,7 @@ TEST_CASE("§9.4 sensitivity of the upper triangle") {
           Approx(std::sqrt(2.0) * make(SymmetricNoiseShape::paper_symmetric).sigma()));
 }
 
-TEST_CASE("§9.2 noise structure: symmetric, per-entry variance, uncorrelated, normal") {
+TEST_CASE("noise structure: symmetric, per-entry variance, uncorrelated, normal") {
   for (auto shape : {SymmetricNoiseShape::paper_symmetric, SymmetricNoiseShape::goe}) {
     const auto mech = make(shape);
     const double s2 = mech.sigma() * mech.sigma();
@@ -135,8 +137,8 @@ TEST_CASE("§9.2 noise structure: symmetric, per-entry variance, uncorrelated, n
   }
 }
 
-TEST_CASE("§9.3 spectral norm bands of the Algorithm 1 noise") {
-  // Mean of ‖E‖₂/(σ√n) over 500 draws: digest bands [1.70, 1.81] at n = 10, [1.90, 1.96] at n = 50,
+TEST_CASE("spectral norm bands of the Algorithm 1 noise") {
+  // Mean of ‖E‖₂/(σ√n) over 500 draws: reference bands [1.70, 1.81] at n = 10, [1.90, 1.96] at n = 50,
   // [1.94, 1.99] at n = 100 (simulated means 1.756, 1.932, 1.964 with sds 0.208, 0.078, 0.052:
   // each band is ≥ 5 standard errors of a 500-draw mean wide on either side).
   const auto mech = make(SymmetricNoiseShape::paper_symmetric);
@@ -147,7 +149,7 @@ TEST_CASE("§9.3 spectral norm bands of the Algorithm 1 noise") {
   for (const Band b : {Band{10, 1.70, 1.81}, Band{50, 1.90, 1.96}, Band{100, 1.94, 1.99}}) {
     const int draws = 500;
     double sum = 0;
-    // Single draws stay below σ(2√n + 2√(ln(2/p))) except w.p. about p; p = 1e-9 here (§2.1).
+    // Single draws stay below σ(2√n + 2√(ln(2/p))) except w.p. about p (Lipschitz concentration); p = 1e-9 here.
     const double single_bound = s * (2 * std::sqrt(double(b.n)) + 2 * std::sqrt(std::log(2 / 1e-9)));
     for (int t = 0; t < draws; ++t) {
       const double norm = spectral_norm(mech.sample_noise(b.n, noise));
@@ -164,7 +166,7 @@ TEST_CASE("§9.3 spectral norm bands of the Algorithm 1 noise") {
 }
 
 TEST_CASE("GOE-shaped noise cuts the spectral norm by about √2") {
-  // Digest §2: at n = 50 the GOE shape gives ‖E‖₂/(σ√n) ≈ 1.381 (sim) against 1.932. Over 300 draws
+  // A reference simulation: at n = 50 the GOE shape gives ‖E‖₂/(σ√n) ≈ 1.381 (sim) against 1.932. Over 300 draws
   // the mean's standard error is ≈ 0.055/√300 = 0.003; the band [1.35, 1.41] is ±10 SE around 1.381.
   const auto goe = make(SymmetricNoiseShape::goe);
   SeededNoiseSource noise(94);
@@ -176,7 +178,7 @@ TEST_CASE("GOE-shaped noise cuts the spectral norm by about √2") {
   REQUIRE(mean < 1.41);
 }
 
-TEST_CASE("§9.13 neighbours A and A + e₁ differ only in C₁₁, and release validates input") {
+TEST_CASE("neighbours A and A + e₁ differ only in C₁₁, and release validates input") {
   const auto mech = make(SymmetricNoiseShape::paper_symmetric);
   Eigen::MatrixXd a = Eigen::MatrixXd::Random(30, 5) / 10.0;
   Eigen::MatrixXd a_plus(31, 5);

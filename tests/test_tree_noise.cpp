@@ -25,9 +25,9 @@ using namespace dpstream::stream;
 using privacy::Calibration;
 using privacy::EpsDelta;
 
-TEST_CASE("tree calibration reproduces the digest's per-node sigma (seed 002 §9.11)", "[tree][calibration]") {
+TEST_CASE("tree calibration reproduces the reference per-node sigma (Analyze Gauss tree)", "[tree][calibration]") {
   const EpsDelta target(1.0, 1e-6);
-  // m = 1024 steps: 11 levels. Digest table: basic composition 63.07, joint classical 17.57.
+  // m = 1024 steps: 11 levels. Reference table: basic composition 63.07, joint classical 17.57.
   CHECK(tree_levels(1024) == 11);
   CHECK(privacy::tree_node_sigma(11, 1.0, target, Calibration::paper) == Approx(63.07).margin(0.005));
   CHECK(privacy::tree_node_sigma_joint_classical(11, 1.0, target) == Approx(17.57).margin(0.005));
@@ -38,7 +38,7 @@ TEST_CASE("tree calibration reproduces the digest's per-node sigma (seed 002 §9
   CHECK(tight == Approx(14.01).margin(0.005));
   // Its exact privacy profile at ε = 1 is δ = 1e-6 (bisection to 1e-12 relative in σ).
   CHECK(privacy::analytic_gaussian_delta(std::sqrt(11.0), tight, 1.0) == Approx(1e-6).epsilon(1e-6));
-  // T = 2^16: 17 levels; the digest's basic-composition σ is 98.75; tight must be ≤ 0.3 × paper.
+  // T = 2^16: 17 levels; the reference basic-composition σ is 98.75; tight must be ≤ 0.3 × paper.
   CHECK(tree_levels(65536) == 17);
   const double paper16 = privacy::tree_node_sigma(17, 1.0, target, Calibration::paper);
   CHECK(paper16 == Approx(98.75).margin(0.005));
@@ -189,7 +189,7 @@ TEST_CASE("Honaker's mean variance is at most 0.6 of the plain tree's at T = 2^1
     plain_sum += plain.release_variance(t);
     honaker_sum += honaker.release_variance(t);
   }
-  // Anchors §2.2 per unit noise (× L = 17 sensitivity²): tree mean 136, Honaker mean 74.8.
+  // Exact variance formulas, per unit noise (× L = 17 sensitivity²): tree mean 136, Honaker mean 74.8.
   CHECK(17.0 * plain_sum / horizon == Approx(136.0).margin(0.5));
   CHECK(17.0 * honaker_sum / horizon == Approx(74.8).margin(0.5));
   CHECK(honaker_sum / plain_sum <= 0.6);

@@ -1,4 +1,6 @@
-// Noisy ALS / IRLS (seed 004, Algorithms 1–3) in faithful and rigorous modes: see private_als.hpp.
+// Noisy ALS / IRLS (Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism for
+// differentially private low-rank matrix completion", arXiv 2022, Algorithms 1–3) in faithful and rigorous
+// modes: see private_als.hpp.
 #include "dpstream/completion/private_als.hpp"
 
 #include <algorithm>
@@ -545,7 +547,7 @@ AlsPrivacyReport PrivateAls::privacy_report(Index items) const {
                                         .guarantee(r.delta)
                                         .epsilon()
                                   : classical(std::log(delta_ratio));
-    if (!rigorous) r.per_draw_epsilon_as_printed = classical(std::log10(delta_ratio));  // the paper's quirk (B.2)
+    if (!rigorous) r.per_draw_epsilon_as_printed = classical(std::log10(delta_ratio));  // the paper's quirk (Table 1)
     draw_delta = r.delta;
     draw_rho = privacy::gaussian_rho(r.sensitivity, r.noise_scale);
     r.composed_epsilon_gdp =

@@ -40,7 +40,7 @@ void fail(const std::string& what) { throw InvalidParameter("PrivateFrankWolfe: 
 std::span<double> as_span(double* data, Index size) { return {data, static_cast<std::size_t>(size)}; }
 
 void require_paper_condition(const privacy::EpsDelta& target) {
-  // Algorithm 1's input condition, from its zCDP → (ε, δ) conversion (§A.4).
+  // Algorithm 1's input condition, from its zCDP → (ε, δ) conversion (Thm 3.1).
   const double limit = 2.0 * std::log(1.0 / target.delta());
   if (!(target.epsilon() <= limit))
     fail("the paper calibration needs epsilon <= 2 ln(1/delta) = " + format_value(limit) + ", got epsilon = " +

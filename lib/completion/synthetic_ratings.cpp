@@ -20,7 +20,7 @@ void require_at_least_one(const char* what, const char* name, Eigen::Index value
 Eigen::VectorXd uniform_symmetric(Eigen::Index n, privacy::NoiseSource& source) {
   Eigen::VectorXd v(n);
   for (Eigen::Index i = 0; i < n; ++i) v[i] = 2.0 * source.uniform_open() - 1.0;
-  return v / v.cwiseAbs().maxCoeff();  // max-abs 1, so ‖u vᵀ‖_∞ = 1 (A.9.1)
+  return v / v.cwiseAbs().maxCoeff();  // max-abs 1, so ‖u vᵀ‖_∞ = 1 (unit ℓ∞-norm: Jain, Thakkar & Thakurta 2018, §4)
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ const InputPerturbationOptions& validated(const InputPerturbationOptions& option
 double calibrated_sigma(double sensitivity, const InputPerturbationOptions& options) {
   if (options.calibration == privacy::Calibration::tight)
     return privacy::analytic_gaussian_sigma(sensitivity, options.target);
-  // The classical formula without paper_gaussian_sigma's ε < 1 refusal, since the digest's RR runs at
-  // ε = 1: its guarantee is checked on the exact profile instead.
+  // The classical formula without paper_gaussian_sigma's ε < 1 refusal, since the RR comparisons (tests,
+  // reference runs) are at ε = 1: its guarantee is checked on the exact profile instead.
   const double sigma = sensitivity * privacy::paper_gaussian_multiplier(options.target);
   const double exact = privacy::analytic_gaussian_delta(sensitivity, sigma, options.target.epsilon());
   if (!(exact <= options.target.delta()))

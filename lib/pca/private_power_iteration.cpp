@@ -1,4 +1,5 @@
-// Private power iteration and rank-k deflation (HR13 Figs 2 and 3; digest seed-000-003 Part B), and
+// Private power iteration and rank-k deflation (Hardt & Roth, "Beyond worst-case
+// analysis in private singular vector computation", STOC 2013 (HR13), Figs 2 and 3), and
 // the private doubling search over C declared in coherence.hpp (it needs PPI's plan and runner).
 #include "dpstream/pca/private_power_iteration.hpp"
 

@@ -1,4 +1,6 @@
-// The Huber distribution (seed 004 Eqs. 2–3) and the Huber mechanism (Def. 2.4, Thm 2.1).
+// The Huber distribution (Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism for
+// differentially private low-rank matrix completion", arXiv 2022, Eqs. 2–3) and the Huber mechanism
+// (Def. 2.4, Thm 2.1).
 #include "dpstream/privacy/huber.hpp"
 
 #include <cmath>
@@ -17,7 +19,7 @@ namespace {
 constexpr double kSqrt2 = std::numbers::sqrt2;
 constexpr double kSqrt2Pi = 2.5066282746310002;  // √(2π)
 
-// The bisection range of alpha_for_variance (digest B.7.5).
+// The bisection range of alpha_for_variance.
 constexpr double kAlphaMin = 1e-3;
 constexpr double kAlphaMax = 50.0;
 
@@ -31,7 +33,7 @@ constexpr double kRejectionMinAcceptance = 0.3;
 double core_mass(double alpha) { return kSqrt2Pi * std::erf(alpha / kSqrt2); }
 double tails_mass(double alpha) { return (2.0 / alpha) * std::exp(-0.5 * alpha * alpha); }
 
-// Var(α) = κ_α [√(2π)(2Φ(α)−1) − 2αe + 2e(α + 2/α + 2/α³)], e = e^{−α²/2} (digest B.2: the core's
+// Var(α) = κ_α [√(2π)(2Φ(α)−1) − 2αe + 2e(α + 2/α + 2/α³)], e = e^{−α²/2} (our derivation: the core's
 // ∫t²e^{−t²/2} plus 2e∫(α+u)²e^{−αu}du). The ±2αe terms cancel, leaving
 // Var = (Z_c + 4e(1/α + 1/α³)) / (Z_c + 2e/α), which is computed without that cancellation.
 double huber_variance(double alpha) {

@@ -1,4 +1,5 @@
-// The Laplace mechanism: b = Δ₁/ε, i.i.d. Laplace(b) per coordinate (Dwork et al. 2006; seed 004 §2.1).
+// The Laplace mechanism: b = Δ₁/ε, i.i.d. Laplace(b) per coordinate (Dwork et al. 2006; as in
+// Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism ...", arXiv 2022, §2.1).
 #include "dpstream/privacy/laplace_mechanism.hpp"
 
 #include <cmath>

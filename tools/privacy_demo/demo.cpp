@@ -25,7 +25,7 @@ const char* shape_name(privacy::SymmetricNoiseShape shape) {
   return shape == privacy::SymmetricNoiseShape::goe ? "goe" : "paper_symmetric";
 }
 
-// Top-k eigenvectors by algebraic eigenvalue (never |λ|: Ĉ is indefinite, digest §10).
+// Top-k eigenvectors by algebraic eigenvalue (never |λ|: Ĉ is indefinite; Dwork, Talwar, Thakurta & Zhang 2014, Algorithm 1).
 MatrixXd top_k(const MatrixXd& c, int k) {
   linalg::SymmetricEigenSolver es(c);
   return es.eigenvectors().rightCols(k);  // eigenvalues ascend

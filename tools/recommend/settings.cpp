@@ -54,7 +54,7 @@ void add_model_options(CLI::App& app, RecommendSettings& s) {
                  "bound on |centred rating|: rigorous als/irls clip to it (counted); fw's L = bound x sqrt(xi) (default: 2 for files and movielens, seed001 1, seed004 the rank)");
   app.add_option("--factor-bound", s.factor_bound, "rigorous als/irls: user-factor norm bound")->capture_default_str();
   app.add_option("--nuclear-norm", s.nuclear_norm, "fw: nuclear-norm bound k (default: rating bound x sqrt(users x items) / 4)");
-  app.add_flag("--oracle-k", s.oracle_k, "fw on a generated set: k = the truth's nuclear norm (the digest's oracle choice)");
+  app.add_flag("--oracle-k", s.oracle_k, "fw on a generated set: k = the truth's nuclear norm (the oracle choice of Jain, Thakkar & Thakurta 2018, Section 4)");
   app.add_option("--row-norm-bound", s.row_norm_bound, "fw: per-user ratings norm bound L (default: rating bound x sqrt(max per user))");
   app.add_option("--step", s.step, "fw: paper (1/T) | standard (2/(t+1))")->check(CLI::IsMember({"paper", "standard"}))->capture_default_str();
   app.add_option("--bias", s.bias, "fw: multiplier in [0, 1] of the eigenvalue bias (1: as printed)")->capture_default_str();

@@ -40,7 +40,7 @@ struct RecommendSettings {
   std::optional<double> center, rating_bound;
   double factor_bound = 1.0;
   std::optional<double> nuclear_norm, row_norm_bound;
-  bool oracle_k = false;  // fw on a generated set: k = ‖U Vᵀ‖_nuc of the truth (digest A.9.1)
+  bool oracle_k = false;  // fw on a generated set: k = ‖U Vᵀ‖_nuc of the truth (the oracle k of Jain, Thakkar & Thakurta 2018, Section 4)
   std::string step = "standard", eigensolver = "exact";
   double bias = 1.0;
   // output

@@ -1,13 +1,14 @@
 // What a noisy ALS / IRLS run (private_als.hpp) claims and what it really spends: the privacy report
-// of seed 004's algorithms (digest seed-001-004 §B.2, §B.6, §B.7.6, §B.7.10), in both modes.
+// of the algorithms of Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism for
+// differentially private low-rank matrix completion" (arXiv 2022; §2.2, Table 1), in both modes.
 //
 // The two modes report different things, and only one of them is a guarantee:
-//  * faithful: seed 004 as printed. The paper states ε for ONE noise draw (Table 1) with an assumed
-//    sensitivity Δf = 5 and never composes it (B.6.1), although the V-step draws an r-vector per item
+//  * faithful: the paper as printed. The paper states ε for ONE noise draw (Table 1) with an assumed
+//    sensitivity Δf = 5 and never composes it, although the V-step draws an r-vector per item
 //    per release: n·T draws (ALS) or n·T·K (IRLS). The report shows the per-draw figure (natural log,
-//    and the paper's log10 Gaussian figure, B.2), and what those draws compose to IF Δf were their
+//    and the paper's log10 Gaussian figure in Table 1), and what those draws compose to IF Δf were their
 //    sensitivity. It is not: the noised sum Σ_i x_ij u_i has unbounded sensitivity, since nothing is
-//    clipped (B.6.2), and the Gram matrix is not noised at all (B.6.3). So every faithful figure is
+//    clipped, and the Gram matrix is not noised at all (Algorithms 1 and 3). So every faithful figure is
 //    conditional on an assumption that does not hold: `proven` is false and the true ε is unbounded.
 //  * rigorous: a mechanism with a proof (private_als.hpp "Privacy contract, rigorous mode"). Its
 //    figures are guarantees for one user (user-level), calibrated to the options' target.
@@ -21,7 +22,7 @@ namespace dpstream::completion {
 
 // The noise added in the V-step. `none` is vanilla ALS/IRLS (faithful mode only).
 enum class AlsMechanism { none, gaussian, laplace, huber };
-// faithful: seed 004's Algorithms 1–3 as printed; rigorous: clipped, Gram and RHS noised, accounted.
+// faithful: the paper's Algorithms 1–3 as printed; rigorous: clipped, Gram and RHS noised, accounted.
 enum class AlsMode { faithful, rigorous };
 
 const char* to_string(AlsMechanism mechanism) noexcept;  // "none" | "gaussian" | "laplace" | "huber"
@@ -42,7 +43,7 @@ struct AlsPrivacyReport {
   // without noise.
   long releases = 0;
   // Independent noise vectors drawn, each a separate mechanism invocation: faithful n·releases
-  // (one r-vector per item per release, B.6.1); rigorous `releases` (one vector over all items per
+  // (one r-vector per item per release); rigorous `releases` (one vector over all items per
   // release); 0 without noise.
   long draws = 0;
   // Coordinates of one draw: faithful r (the RHS of one item); rigorous n·(r(r+1)/2 + r) (every item's
@@ -63,7 +64,7 @@ struct AlsPrivacyReport {
   // Laplace Δf/b; Huber α·Δf/s (Thm 2.1). rigorous: ε of one release at δ (Gaussian: the analytic
   // profile of Δ/σ; pure: ε/releases).
   double per_draw_epsilon = 0.0;
-  // The figure seed 004's Table 1 prints for this draw: Gaussian with log10 in place of ln (B.2, a
+  // The figure the paper's Table 1 prints for this draw: Gaussian with log10 in place of ln (a
   // factor √(ln 10) ≈ 1.517 below the formula); Laplace and Huber as per_draw_epsilon. Faithful only
   // (NaN in rigorous mode).
   double per_draw_epsilon_as_printed = 0.0;

@@ -1,5 +1,7 @@
 // Accuracy of a completed matrix: test RMSE and the two non-private baselines every result is shown
-// beside (digest seed-001-004 §A.8 "test RMSE", §B.4 "RMSE over all entries").
+// beside (test RMSE: Jain, Thakkar & Thakurta, "Differentially private matrix completion revisited",
+// ICML 2018, §4; RMSE over all entries: Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the
+// Huber mechanism for differentially private low-rank matrix completion", arXiv 2022, §4).
 //
 // The baselines are NOT private: they read the training ratings without noise. They are reference
 // points for a report, never something to release.
@@ -21,7 +23,7 @@ using RatingPredictor = std::function<double(Eigen::Index user, Eigen::Index ite
 // InvalidParameter naming the user and item.
 double rmse(const RatingPredictor& predict, const std::vector<Rating>& test);
 
-// ‖X − Ẑ‖_F/√(mn) over ALL entries of a known truth (seed 004's metric on synthetic data).
+// ‖X − Ẑ‖_F/√(mn) over ALL entries of a known truth (Gowtham et al.'s metric on synthetic data).
 double full_rmse(const RatingPredictor& predict, const RatingPredictor& truth, Eigen::Index users,
                  Eigen::Index items);
 

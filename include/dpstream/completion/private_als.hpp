@@ -1,8 +1,9 @@
 // PrivateAls: noisy alternating least squares and IRLS matrix completion with Gaussian, Laplace or
 // Huber noise — Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism for
-// differentially private low-rank matrix completion" (seed 004), Algorithms 1–3; digest
-// seed-001-004 §B.3–B.7, §C.2 — in two modes: `faithful` (as printed, NO guarantee) and `rigorous`
-// (a user-level joint-DP mechanism modelled on DP-ALS, Chien et al. 2021, and seed 001's billboard).
+// differentially private low-rank matrix completion" (arXiv 2022), §3, Algorithms 1–3 — in two modes:
+// `faithful` (as printed, NO guarantee) and `rigorous` (a user-level joint-DP mechanism modelled on
+// DP-ALS, Chien et al. 2021, and on the global/local "billboard" split of Jain, Thakkar & Thakurta,
+// "Differentially private matrix completion revisited", ICML 2018, §3).
 //
 // Model: X ≈ U Vᵀ, U users × r, V items × r; min Σ_Ω L(x_ij − u_iᵀv_j) + λ(‖U‖² + ‖V‖²).
 // Each outer iteration t = 1..T (Algorithm 1 / 2):
@@ -23,16 +24,16 @@
 // rank 10, T = 20, 943 × 1682 with 100,000 ratings): faithful ALS 0.13 s, IRLS K = 20 1.6 s; rigorous
 // ALS 0.32 s, IRLS K = 20 5.9 s (there ~60% is the eigendecompositions of noise-dominated Grams).
 //
-// Privacy contract, faithful mode — NO PROVEN GUARANTEE (digest B.6.1–B.6.6):
+// Privacy contract, faithful mode — NO PROVEN GUARANTEE:
 //  * Noise: only the r-vector RHS b_j of each item is noised, once per item per release (draw
 //    t ~ N(0, v I), Laplace(√(v/2)) or unit-scale Huber(α) with Var(α) = v), as Algorithms 1 and 3 print.
 //  * The paper's ε is for ONE draw with an assumed sensitivity Δf = 5 (Table 1); it never composes the
-//    n·T (ALS) or n·T·K (IRLS) draws (B.6.1). Δf is unjustified: b_j = Σ x_ij u_i moves by |Δx|·‖u_i‖
-//    with u_i unclipped, and one user moves every item she rated (B.6.2). The Gram G_j is released into
-//    V unnoised though it depends on who rated j and on their u_i (B.6.3). U and ÛV̂ᵀ are computed
-//    without noise (B.6.4); the neighbouring relation is never defined (B.6.6).
+//    n·T (ALS) or n·T·K (IRLS) draws. Δf is unjustified: b_j = Σ x_ij u_i moves by |Δx|·‖u_i‖
+//    with u_i unclipped, and one user moves every item she rated. The Gram G_j is released into
+//    V unnoised though it depends on who rated j and on their u_i. U and ÛV̂ᵀ are computed
+//    without noise; the neighbouring relation is never defined (§2.1: "differ on a single element").
 //  * The report (als_privacy_report.hpp) shows the per-draw ε (natural log and the paper's log10,
-//    B.2) and the ε those draws compose to IF Δf held. Use faithful mode to reproduce the paper's
+//    Table 1) and the ε those draws compose to IF Δf held. Use faithful mode to reproduce the paper's
 //    numbers, never to protect data. It refuses an accountant (there is nothing proven to charge).
 //
 // Privacy contract, rigorous mode:
@@ -68,9 +69,9 @@
 //    PSD cone), then λI is added and the system solved. f depends on public quantities only.
 //    Measured on a 4000 × 20 set (ε = 1, Gaussian): RMSE 3.46 with c = 0, 0.21 with c = 1, 0.16
 //    with c = 2 (zero predictor ≈ 0.58).
-//  * Joint DP (Kearns et al. 2014; seed 001 §A.2's billboard): the releases are (ε, δ)-DP; user i's
-//    factor u_i — and her predictions u_iᵀv_j — are computed from the public V's and her own ratings
-//    only (local_user_factor; not released). So the outputs to all other users are (ε, δ)-DP in user
+//  * Joint DP (Kearns et al. 2014; the billboard argument of Jain, Thakkar & Thakurta 2018, §3): the
+//    releases are (ε, δ)-DP; user i's factor u_i — and her predictions u_iᵀv_j — are computed from
+//    the public V's and her own ratings only (local_user_factor; not released). So the outputs to all other users are (ε, δ)-DP in user
 //    i's data. AlsResult::user_factors (all of U, and U·Vᵀ) is the TRUSTED-CURATOR view of the
 //    simulation: publishing it is not covered.
 //  * Accounting: train() charges the accountant, if given, ONCE for the whole run BEFORE reading any
@@ -99,7 +100,8 @@
 
 namespace dpstream::completion {
 
-// Initial V (data-independent): uniform → entries U[0, init_scale] (the digest's prototype, B.5);
+// Initial V (data-independent): uniform → entries U[0, init_scale] (the choice under which a reference
+// prototype reproduced the paper's Table 3);
 // gaussian → N(0, init_scale²). The paper leaves it unspecified. U needs no start: the first u-step
 // overwrites it.
 enum class AlsInit { uniform, gaussian };

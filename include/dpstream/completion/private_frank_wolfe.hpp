@@ -1,41 +1,41 @@
 // PrivateFrankWolfe: joint-DP matrix completion by private Frank–Wolfe — Jain, Thakkar & Thakurta 2018
 // ("Differentially private matrix completion revisited", ICML), Algorithm 1 (and Algorithm 2 as its
-// eigensolver); digest seed-001-004 §A.1–A.9 and §C.2.
+// eigensolver), §3.
 //
 // Problem (Eq. (2)): min_{‖Y‖_nuc ≤ k} F̂(Y) = ‖P_Ω(Y − Y*)‖_F²/(2|Ω|). Frank–Wolfe moves Y toward
-// −k·u vᵀ, (u, v) the top singular pair of the residual A = P_Ω(Y − Y*) (§A.2). The computation is split
-// (§A.2 "global vs local"):
+// −k·u vᵀ, (u, v) the top singular pair of the residual A = P_Ω(Y − Y*) (§3). The computation is split
+// into global and local parts (§1.1.1, §3):
 //   aggregator (PrivateFrankWolfe, trusted): W(t) = Σ_i A_i(t)ᵀA_i(t), released as Ŵ(t) = W(t) + N(t);
 //     publishes the broadcast (v̂_t, λ̂_t, λ̂′_t): v̂_t, λ̂_t² the top eigenpair of Ŵ(t), λ̂′_t the damped
 //     value below.
 //   user i (FrankWolfeUser, local, one per user): holds her own observed ratings P_Ω(Y*_i) and her row
 //     Y_i; sends A_i(t)ᵀA_i(t) to the aggregator; on each broadcast takes the local step
-//       û_i = A_i v̂/λ̂′,   Y_i ← Π_{L,Ω}((1 − η)·Y_i − η·k·û_i·v̂ᵀ)                       (Eq. (3), §A.3)
+//       û_i = A_i v̂/λ̂′,   Y_i ← Π_{L,Ω}((1 − η)·Y_i − η·k·û_i·v̂ᵀ)                       (Eq. (3), Alg. 1)
 //     with Π_{L,Ω}(M_i) = min{1, L/‖P_Ω(M_i)‖₂}·M_i: the norm of her OBSERVED entries bounds the
 //     scale, which applies to the whole row.
-// Rounds (§A.3 "iteration 1 is a warm-up"): Y_i(1) = 0, so round 1 releases the noisy covariance of the
+// Rounds (iteration 1 of Algorithm 1 is a warm-up): Y_i(1) = 0, so round 1 releases the noisy covariance of the
 // (clipped) ratings. Rounds t = 1..T−1 each make one release and one broadcast, and every user applies
 // broadcast t to get Y_i(t+1). Y_i(T) is her prediction. The paper's loop also makes a T-th release;
 // its eigenpair is never used because the users output at t = T. It is NOT computed here. σ is still
 // calibrated and charged for T releases, as the paper does. That is conservative: T−1 are made.
 // T − 1 effective FW steps; T = 1 releases nothing and predicts 0.
-//   λ̂_t   = √max(λ̂_t², 0)       (λ̂_t² < 0 is possible under noise; clamped, §A.3)
+//   λ̂_t   = √max(λ̂_t², 0)       (λ̂_t² < 0 is possible under noise; clamped)
 //   λ̂′_t  = λ̂_t + c·√(σ·ln(n/β))·n^{1/4}   (footnote 2: a bound on ‖N‖₂ that over-estimates λ, so it
 //          damps û. c = bias_multiplier ∈ [0, 1], default 1 = faithful. Every term is public, so any c
-//          is post-processing and costs no privacy (§C.2.15).) When λ̂′ = 0 (only possible with
+//          is post-processing and costs no privacy.) When λ̂′ = 0 (only possible with
 //          c = 0 or nonprivate, and λ̂ = 0), û = 0: no direction is known.
 // Step η for the s-th real step (s = 1..T−1, the step that applies broadcast s, in round t = s + 1):
 // paper → 1/T (constant, as printed); standard → 2/(t+1) = 2/(s+2), the textbook schedule counted by
 // the ROUND, so η = 2/3 at the first real step. Privacy does not depend on η: Π bounds the iterates
-// whatever η is (§A.3). Why the round and not the real step (η_1 = 1, the digest's wording): without a
+// whatever η is. Why the round and not the real step (η_1 = 1, the other reading): without a
 // line search FW is not monotone, and a first full step to the vertex overshoots. Non-private at the
 // CI scale below, 2/(s+1) gives 0.060 on 9 of 10 data seeds and 0.146 on one; 2/(t+1) gives
-// 0.044–0.065 on 9 of them and 0.083 on the tenth, and matches the digest's prototype figure 0.049
+// 0.044–0.065 on 9 of them and 0.083 on the tenth, and matches a reference prototype's figure 0.049
 // (its schedule, then, counted rounds). The private cells do not tell the two apart.
-// Local state (§A.3 "Local state"): every update is rank one along a public v̂_s and Π only rescales, so
+// Local state: every update is rank one along a public v̂_s and Π only rescales, so
 // Y_i = Σ_s c_{i,s}·v̂_sᵀ. A user stores her coefficients c_i ∈ ℝ^{T−1} (plus P_Ω(Y_i) on her own
 // items, at most her rating count), never a dense row. rank(Y) ≤ T − 1, and its rows lie in
-// span{v̂_1..v̂_{T−1}} (§A.9.10).
+// span{v̂_1..v̂_{T−1}} (the paper: "rank of Y(T) is at most T").
 // Cost per round: O(Σ_i |Ω_i|²) to accumulate W sparsely (each user's outer product over her own
 // items, lower triangle), plus O(n²) for the noise, plus the eigensolver (below). No dense users × items
 // matrix is formed. The oja eigensolver forms nothing n × n: O(Γ·|Ω|) per round.
@@ -48,22 +48,21 @@
 //     round-off (tested). It costs O(n²) per product instead of O(n³). At n = 1682 a whole private
 //     round takes ≈ 0.1 s, where SelfAdjointEigenSolver alone takes 1.9 s (0.47 s for values only),
 //     measured on the 2-core build machine.
-//   oja: pca::PrivateOja (Algorithm 2, §A.6) on the residual rows A_i(t), which have norm ≤ 2L. It
+//   oja: pca::PrivateOja (Algorithm 2, §3.2) on the residual rows A_i(t), which have norm ≤ 2L. It
 //     makes Γ noisy products Σ_i A_iᵀ(A_i v̂) + g and the eigenvalue ‖A v̂_Γ‖² + N(0, σ²): Γ + 1
 //     releases per round, with nothing n × n formed. Its σ is the one calibrated here for all rounds
-//     (PrivateOjaOptions::sigma). The λ̂′ bias uses that σ (§A.6 "Inside FW").
+//     (PrivateOjaOptions::sigma). The λ̂′ bias uses that σ (our reading: §3.2 leaves it open).
 //
 // Privacy contract
-//  * Unit and neighbours: one user, i.e. her whole row of ratings (user-level, §A.1). Neighbouring
+//  * Unit and neighbours: one user, i.e. her whole row of ratings (user-level, §1). Neighbouring
 //    rating sets differ by adding/removing one user (add_remove_row, default: the relation behind the
-//    paper's constant 64, §A.4) or by replacing one user's ratings (replace_row, Def. 2.1 literally).
+//    paper's constant 64, Thm 3.1) or by replacing one user's ratings (replace_row, Def. 2.1 literally).
 //  * Enforced bounds: ‖P_Ω(Y*_i)‖₂ ≤ L for EVERY user. clip_user_rows = true scales a user whose
 //    observed ratings have norm > L down to norm L (a per-user map, so privacy is unaffected) and counts
 //    her (FrankWolfeResult::users_clipped). With false, a user over L·(1 + 1e-12) is refused with
 //    InvalidRow naming her. The 1e-12 round-off allowance moves Δ by a relative 1e-12, at the
 //    calibration's own bisection tolerance. Π_{L,Ω} keeps ‖P_Ω(Y_i(t))‖₂ ≤ L after every step. So
-//    ‖A_i(t)‖₂ ≤ ‖P_Ω(Y_i(t))‖₂ + ‖P_Ω(Y*_i)‖₂ ≤ 2L. Without either bound the guarantee is void
-//    (§C.2.4).
+//    ‖A_i(t)‖₂ ≤ ‖P_Ω(Y_i(t))‖₂ + ‖P_Ω(Y*_i)‖₂ ≤ 2L. Without either bound the guarantee is void.
 //  * Sensitivity of one exact-mode release (frank_wolfe_release_sensitivity). Under adaptive
 //    composition the earlier broadcasts are fixed, and every other user's A_j(t) is a function of them
 //    and her own ratings. So W(t) moves only by user i's term:
@@ -77,7 +76,7 @@
 //  * Mechanism: exact mode releases Ŵ(t) = W(t) + N(t). N(t) is symmetric: the n(n+1)/2 entries on and
 //    below the diagonal are i.i.d. N(0, σ²), drawn column by column (column j, rows j..n−1), and
 //    mirrored. The paper prints "i.i.d. entries" (not symmetric). Symmetric noise is the Gaussian
-//    mechanism on the lower triangle with the same σ (§A.3). The released entries are snapped to the
+//    mechanism on the lower triangle with the same σ. The released entries are snapped to the
 //    grid snap_granularity(σ) (snap.hpp; Mironov 2012 mitigation, as every dpstream mechanism) before
 //    the eigensolver. In oja mode PrivateOja snaps each of its releases.
 //  * Composition: R adaptively composed Gaussian releases with one Δ and one σ: μ-GDP with
@@ -88,24 +87,24 @@
 //      tight: σ = analytic_gaussian_sigma(Δ_joint, target): exactly (ε, δ)-DP for the whole run. Any ε.
 //      paper, exact: σ = L²·√(64·T·ln(1/δ))/ε, exactly as Algorithm 1 prints it (natural log). The
 //        paper's condition ε ≤ 2·ln(1/δ) is enforced (InvalidParameter naming epsilon). Why it holds
-//        (§A.4): ρ = T·(4L²)²/(2σ²) = ε²/(8·ln(1/δ)), and ρ + 2√(ρ·ln(1/δ)) = ε²/(8 ln(1/δ)) + ε/√2 ≤
+//        (Thm 3.1, zCDP): ρ = T·(4L²)²/(2σ²) = ε²/(8·ln(1/δ)), and ρ + 2√(ρ·ln(1/δ)) = ε²/(8 ln(1/δ)) + ε/√2 ≤
 //        ε/4 + 0.71ε < ε under the condition. The printed formula is for add/remove. With replace_row
 //        it is SCALED: σ × √2 (64 → 128), which keeps ρ with Δ = 4√2·L².
 //      paper, oja: Algorithm 2's σ with its row bound 2L and its Γ replaced by the T·Γ products of the
-//        whole run: (2L)²·√(256·T·Γ·ln(2/δ))/ε (pca::paper_oja_sigma). This is our reading of §A.6
-//        "Inside FW", which the paper does not spell out. Valid: ρ = T(Γ+1)·(2L)⁴/(2σ²) ≤
+//        whole run: (2L)²·√(256·T·Γ·ln(2/δ))/ε (pca::paper_oja_sigma). This is our reading of §3.2
+//        inside FW, which the paper does not spell out. Valid: ρ = T(Γ+1)·(2L)⁴/(2σ²) ≤
 //        ε²/(256·ln(2/δ)), far inside ε (private_oja.hpp). Same condition on ε. No replace scaling is
 //        needed (Δ is the same).
 //  * Guarantee: the public output, the sequence of broadcasts (v̂_t, λ̂_t, λ̂′_t) and everything a
 //    RoundObserver sees (Ŵ(t) is the release, the rest its post-processing), is (ε, δ)-DP for
 //    `target`. User i's prediction Y_i(T) is a deterministic function of the broadcasts and her own
-//    ratings (FrankWolfeUser, rebuild_user_predictions). By the billboard argument (§A.2), the outputs
+//    ratings (FrankWolfeUser, rebuild_user_predictions). By the billboard argument (§3), the outputs
 //    to all OTHER users are (ε, δ)-DP in user i's data: (ε, δ)-JOINT DP (Kearns et al. 2014; paper
 //    Thm 3.1). Her own predictions depend on her ratings without noise: they are hers, not private
 //    from her, and must not be published.
 //  * Trusted-curator view: FrankWolfeResult::trusted_user_coefficients / predict() hold EVERY user's
 //    row. They exist to evaluate and simulate on one machine. Publishing them (or the completed matrix)
-//    is NOT covered by the guarantee and breaks joint DP (§C.2.1). So is users_clipped, an unnoised
+//    is NOT covered by the guarantee and breaks joint DP. So is users_clipped, an unnoised
 //    count of the private data.
 //  * Accounting: train() charges the accountant, if given, ONCE for the whole run BEFORE any rating is
 //    read: charge_gaussian(label, Δ_joint, σ, target), i.e. ρ = R·Δ²/(2σ²). BudgetExhausted means
@@ -115,12 +114,13 @@
 //    Unset → the secure source (make_secure_noise_source). The object owns its source across runs, so
 //    two runs of one object draw different noise, and two objects with the same seed agree bitwise.
 //  * nonprivate = true: σ = 0, no noise, no bias, no snapping. The SAME algorithm otherwise (clipping
-//    and Π included): the non-private baseline of the digest's tables, NOT private. It refuses an
+//    and Π included): the non-private baseline of the reference tables below, NOT private. It refuses an
 //    accountant and needs the exact eigensolver (InvalidParameter).
 //
-// Utility (§A.5, Thm 3.2): F̂(Y(T)) = O(k²/(|Ω|T) + k·T^{1/4}·L·√(√n·√ln(1/δ)·ln n)/(|Ω|√ε)).
-// Synthetic CI scale (§A.9.5; m = 1e5, n = 100, 20 ratings per user, oracle k, L = √20, T = 10, paper σ,
-// c = 1). Test RMSE, digest / this implementation (3 seeds, tests/test_private_frank_wolfe.cpp):
+// Utility (§3.1, Thm 3.2): F̂(Y(T)) = O(k²/(|Ω|T) + k·T^{1/4}·L·√(√n·√ln(1/δ)·ln n)/(|Ω|√ε)).
+// Synthetic CI scale (the §4 synthetic set scaled down; m = 1e5, n = 100, 20 ratings per user, oracle k,
+// L = √20, T = 10, paper σ, c = 1). Test RMSE, reference prototype / this implementation (3 seeds,
+// tests/test_private_frank_wolfe.cpp):
 //   step 1/T:      non-private 0.139 / 0.134   ε = 1: 0.290 / 0.292   ε = 5: 0.239 / 0.241
 //   step 2/(t+1):  non-private 0.049 / 0.060   ε = 1: 0.285 / 0.281   ε = 5: 0.206 / 0.209
 //   (seeds 100–102, which hold the data seed where 2/(s+1) overshoots: 0.059 / 0.281 / 0.206)
@@ -159,7 +159,7 @@ FrankWolfeStep parse_frank_wolfe_step(const std::string& text);
 FrankWolfeEigensolver parse_frank_wolfe_eigensolver(const std::string& text);
 
 struct FrankWolfeOptions {
-  double nuclear_norm_bound = 1.0;  // k > 0: the nuclear-norm ball of Eq. (2) (NOT a rank, §A.1)
+  double nuclear_norm_bound = 1.0;  // k > 0: the nuclear-norm ball of Eq. (2) (NOT a rank)
   int iterations = 10;              // T ≥ 1: rounds as the paper counts them (T − 1 real steps)
   double row_norm_bound = 1.0;      // L: bound on each user's ‖P_Ω(Y*_i)‖₂; finite > 0, (2L)² normal
   privacy::EpsDelta target{1.0, 1e-6};  // for the whole run; δ > 0
@@ -167,7 +167,7 @@ struct FrankWolfeOptions {
   privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
   FrankWolfeStep step = FrankWolfeStep::paper;
   double bias_multiplier = 1.0;      // c ∈ [0, 1] on λ̂′'s bias term; 1 = faithful (post-processing)
-  // β ∈ (0, 1) in ln(n/β). The seed gives no value; 0.01 reproduces §A.9.5's prototype table best
+  // β ∈ (0, 1) in ln(n/β). The paper gives no value; 0.01 reproduces the reference prototype table best
   // (0.1 lowers the private RMSEs by ≈ 0.003–0.006).
   double failure_probability = 0.01;
   FrankWolfeEigensolver eigensolver = FrankWolfeEigensolver::exact;

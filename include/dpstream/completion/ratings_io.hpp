@@ -1,5 +1,5 @@
-// Reading rating files and preparing them for training (digest seed-001-004 §C.1 "Core data", §A.8
-// "Procedure").
+// Reading rating files and preparing them for training (the procedure of Jain, Thakkar & Thakurta,
+// "Differentially private matrix completion revisited", ICML 2018, §4).
 //
 // Formats (one rating per line: user, item, rating[, timestamp]; ids are integers):
 //   csv          "1,31,2.5,1260759144"      (MovieLens latest; a first data line none of whose fields
@@ -25,7 +25,7 @@
 // An unreadable or empty file (no rating) throws CorruptInput naming the path.
 //
 // Privacy: reading is not a release. Note that choosing the top-N items (keep_top_items) reads the
-// item counts of the private data without noise: the seed papers do this as preprocessing and treat
+// item counts of the private data without noise: the papers implemented here do this as preprocessing and treat
 // the item set as public; a caller who needs it private must supply the item list instead
 // (keep_items).
 #pragma once
@@ -84,16 +84,16 @@ RatingsTable keep_top_items(const RatingsTable& table, Eigen::Index count);
 RatingsTable keep_items(const RatingsTable& table, const std::vector<std::int64_t>& item_ids);
 
 // A deterministic train/test split: a seeded shuffle of the ratings, the first round(fraction·N) go to
-// test (seed 001's "1% of the ratings at random"). fraction ∈ [0, 1), else InvalidParameter. Both parts
-// keep the input's relative order.
+// test (Jain, Thakkar & Thakurta's "1% of the ratings at random"). fraction ∈ [0, 1), else
+// InvalidParameter. Both parts keep the input's relative order.
 struct RatingsSplit {
   std::vector<Rating> train;
   std::vector<Rating> test;
 };
 RatingsSplit split_ratings(const std::vector<Rating>& ratings, double test_fraction, std::uint64_t seed);
 
-// At most `max_per_user` ratings per user (ξ), chosen uniformly at random by `seed` (seed 001's cap of
-// 80). max_per_user ≥ 1, else InvalidParameter; so is a negative user index. What was dropped is
+// At most `max_per_user` ratings per user (ξ), chosen uniformly at random by `seed` (Jain, Thakkar &
+// Thakurta's cap of 80). max_per_user ≥ 1, else InvalidParameter; so is a negative user index. What was dropped is
 // counted, not lost silently.
 struct CappedRatings {
   std::vector<Rating> kept;       // input order

@@ -1,6 +1,6 @@
 // RatingsMatrix: the observed entries P_Ω(X) of a users × items rating matrix, with both sparse views
 // the completion algorithms need — by user (row i holds Ω_i, the items user i rated) and by item
-// (column j holds Ω̃_j, the users who rated item j). Digest seed-001-004 §C.1 "Core data".
+// (column j holds Ω̃_j, the users who rated item j).
 //
 // Indices are dense and 0-based (io maps a file's external ids to them: ratings_io.hpp). The matrix is
 // immutable once built; both views hold the same entries in the same numeric values.

@@ -1,5 +1,5 @@
 // StreamingCompletion: users arrive over time and the model is refreshed every B arrivals, each
-// refresh accounted (issue 6, "streaming use").
+// refresh accounted (streaming use).
 //
 //   add_user(ratings) ─▶ pool of all users so far ─(every B users)─▶ trainer(pool, share) ─▶ model
 //                                                                        └─ charges the accountant

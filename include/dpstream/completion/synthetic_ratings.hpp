@@ -1,6 +1,8 @@
-// Synthetic rating sets with a known low-rank truth X = U Vᵀ, generated in code from a seed (digest
-// seed-001-004 §A.9.1 and §B.5). Every random draw comes from privacy::SeededNoiseSource, so a set is
-// a pure function of (arguments, seed) on every platform. This is data, not noise: nothing here is
+// Synthetic rating sets with a known low-rank truth X = U Vᵀ, generated in code from a seed (the
+// synthetic sets of Jain, Thakkar & Thakurta, "Differentially private matrix completion revisited",
+// ICML 2018, §4, and of Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber mechanism for
+// differentially private low-rank matrix completion", arXiv 2022, §4). Every random draw comes from
+// privacy::SeededNoiseSource, so a set is a pure function of (arguments, seed) on every platform. This is data, not noise: nothing here is
 // private or secure.
 #pragma once
 
@@ -22,16 +24,17 @@ struct SyntheticRatings {
   }
 };
 
-// Seed 001's synthetic set (A.9.1): rank one, u ∈ ℝ^users and v ∈ ℝ^items i.i.d. U[−1, 1], each divided
+// Jain, Thakkar & Thakurta's synthetic set (§4: "a random rank-one matrix with unit ℓ∞-norm"): rank
+// one, u ∈ ℝ^users and v ∈ ℝ^items i.i.d. U[−1, 1] (the paper says only "random"), each divided
 // by its max-abs so that ‖X‖_∞ = 1; every user rates `per_user` distinct items chosen uniformly
 // (1 ≤ per_user ≤ items). Zero predictor's RMSE ≈ 1/3.
 // users, items ≥ 1, else InvalidParameter naming the argument.
 SyntheticRatings rank_one_ratings(Eigen::Index users, Eigen::Index items, Eigen::Index per_user,
                                   std::uint64_t seed);
 
-// Seed 004's synthetic set (B.5; recipe reproduced by the digest's prototype): U (users × rank) and
-// V (items × rank) i.i.d. U[0, 1]; each entry observed independently with probability
-// observed_fraction ∈ (0, 1]. Defaults in the paper: 200 × 200, rank 5, p ∈ {0.05, 0.10, 0.15}.
+// Gowtham et al.'s synthetic set (§4; the paper gives neither the size nor the factor law, and this
+// recipe reproduces its Table 3 vanilla column): U (users × rank) and V (items × rank) i.i.d. U[0, 1];
+// each entry observed independently with probability observed_fraction ∈ (0, 1]. Defaults in the paper: 200 × 200, rank 5, p ∈ {0.05, 0.10, 0.15}.
 SyntheticRatings uniform_factor_ratings(Eigen::Index users, Eigen::Index items, Eigen::Index rank,
                                         double observed_fraction, std::uint64_t seed);
 

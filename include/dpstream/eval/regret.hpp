@@ -1,4 +1,5 @@
-// RegretMeter: the regret of online PCA learners on one stream (Analyze Gauss §4.1).
+// RegretMeter: the regret of online PCA learners on one stream (Dwork, Talwar, Thakurta &
+// Zhang, "Analyze Gauss", STOC 2014, §4).
 //
 //   gain_i   = Σ_t ‖V̂_{i,t}ᵀ a_t‖²       V̂_{i,t}: learner i's subspace BEFORE it saw a_t
 //   OPT      = max_{rank-k P} Σ_t ‖P a_t‖² = Σ of the k largest eigenvalues of C_m = Σ_t a_t a_tᵀ

@@ -1,5 +1,7 @@
-// Coherence of a matrix: how much of its singular vectors' mass sits on few coordinates (digest
-// seed-000-003 §A.2, §B.2), and the private doubling search for PPI's coherence bound C.
+// Coherence of a matrix: how much of its singular vectors' mass sits on few coordinates (Hardt &
+// Roth, "Beating randomized response on incoherent matrices", STOC 2012 (HR12), §5; Hardt & Roth,
+// "Beyond worst-case analysis in private singular vector computation", STOC 2013 (HR13), Def 2.7),
+// and the private doubling search for PPI's coherence bound C.
 //
 // Every measure here is a NON-PRIVATE diagnostic: it reads the matrix exactly and releases an exact
 // function of it. Use it on public or synthetic data, in tests and benchmarks, never on data whose
@@ -7,10 +9,10 @@
 // contract is that of PPI (private_power_iteration.hpp) composed over its runs.
 //
 // Bounds: 1 ≤ μ ≤ max(m, n) (HR13 Def 2.7); 1 ≤ μ0 ≤ m/r (HR12 Fact 5.6 says ≤ m; rows of an
-// orthonormal U have squared norm ≤ 1, digest §A.2); μ0 ≤ μ for the same basis (HR13 §5);
+// orthonormal U have squared norm ≤ 1); μ0 ≤ μ for the same basis (HR13 §5);
 // 1 ≤ C ≤ √m and, for rank r, C ≤ √(r μ0) (HR12 Lemma 5.13).
 //
-// Which basis (digest §B.2 note, §E.9): μ is defined for a given SVD, which is not unique on repeated
+// Which basis (HR13 Def 2.7): μ is defined for a given SVD, which is not unique on repeated
 // singular values — above all on a null space. PPI's noise is isotropic, so its analysis holds for
 // every admissible basis and μ may be taken as the minimum over them. A solver's basis of a repeated
 // eigenspace can be needlessly spiky (the identity's solver basis is e_1 … e_n, μ = n, though a
@@ -56,7 +58,7 @@ double c_coherence(const Eigen::Ref<const Eigen::MatrixXd>& a);
 // Numerical rank: #{σ_i > max(m, n)·2⁻⁵²·σ₁}.
 Eigen::Index numerical_rank(const Eigen::Ref<const Eigen::MatrixXd>& a);
 
-// ---- Private doubling search over C (HR13 Remark 4.5; digest §B.2 note) ------------------------
+// ---- Private doubling search over C (HR13 Remark 4.5) ------------------------------------
 //
 // Runs PPI (one vector) with C = 1, 2, 4, …, 2^{R−1}, R = ⌈log₂ N⌉ + 1 (N = n, or m + d for the
 // dilation; the last C ≥ N, where the check can only fail on an unnormalised x_0), and returns the

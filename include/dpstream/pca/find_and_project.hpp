@@ -1,5 +1,5 @@
 // Private Find-and-Project (Hardt & Roth 2012, "Beating randomized response on incoherent matrices",
-// digest seed-000-003 Part A): a private rank-k approximation of an m × n matrix A (rows = records)
+// STOC; HR12): a private rank-k approximation of an m × n matrix A (rows = records)
 // in two private stages, the range finder (Fig 2) and the projection (Fig 3), composed as PFP (Fig 4).
 //
 //   range finder:  W = orth(AΩ + N),       Ω ~ N(0, 1)^{n×K} secret and fresh, N ~ N(0, ρ²)^{m×K}
@@ -25,11 +25,11 @@
 //        version of this (X ≤ c: δ_G(c/ρ); X > c: 1). range_finder_certified_delta evaluates the
 //        bound as an upper Riemann sum (δ_G increases with X); ρ is the smallest σ it certifies at
 //        the target. Pins (K = 6, Δ = 1, ε = 0.5, δ = 5e-7, PFP's share of (1, 1e-6)): tight 28.8;
-//        paper 58.3; the digest's corrected two-part √(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε 161.8 (5–6×
+//        paper 58.3; the corrected two-part √(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε 161.8 (5–6×
 //        the tight ρ over K = 4..10, δ = 1e-4..5e-7).
 //      paper: ρ = 2ε⁻¹√(2K ln(4K/δ)) as printed (HR12 writes log; read as ln). The paper's proof does
 //        NOT establish it: given ‖eᵀΩ‖ ≤ c = √(2K ln(4K/δ)) its Gaussian step has exact δ 6.8e-3 at
-//        ε = 1 (2.7e-3 at 0.5, 4.5e-4 at 0.1) for every δ, not δ/2 (digest A.3.1). That is a failed
+//        ε = 1 (2.7e-3 at 0.5, 4.5e-4 at 0.1) for every δ, not δ/2 (Fig 2, Lemma 4.1). That is a failed
 //        proof, not a leak: the mixture bound certifies the paper's ρ at 3.3e-13 at the pin above,
 //        and for every K ≥ 4 tried (K ≤ 256, ε ∈ [0.01, 5], δ ∈ [1e-12, 0.5]); it fails to certify
 //        K = 1 at δ ≤ 1e-9 (and at δ = 1e-6 for ε = 5) and K = 2 at δ = 1e-12 (and 1e-9 for ε = 5).
@@ -39,15 +39,15 @@
 //    ρ of a bound c would drop the probability that ‖eᵀΩ‖ > c), so it is charged as an (ε, δ) release
 //    (charge_approx): a proven guarantee in tight mode, the paper's claim in paper mode.
 //  * Projection: row i of W'ᵀA moves by W'_(i)ᵀ ⊗ e, Frobenius norm ‖W'_(i)‖₂·‖e‖ ≤ Δ·max_i ‖W'_(i)‖₂.
-//      tight (default; the digest's "PFP-tight", a deviation from Fig 3): one Gaussian release of W'ᵀA
+//      tight (default; "PFP-tight", a deviation from Fig 3): one Gaussian release of W'ᵀA
 //        with sensitivity s = Δ·max_i ‖W'_(i)‖₂ (the max row norm of W') and σ = s·analytic_gaussian_
 //        sigma(1, target), i.i.d. over all K·n entries. Charged as a Gaussian mechanism: ρ = s²/(2σ²)
 //        depends on the target only (s is a function of the released W), so zCDP composition applies.
 //      paper (Fig 3): row j of N' is N(0, α_j²ρ²Δ²) i.i.d., α_j = ‖w'_j‖∞, ρ = 2ε⁻¹√(8K ln(4K/δ)
 //        ln(2/δ)) (Lemma 4.6: advanced composition over the K rows). Valid but conservative: the
 //        whole release is a Gaussian mechanism with whitened sensitivity ≤ √K/ρ, which spends only
-//        ≈ 0.03–0.04 of the nominal ε (digest P.1 (f)). Charged with charge_approx at the paper's
-//        claimed (ε, δ).
+//        ≈ 0.03–0.04 of the nominal ε (exact Gaussian profile, Balle & Wang 2018). Charged with
+//        charge_approx at the paper's claimed (ε, δ).
 //  * PFP: range finder at (ε/2, δ/2), projection at (ε/2, δ/2), basic composition (Lemma 6.1); W' and
 //    B are post-processing. With paper constants the whole run is proven wherever the range finder's
 //    certified_delta ≤ δ/2 (the projection's claim always holds). Both charges are checked on a copy of the ledger first, so a
@@ -127,7 +127,7 @@ RangeFinderCalibration range_finder_calibration(Eigen::Index columns, double row
 // χ_K law up to its 1 − 1e-30 quantile, each at its right end; the mass beyond counts as δ_G = 1).
 // Over-estimates the integral by a few per cent at most. ε ≥ 0, σ > 0.
 double range_finder_certified_delta(Eigen::Index columns, double row_change, double sigma, double epsilon);
-// The digest's corrected two-part calibration Δ√(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε (classical Gaussian
+// The corrected two-part calibration Δ√(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε (classical Gaussian
 // at δ/2 given the union bound): for reference; valid for ε < 1, ≥ 2.7× the tight ρ.
 double range_finder_sigma_two_part(Eigen::Index columns, double row_change, const privacy::EpsDelta& target);
 
@@ -234,14 +234,14 @@ struct FindAndProjectOptions {
   MatrixNeighbours relation = MatrixNeighbours::add_remove_row;
   double row_norm_bound = 1.0;
   double prune_threshold = 1.0;   // α > 0; ≥ 1 prunes nothing (Thm 6.3). Thm 6.2's α* depends on the
-                                  // unknown coherence and ‖A‖_F (digest A.4): the caller's choice
+                                  // unknown coherence and ‖A‖_F (Thm 6.2's proof): the caller's choice
 };
 
 struct FindAndProjectResult {
   Eigen::MatrixXd range;          // W (m × K), orthonormal: the range finder's release
   ProjectionRelease projection;   // P = W'ᵀA + N' (K × n): the projection's release
   Eigen::Index pruned_entries = 0;
-  // B = W·P (digest A.3.3: the unpruned orthonormal W on the left, as Thm 4.7's proof uses; the
+  // B = W·P (Fig 4, with the unpruned orthonormal W on the left, as Thm 4.7's proof uses; the
   // pruned W' only inside). Its top-k truncation, computed from P alone (B = W·P, W orthonormal):
   LowRankFactors approximation;
   PrivateSubspace subspace;       // n × k right singular vectors of B, values s_i²; method "pfp"

@@ -1,20 +1,20 @@
-// FplOnlinePca: online PCA by follow-the-perturbed-leader (Analyze Gauss §4, Algorithm 2 and the
-// private tree version behind Theorem 8).
+// FplOnlinePca: online PCA by follow-the-perturbed-leader (Dwork, Talwar, Thakurta & Zhang, "Analyze
+// Gauss", STOC 2014, §4: Algorithm 2 and the private tree version behind Theorem 8).
 //
-// Protocol (digest seed-002 §4.1): before row t arrives the learner holds a k-dimensional subspace
+// Protocol (Analyze Gauss §4): before row t arrives the learner holds a k-dimensional subspace
 // V̂_t (a d × k orthonormal basis), chosen from rows 1..t−1 only; row t then earns the gain
 // ‖V̂_tᵀa_t‖² ∈ [0, ‖a_t‖²]. Regret = OPT − Σ gains, OPT = Σ top-k eigenvalues of Σ a aᵀ
 // (eval/regret.hpp). V̂_1 is data-independent: the first k coordinate axes (Algorithm 2, line 1).
 // A refresh sets V̂ to the top k of a leader matrix Ĉ by *algebraic* eigenvalue (never an SVD or
-// largest |λ|: Ĉ is indefinite, §10), warm-started from the previous basis (subspace.hpp).
+// largest |λ|: Ĉ is indefinite), warm-started from the previous basis (subspace.hpp).
 //
 // Modes — where Ĉ comes from:
 //  * follow_the_leader: Ĉ = C_t = Σ_{τ≤t} a_τ a_τᵀ exactly. NOT private: the non-private baseline
-//    (its regret is linear on an adversarial stream, §9.12).
+//    (its regret is linear on an adversarial stream).
 //  * perturbed_leader: Algorithm 2 as printed: Ĉ = C_t + E_t with a FRESH symmetric Gaussian E_t
 //    (Algorithm 1's shape and σ for `perturbation`) at every refresh. Each refresh alone is an
 //    (ε, δ)-DP release of C_t, but the run as a whole is NOT differentially private: m refreshes of
-//    nested prefixes compose to about (m·ε, m·δ) (§10). Here ε is a regularisation knob (Theorem 9:
+//    nested prefixes compose to about (m·ε, m·δ) (§4: "overall it is not"). Here ε is a regularisation knob (Theorem 9:
 //    E[Regret] ≤ (1 − e^{−ε})·OPT + E S_k(E) + m·δ + 1 on oblivious streams).
 //  * private_tree: Ĉ is a release of a ContinualCovariance (stream/continual_sum.hpp) the learner
 //    is attached to: tree noise, each node drawn once. The product.

@@ -1,5 +1,5 @@
 // GaussianPca: offline private PCA by Analyze Gauss, Algorithm 1 (Dwork, Talwar, Thakurta & Zhang
-// 2014): release Ĉ = AᵀA + E once, then take its algebraic top k (digest seed-002 §2–§3).
+// 2014): release Ĉ = AᵀA + E once, then take its algebraic top k (§3, Theorems 3–7).
 //
 // Privacy contract — that of privacy::SymmetricGaussianMechanism (symmetric_gaussian.hpp):
 //  * Neighbouring relation: add/remove one row, or replace one row; every row ‖a‖₂ ≤ L, checked here

@@ -1,4 +1,5 @@
-// Input perturbation ("randomized response"), HR12's baseline (digest A.5): release A + G with
+// Input perturbation ("randomized response"), HR12's baseline (Hardt & Roth,
+// "Beating randomized response on incoherent matrices", STOC 2012, §1): release A + G with
 // G_ij ~ N(0, σ²) i.i.d., then take the top-k SVD of the release. Its Frobenius error on a rank-k A
 // with a strong signal is ≈ σ·√(k(m + n) − k²) (the tests check it), optimal without assumptions
 // on A (HR12 §1, DN03) and the figure PFP (find_and_project.hpp) has to beat.
@@ -8,7 +9,7 @@
 //    ≤ Δ (row_change: Δ = L; add_remove_row: rows ‖a_i‖ ≤ L checked, Δ = L; replace_row: Δ = 2L).
 //  * Sensitivity: ‖A − A'‖_F ≤ Δ, the whole matrix being one vector query.
 //  * Noise and calibration: tight (default) σ = analytic_gaussian_sigma(Δ, target) (Balle & Wang);
-//    paper σ = Δ·√(2 ln(1.25/δ))/ε, the classical constant the digest uses for RR (HR12 gives only
+//    paper σ = Δ·√(2 ln(1.25/δ))/ε, the classical constant (HR12 gives only
 //    O(ε⁻¹√log(1/δ))). The classical proof needs ε < 1; at ε ≥ 1 the constructor checks the exact
 //    profile instead (analytic_gaussian_delta ≤ δ, true e.g. at (1, 1e-6): 3.2e-9) and refuses the
 //    configuration otherwise. Either way the release is a proven (ε, δ) Gaussian mechanism.

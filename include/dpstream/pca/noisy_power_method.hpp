@@ -18,7 +18,8 @@
 //  * Accounting: the R = T (+1 with eigenvalues) releases are adaptively chosen Gaussian mechanisms
 //    with the same Δ/σ, jointly μ-GDP with μ = Δ√R/σ (Dong, Roth & Su 2019, Cor 3.3). `tight`
 //    (default): σ = analytic_gaussian_sigma(Δ√R, target), exactly the target. `paper`: HR13's PPI
-//    formula σ = Δ·2ε⁻¹√(4R ln(1/δ)) with R rounds (valid and about 4× conservative, digest §P.1 e).
+//    formula σ = Δ·2ε⁻¹√(4R ln(1/δ)) with R rounds (valid and about 4× conservative by the exact
+//    Gaussian profile, Balle & Wang 2018).
 //    One Gaussian charge for the whole run, before any data is touched.
 //  * Error (Hardt & Price Thm 1.1): with gap λ_k − λ_{k+1}, the noise must satisfy
 //    ‖G‖ ≲ ε_err(λ_k − λ_{k+1}) for T ≈ λ_k/(λ_k − λ_{k+1})·log(d/ε_err) rounds; each extra round

@@ -1,10 +1,10 @@
 // PrivateOja: private Oja's method for the top right singular vector of a (possibly sparse) data
 // matrix — Jain, Thakkar & Thakurta 2018 ("Differentially private matrix completion revisited"),
-// Algorithm 2; digest seed-001-004 §A.6.
+// §3.2, Algorithm 2.
 //
 // Algorithm (A is m × n, one row per record; Γ = iterations):
 //   v̂_0 = z/‖z‖, z ~ N(0, σ² I_n)                        data-independent start (see "v̂_0" below)
-//   η   = 1/(σ·√(n·Γ))                                   (§A.6: η = 1/√(VΓ) with V = σ²n)
+//   η   = 1/(σ·√(n·Γ))                                   (§3.2: η = 1/√(VΓ) with V = σ²n)
 //   for τ = 1..Γ:
 //     y_τ = Aᵀ(A v̂_{τ−1}) + g_τ,  g_τ ~ N(0, σ² I_n) fresh   the τ-th Gaussian release
 //     v̂_τ = (v̂_{τ−1} + η·y_τ) / ‖v̂_{τ−1} + η·y_τ‖
@@ -56,7 +56,7 @@
 //    unset → the secure source (make_secure_noise_source). The object owns one source across runs,
 //    so two runs of one object draw different noise; two objects with the same seed agree bitwise.
 //
-// Utility (§A.6, Thm 3.3 with V = σ²n): ‖A‖₂² − ‖Av̂_Γ‖₂² = O(σ√n·log(n/β)) w.p. ≥ 1 − β² for
+// Utility (§3.2, Thm 3.3 with V = σ²n): ‖A‖₂² − ‖Av̂_Γ‖₂² = O(σ√n·log(n/β)) w.p. ≥ 1 − β² for
 // Γ = Ω(min{1/β, ‖A‖₂/(σ√n)}); gap-independent (no eigen-gap needed). σ grows as √Γ, so more
 // iterations mean more noise per step.
 #pragma once

@@ -1,5 +1,5 @@
 // Private power iteration (PPI) and rank-k approximation by deflation: Hardt & Roth 2013, "Beyond
-// worst-case analysis in private singular vector computation" (HR13; digest seed-000-003 Part B).
+// worst-case analysis in private singular vector computation" (HR13, STOC 2013).
 //
 // PPI (HR13 Fig 2), exactly as printed, on a symmetric n × n matrix A:
 //   σ = 2ε⁻¹√(4T ln(1/δ));  x_0 = g_0 ~ N(0, 1/n)^n (not normalised);
@@ -8,12 +8,13 @@
 //   Output x_T.
 // The check (a) runs on x_{t−1} before A x_{t−1} is formed, for every t including t = 1 (x_0), and
 // reads only x_{t−1}, which is x_0 (data-independent) or post-processing of the release x'_{t−1}: the
-// fail outcome costs nothing extra (digest §E.8). It is what makes PPI private for EVERY input;
+// fail outcome costs nothing extra (HR13 Lemma 3.4). It is what makes PPI private for EVERY input;
 // coherence only decides whether a run fails (utility), never the privacy.
 //
 // Rank k (HR13 Fig 3): k PPI runs on A_0 = A, A_i = A_{i−1} − σ̂_i v_i v_iᵀ, with a Laplace estimate
 // σ̂_i of the i-th singular value. The OUTPUT is B_k = Σ σ̂_i v_i v_iᵀ (Fig 3 says "A_k", the residual
-// A − B_k, which is raw data minus a release and must never be released; digest §B.6, erratum 5).
+// A − B_k, which is raw data minus a release and must never be released; HR13 §5's theorems bound the
+// error of this rank-k output B_k).
 //
 // Privacy contract
 //  * Neighbouring relation (HR13 Def 2.1, entry level): A − A' = α e_s e_tᵀ with |α| ≤ 1, one entry
@@ -24,10 +25,10 @@
 //    ‖A‖₁'s by 2. The default single_entry is the paper's relation and does NOT cover such a pair.
 //    Rectangular A (m × d) uses the dilation B = [[0, A], [Aᵀ, 0]] (N = m + d): one entry of A is two
 //    entries of B. This relation is weaker than HR12's row level: using PPI for row-level privacy
-//    is invalid (a row change moves (A − A')x by up to ‖x‖ = 1, not ‖x‖∞; digest §E.1).
+//    is invalid (a row change moves (A − A')x by up to ‖x‖ = 1, not ‖x‖∞).
 //  * Sensitivity of one round: after (a), ‖(A − A')x‖₂ = |α|·|x[t]| ≤ ‖x‖∞ ≤ √(C/n) for x = x_{t−1};
-//    ×√2 for mirrored pairs and for the dilation (‖(B − B')x‖₂ ≤ √2‖x‖∞ ≤ √(2C/N); digest §B.3
-//    note 1: cheaper than Fact 2.8's halving of (ε, δ), which would double σ). So a round is a
+//    ×√2 for mirrored pairs and for the dilation (‖(B − B')x‖₂ ≤ √2‖x‖∞ ≤ √(2C/N), HR13
+//    §2.2: cheaper than Fact 2.8's halving of (ε, δ), which would double σ). So a round is a
 //    Gaussian mechanism with sensitivity-to-noise ratio s/σ, s = 1 or √2, and noise std √(C/n)·σ.
 //    The σ̂ releases have l1 sensitivity 1 in every case: |‖Av‖ − ‖A'v‖| ≤ |α v_t| ≤ 1,
 //    |vᵀ(A − A')v| ≤ |α|·|v_s v_t| ≤ 1 (mirrored: 2|v_s v_t| ≤ v_s² + v_t² ≤ 1), |ûᵀ(A − A')v̂| ≤ 1.
@@ -36,7 +37,8 @@
 //      paper: Fig 2's σ = s·2ε⁻¹√(4T ln(1/δ)) (δ < 1/2, HR13 Thm 2.6); rank k: Fig 3's
 //             ε' = ε/√(4k ln(1/δ)), δ' = δ/k for every PPI run and Laplace(1/ε') for every σ̂.
 //             As printed it is valid but ~4× conservative: T rounds compose to μ = √T·s/σ =
-//             ε/(4√ln(1/δ)) Gaussian DP, whose exact ε at δ is 0.26·ε at δ = 1e-6 (digest §P.1 e).
+//             ε/(4√ln(1/δ)) Gaussian DP, whose exact ε at δ is 0.26·ε at δ = 1e-6 (exact
+//             Gaussian privacy profile, Balle & Wang 2018).
 //      tight: the planned rounds (T, or k·T for rank k) compose EXACTLY to one μ-GDP mechanism
 //             (Dong, Roth & Su 2019, Cor 3.3; valid for adaptive rounds), calibrated to the budget
 //             with the exact Gaussian profile: σ = s·√(rounds)·analytic_gaussian_sigma(1, target).
@@ -53,36 +55,37 @@
 //  * Released values are snapped to a power-of-two grid at the noise scale (snap.hpp) before
 //    normalisation; the Laplace releases are snapped by LaplaceMechanism.
 //
-// Utility (HR13 Thm 4.4, not asserted as a bound here — constants are not given; digest §E.15):
+// Utility (HR13 Thm 4.4, not asserted as a bound here — constants are not given):
 // with C ≥ 16 μ(A) ln n no run fails with probability 1 − 1/n (Lemma 4.3), and in practice the error
-// follows the quadratic law E[σ₁ − ‖A x_T‖] ≈ Cσ²/(2σ₁) (digest §B.5 note). 16 μ ln n exceeds n for
+// follows the quadratic law E[σ₁ − ‖A x_T‖] ≈ Cσ²/(2σ₁) (a first-order
+// estimate for the last round of Fig 2, not a bound of the paper). 16 μ ln n exceeds n for
 // n ≲ 10⁴, where an empirical C or the private doubling search (coherence.hpp) is the usable choice.
 //
 // Iterations: HR13 prints T = 4 log σ₁(A) (Lemma 3.5, Thm 4.4). The proof of Lemma 3.1 needs
 // T = (4/γ) ln σ_k for a gap σ_{k+1} ≤ (1 − γ)σ_k, and Cor 3.2 (γ' = γ/(4k)) T = (16k/γ) ln σ₁
-// (digest §B.4, erratum 1): paper_iteration_count and proof_iteration_count. Logs are natural.
+// (the printed T lacks the 1/γ): paper_iteration_count and proof_iteration_count. Logs are natural.
 // σ₁ is sensitive: Remark 4.5 bounds it privately by ‖A‖₁ = Σ|A_ij| (l1 sensitivity 1; 2 for
 // mirrored pairs) + Laplace, see private_iteration_count. σ₁ ≤ ‖A‖_F ≤ ‖A‖₁ ≤ √(md)·‖A‖_F ≤
 // √(md·rank)·σ₁ for m × d, so this T overshoots 4 ln σ₁ by at most 2 ln(md·rank) (+ the noise
 // margin): ≈ 30 extra rounds at n = 1000 (measured: T = 67 instead of 37).
 //
-// Rectangular input (digest §B.3, §E.10, §E.11): PPI runs on the dilation, whose eigenvalues are
+// Rectangular input (HR13 §2.2, Fact 2.8; Lemma B.3): PPI runs on the dilation, whose eigenvalues are
 // ±σ_i. Its top vector is x = (a u₁, b v₁) with a, b arbitrary, and Fig 3 on the dilation cannot
-// remove ±σ₁ with one rank-1 step: the residual stays ≥ σ₁ (≈ 1.5σ₁ in the digest's example, there
-// quoted as "3σ₂"). So A itself is deflated, A_i = A_{i−1} − σ̂_i û_i v̂_iᵀ with û, v̂ the normalised
-// halves of x and σ̂_i = û_iᵀA_{i−1}v̂_i + Laplace (signed; û_i is flipped so that σ̂_i ≥ 0).
-// Halves (HalfVectors): the half with the small amplitude (a or b near 0, 0.057 in the digest's runs)
-// is mostly noise in x_T alone. Because B x_{T−1} = (A x_{T−1,bottom}, Aᵀ x_{T−1,top}), the halves
+// remove ±σ₁ with one rank-1 step: the residual stays ≥ σ₁ (≈ 1.5σ₁ in a reference prototype's
+// example, there quoted as "3σ₂"). So A itself is deflated, A_i = A_{i−1} − σ̂_i û_i v̂_iᵀ with û, v̂
+// the normalised halves of x and σ̂_i = û_iᵀA_{i−1}v̂_i + Laplace (signed; û_i is flipped so that σ̂_i ≥ 0).
+// Halves (HalfVectors): the half with the small amplitude (a or b near 0, 0.057 in prototype runs) is
+// mostly noise in x_T alone. Because B x_{T−1} = (A x_{T−1,bottom}, Aᵀ x_{T−1,top}), the halves
 // of x_{T−1} and x_T carry the SAME directions with swapped amplitudes; last_two_iterates (default)
 // combines them weighted by their norms (maximum-ratio combining), so every half has amplitude
 // ≈ √(a² + b²) = 1. Pure post-processing of released iterates: no privacy cost. last_iterate is the
-// digest's recipe (x_T's halves alone). With T = 1 both use x_T alone (x_0 is pure noise).
+// plain recipe (x_T's halves alone). With T = 1 both use x_T alone (x_0 is pure noise).
 // last_two_iterates also fixes the relative sign (ûᵀAv̂ > 0 unless the noise dominates); with
 // last_iterate it is arbitrary. Rank k folds the sign of σ̂ into û either way.
 //
 // General symmetric input: the paper's σ̂ = ‖A_{i−1}v_i‖ + Lap is positive, so deflation is wrong on
-// a negative eigenvalue (Lemma B.3 needs the top eigenvalues positive: erratum 7); the default
-// SingularValueEstimate::rayleigh releases the signed v_iᵀA_{i−1}v_i + Lap instead (§E.11).
+// a negative eigenvalue (HR13 Lemma B.3 silently assumes the top eigenvalues positive); the default
+// SingularValueEstimate::rayleigh releases the signed v_iᵀA_{i−1}v_i + Lap instead.
 #pragma once
 
 #include <cstdint>
@@ -109,7 +112,7 @@ enum class EntryChange {
 // How σ̂_i is released for symmetric input (rectangular input always uses ûᵀAv̂, signed).
 enum class SingularValueEstimate {
   norm,      // ‖A_{i−1}v_i‖ + Lap (HR13 Fig 3 as printed; correct only for PSD-like input)
-  rayleigh,  // v_iᵀA_{i−1}v_i + Lap: signed, correct for every symmetric input (digest §E.11)
+  rayleigh,  // v_iᵀA_{i−1}v_i + Lap: signed, correct for every symmetric input
 };
 
 // Rectangular input: where û, v̂ come from (see the header comment).

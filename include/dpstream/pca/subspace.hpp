@@ -5,8 +5,9 @@
 // Why "algebraic": a released covariance Ĉ = C + E is indefinite (E is a symmetric Gaussian matrix),
 // and early in a stream its most negative eigenvalues are as large in magnitude as its largest ones.
 // The proofs of Analyze Gauss use max tr(VᵀĈV), so the top k is by largest λ, never largest |λ|
-// (digest seed-002 §8.6, §10). Subspaces are compared through projectors, never through bases, since
-// signs and rotations inside a degenerate eigenspace are arbitrary (§10).
+// (Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss", STOC 2014, §3 and §4; their Algorithm 2
+// line 6 says "top k singular subspace", which is loose). Subspaces are compared through projectors,
+// never through bases, since signs and rotations inside a degenerate eigenspace are arbitrary.
 //
 // Every function validates its inputs and throws InvalidParameter naming the bad value: matrices
 // must be square, finite, and symmetric within max|C_ij − C_ji| ≤ 1e-10·max|C_ij| (a perturbation of

@@ -85,18 +85,20 @@ double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& tar
 // Per-node σ of a tree whose every row lies in at most `levels` noised nodes, each node a sum with
 // l2 sensitivity Δ (single participation: a row enters one leaf and its ancestors).
 //   paper: basic composition over the levels, each node (ε/L, δ/L) with the classical formula —
-//          the split behind the paper's log³ variance (digest §4.3); refused when ε/L ≥ 1.
+//          the split behind the paper's log³ variance (Dwork, Talwar, Thakurta & Zhang, "Analyze
+//          Gauss", STOC 2014, §4; the paper does not state its split); refused when ε/L ≥ 1.
 //   tight: the vector of all node sums is one Gaussian mechanism with sensitivity Δ·√L (each of the
 //          L nodes a row touches moves by ≤ Δ), so σ = analytic_gaussian_sigma(Δ√L, target). This is
 //          exact for μ-GDP with μ = Δ√L/σ, and stays valid for adaptively chosen rows because the
 //          tree is a lower-triangular (causal) factorization and Gaussian mechanisms compose
 //          adaptively in GDP (Dong, Roth & Su 2019, Thm 3.2; Denisov et al. 2022, Thm 2.1).
 // Pins (Δ = 1, L = 11 i.e. m = 1024, ε = 1, δ = 1e-6): paper 63.07; tight 14.01. The "joint
-// classical" √L·Δ_{ε,δ} = 17.57 of the digest is tree_node_sigma_joint_classical.
+// classical" √L·Δ_{ε,δ} = 17.57 (the classical formula at the joint sensitivity) is
+// tree_node_sigma_joint_classical.
 double tree_node_sigma(long levels, double l2_sensitivity, const EpsDelta& target,
                        Calibration calibration);
 // √L · Δ · √(2 ln(1.25/δ))/ε: the classical formula applied to the joint sensitivity, for
-// reproducing the digest's table only (no ε < 1 check, like paper_gaussian_multiplier).
+// reproducing reference tables only (no ε < 1 check, like paper_gaussian_multiplier).
 double tree_node_sigma_joint_classical(long levels, double l2_sensitivity, const EpsDelta& target);
 
 }  // namespace dpstream::privacy

@@ -1,5 +1,5 @@
-// The Huber distribution and mechanism (Gowtham, Gokularam, Tholeti & Kalyani, seed 004, §2.2;
-// digest ../shared/notes/seed-001-004-completion.md B.2, B.7).
+// The Huber distribution and mechanism (Gowtham, Gokularam, Tholeti & Kalyani, "Introducing the Huber
+// mechanism for differentially private low-rank matrix completion", arXiv 2022, §2.2 and Table 1).
 //
 // Density (paper Eq. 2) p(t; α) = κ_α exp(−ρ_α(t)), ρ_α the Huber loss (Eq. 3): t²/2 for |t| ≤ α,
 // α(|t| − α/2) beyond; κ_α = ((2/α) e^{−α²/2} + √(2π)(2Φ(α) − 1))^{−1}. A unit-variance normal core
@@ -13,7 +13,7 @@
 //  * Guarantee: pure ε-DP with ε = α·Δ₁/s (paper Thm 2.1; the bound is attained, so it is tight).
 //    Accounting: charge_pure(label, ε), i.e. (ε, 0) and ρ = ε²/2, BEFORE any noise is drawn; a
 //    release past the budget throws BudgetExhausted and releases nothing.
-//  * The paper's ε is for ONE draw; it never composes (digest B.6.1). Charge every release.
+//  * The paper's ε is for ONE draw (Table 1); it never composes. Charge every release.
 //  * Released values are snapped to a power-of-two grid at the noise's standard deviation s·√Var(α)
 //    (snap.hpp; Mironov 2012); the exponential tail is drawn with exponential_fine, whose support has
 //    no gap as wide as the grid (exponential(), −log of a 53-bit uniform, has them beyond E ≈ 16).
@@ -37,7 +37,7 @@ class HuberDistribution {
   double loss(double t) const noexcept;                // ρ_α(t)
   double density(double t) const noexcept;             // κ_α exp(−ρ_α(t))
   double cdf(double t) const noexcept;                 // exact: Φ differences in the core, exponential tails
-  double variance() const noexcept;                    // closed form, digest B.2
+  double variance() const noexcept;                    // closed form (our derivation; the paper gives none)
   double tail_mass() const noexcept;                   // P(|t| > α) = κ_α (2/α) e^{−α²/2}
   // Exact sampler: core N(0,1) truncated to [−α, α] w.p. κ_α√(2π)(2Φ(α)−1), else ±(α + Exp(rate α)).
   // The core is drawn by rejection from NoiseSource::gaussian() when its acceptance 2Φ(α)−1 ≥ 0.3,

@@ -32,7 +32,7 @@ class Zcdp {
 };
 
 // How noise is calibrated to a target (ε, δ).
-//  paper: σ = Δ·√(2 ln(1.25/δ))/ε exactly as the seed papers print it (Dwork–Roth Thm A.1);
+//  paper: σ = Δ·√(2 ln(1.25/δ))/ε exactly as the implemented papers print it (Dwork–Roth Thm A.1);
 //         refused for ε ≥ 1, where its proof does not hold.
 //  tight: the analytic Gaussian mechanism (Balle & Wang 2018) for one release, zCDP for compositions.
 enum class Calibration { paper, tight };

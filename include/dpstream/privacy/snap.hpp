@@ -7,7 +7,7 @@ namespace dpstream::privacy {
 
 // Grid spacing relative to the noise scale: Λ is the smallest power of two ≥ σ·2^-kSnapBits.
 //
-// Why 30 (issue 8; it was 40). Rounding moves a release by ≤ 2^-31 σ: nothing next to the noise.
+// Why 30 (it was 40). Rounding moves a release by ≤ 2^-31 σ: nothing next to the noise.
 // What it must hide is the floating-point sampler's uneven support (Mironov 2012). A Gaussian from
 // the Ziggurat is u·x_layer with u on a 2^-52 lattice, so a cell of width Λ holds 2^(52-kSnapBits)/x
 // support points of each layer, ± 1: the probability of a released cell is off the continuous law's

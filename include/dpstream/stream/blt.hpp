@@ -1,7 +1,7 @@
 // BufferedToeplitz: a buffered linear Toeplitz (BLT) matrix — the strategy C of a matrix-
 // factorization mechanism for prefix sums, with closed forms for its sensitivity and error
 // (Dvijotham, McMahan, Pillutla, Steinke & Thakurta 2024, arXiv 2404.16706, §5; McMahan, Xu & Zhang
-// 2024, arXiv 2408.08868; anchors §1.2, §2).
+// 2024, arXiv 2408.08868; the buffered_toeplitz module of Google DeepMind's jax_privacy library).
 //
 // C is n × n lower-triangular Toeplitz with coefficients
 //   c_0 = 1,  c_k = Σ_j ω_j θ_j^{k−1}  (k ≥ 1),   i.e. C(x) = 1 + Σ_j ω_j x/(1 − θ_j x),
@@ -18,7 +18,8 @@
 //   error(t) = Var(N_t)/σ² = Σ_{m<t} b_m²,  b_m = Σ_{k≤m} ĉ_k (the coefficients of B; ĉ those of C⁻¹),
 //   max error over t ≤ n = error(n) (a growing sum), mean error = (1/n)·Σ_{t≤n} error(t),
 //   loss = sensitivity² × error: the variance per unit noise multiplier; √(max loss) is what
-//   anchors §2 tabulates (sqrt Toeplitz 4.731 at n = 10⁵, Mathias bound 1 + ln n/π = 4.665).
+//   strategies are compared by (sqrt Toeplitz 4.731 at n = 10⁵, computed exactly; Mathias bound
+//   1 + ln n/π = 4.665).
 // All are closed forms in O(buffers²), independent of n (geometric sums of the θ's, evaluated with
 // expm1/log1p so that θ within 1e-7 of 1 keeps full precision).
 //

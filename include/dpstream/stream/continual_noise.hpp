@@ -1,6 +1,6 @@
 // ContinualNoise: the noise strategy of a continual-release sum, behind one interface.
 //
-// Every strategy is a factorization mechanism (Denisov et al. 2022; anchors §2.1): the release at
+// Every strategy is a factorization mechanism (Denisov et al. 2022): the release at
 // step t is the exact prefix sum S_t plus noise N_t = Σ_nodes w_t(node)·z_node, where the z_node are
 // independent N(0, σ_node²) vectors drawn once and kept. Equivalently the strategy releases
 // noisy node sums (a Gaussian mechanism on the data, "C x + z") and every S_t + N_t is a fixed linear

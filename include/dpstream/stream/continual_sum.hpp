@@ -27,7 +27,9 @@
 //    μ = mu()). The accountant, if given, is charged once at construction, before any row is seen
 //    (BudgetExhausted then, and nothing is built). A fixed horizon refuses rows past T·B with
 //    BudgetExhausted (the calibration covers T releases only); an unbounded stream never does.
-//  * Released values are snapped to a grid of spacing 2^⌈log₂(σ_t·2⁻⁴⁰)⌉, σ_t the release's noise std.
+//  * Released values are snapped to a grid of spacing 2^⌈log₂(σ_t·2⁻³⁰)⌉ (privacy::snap_granularity,
+//    kSnapBits = 30), σ_t the release's noise std (the diagonal's for a covariance: goe's off-diagonal
+//    entries, std σ_t/√2, share that grid).
 //  * Noise source: the secure one (libsodium ChaCha20) unless Options::seed is set, which selects
 //    the seeded xoshiro source: reproducible, NOT secure (tests, reproducible replay).
 //

@@ -1,7 +1,8 @@
 // Matrix-factorization noise for continual release beyond the binary tree: the square-root Toeplitz
 // factorization (Fichtenberger, Henzinger & Upadhyay 2023) and buffered linear Toeplitz (BLT)
 // strategies (Dvijotham et al. 2024; McMahan, Xu & Zhang 2024). Same interface as the trees
-// (continual_noise.hpp); anchors §2 has the figures.
+// (continual_noise.hpp); the figures, computed from exact variance formulas, are pinned in
+// tests/test_factorization_noise.cpp.
 //
 // Privacy contract (for a sum whose one-row l2 sensitivity is Δ, e.g. L² for AᵀA with ‖a‖ ≤ L)
 //  * Neighbouring relation: streams that differ in one row (added/removed, or replaced — Δ says
