@@ -496,8 +496,9 @@ TEST_CASE("rank-k deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_(
 
 TEST_CASE("rank-k: sigma_hat tracks ||A_{i-1} v_i|| (or v_i^T A_{i-1} v_i) within Laplace(1/eps')", "[ppi][deflation][statistical]") {
   // σ̂_i − (exact value on the deflated A_{i−1}, recomputed here without privacy) is the Laplace draw
-  // (plus snapping ≤ 2⁻⁴⁰b). 300 runs × k = 3 on a small PSD matrix; KS against Laplace(1/ε') with
-  // the DKW band at α = 1e-4 (0.074); both estimates, both calibrations: false alarm ≤ 4e-4.
+  // (plus snapping to a grid of about 2⁻³⁰ of the noise scale, privacy/snap.hpp). 300 runs × k = 3 on
+  // a small PSD matrix; KS against Laplace(1/ε') with the DKW band at α = 1e-4 (0.074); both
+  // estimates, both calibrations: false alarm ≤ 4e-4.
   const Index n = 40;
   SeededNoiseSource source(61);
   const MatrixXd u = orthonormal_columns(gaussian(n, 4, source));
