@@ -14,6 +14,7 @@
 #include "common/memory.hpp"
 #include "common/progress.hpp"
 #include "common/row_buffer.hpp"
+#include "common/text.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/pca/find_and_project.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
@@ -104,12 +105,6 @@ std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> shared_noise_m
   o.row_norm_bound = bound;
   auto m = std::make_shared<pca::InputPerturbation>(o);
   return [m, noise](const MatrixXd& rows, Accountant& a) { return m->release(rows, *noise, &a).subspace; };
-}
-
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
 }
 
 // The rows are held twice (as read, and as the matrix the methods take) beside a few d × d matrices

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include "common/json.hpp"
+#include "common/text.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -83,12 +84,6 @@ MatrixXd stream_covariance(const DemoSettings& s, stream::RowGuardCounts& counts
   }
   counts = guard.counts();
   return cov.selfadjointView<Eigen::Lower>();
-}
-
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "common/json.hpp"
 #include "common/progress.hpp"
+#include "common/text.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "recommend/run.hpp"
 
@@ -15,12 +16,6 @@ namespace dpstream::tools::recommend {
 using namespace completion;
 
 namespace {
-
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
 
 }  // namespace
 

@@ -1,32 +1,18 @@
 #include "replay/report.hpp"
 
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include "common/json.hpp"
+#include "common/text.hpp"
 #include "common/regret_plot.hpp"
 #include "dpstream/eval/regret_report.hpp"
 
 namespace dpstream::tools::replay {
 
 namespace {
-
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  va_list again;
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, args);
-  va_end(args);
-  std::string out(static_cast<std::size_t>(std::max(n, 0)), '\0');
-  std::vsnprintf(out.data(), out.size() + 1, fmt, again);
-  va_end(again);
-  return out;
-}
 
 using ull = unsigned long long;
 
@@ -74,12 +60,12 @@ std::string private_learner_text(const ReplayRun& run) {
       (ull)s.block, privacy::format_value(s.privacy.epsilon).c_str(), privacy::format_value(s.privacy.delta).c_str(),
       s.privacy.calibration.c_str());
   t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
-              sum->mu(), draw_sigma(*sum), (ull)sum->steps(), sum->latest().noise_variance);
+              sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);
   if (const auto* estimate = p.stationary()) {
     // What the learner follows: t·m̂_t, per-entry variance t²·Var(m̂_t).
     const double steps = static_cast<double>(estimate->steps());
     t += format("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
-                steps * steps * estimate->step_sum_variance(draw_sigma(*sum)), (ull)estimate->steps());
+                steps * steps * estimate->step_sum_variance(sum->noise().draw_sigma()), (ull)estimate->steps());
   }
   if (s.nonnegative)
     t += format("      followed: projected onto the doubly nonnegative matrices (PSD, entries >= 0), %d round%s a "
@@ -128,8 +114,6 @@ std::string timing_text(const ReplayRun& run) {
 }
 
 }  // namespace
-
-double draw_sigma(const stream::ContinualCovariance& sum) { return sum.noise().draw_sigma(); }
 
 std::string mechanism_text(const stream::ContinualCovariance& sum) {
   // The separable strategy's releases are followed through their stationary estimate (pipeline.hpp).
@@ -198,7 +182,7 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   j.add("header_lines", lines.header).add("comment_lines", lines.comment).add("blank_lines", lines.blank);
   j.add("input_integrity", run.figures().input_integrity);
   add_settings(j, false);
-  if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", draw_sigma(*sum));
+  if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", sum->noise().draw_sigma());
   else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");
   j.add("csv", files.csv).add("svg", files.svg);
   return j.text();

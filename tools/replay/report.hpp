@@ -24,9 +24,7 @@ std::string summary_text(const ReplayRun& run, const ReportFiles& files);
 // The JSON line (no newline).
 std::string json_line(const ReplayRun& run, const ReportFiles& files);
 
-// σ of each noise draw (a tree's nodes — the latest epoch's for an unbounded stream —, a
-// factorization's per-step z_t), and the strategy in words.
-double draw_sigma(const stream::ContinualCovariance& sum);
+// The strategy in words (ContinualNoise::describe, and what the learner follows).
 std::string mechanism_text(const stream::ContinualCovariance& sum);
 
 }  // namespace dpstream::tools::replay
