@@ -104,8 +104,13 @@ int main() {
     std::printf("cannot find %s (build the tools first)\n", tool.c_str());
     return 1;
   }
-  const fs::path dir = fs::temp_directory_path() / ("dpstream-bench-recommend-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  // A fresh private directory (mkdtemp: mode 0700, a name nobody could plant beforehand).
+  std::string dir_template = (fs::temp_directory_path() / "dpstream-bench-recommend-XXXXXX").string();
+  if (::mkdtemp(dir_template.data()) == nullptr) {
+    std::printf("cannot create a directory in %s\n", fs::temp_directory_path().c_str());
+    return 1;
+  }
+  const fs::path dir = dir_template;
   const fs::path data = dir / "u.data";
   {
     const auto set = dpstream::completion::movielens_like_ratings(943, 1682, 100000, 10, 1);

@@ -11,6 +11,9 @@
 #include <string>
 
 #include "dpstream/io/atomic_file.hpp"
+#include "dpstream/io/csv_rows.hpp"
+#include "dpstream/io/row_log.hpp"
+#include "dpstream/io/staged_file.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "temp_dir.hpp"
 
@@ -96,12 +99,12 @@ TEST_CASE("a write that fails throws naming the path and leaves the target and t
   CHECK_THROWS_WITH(write_file_atomically(missing, "x"), Contains("cannot write " + missing) &&
                                                              Contains("No such file or directory"));
   CHECK(entries(dir.path).empty());
-  // The rename fails (the target is a non-empty directory): the temporary is removed, the target kept.
+  // The target is a directory: refused before a temporary is made, the directory kept.
   const fs::path target = dir.path / "occupied";
   fs::create_directory(target);
   write_bytes((target / "inside").string(), "kept");
   CHECK_THROWS_WITH(write_file_atomically(target.string(), "x"), Contains("cannot write " + target.string()) &&
-                                                                     Contains("rename failed"));
+                                                                     Contains("is a directory"));
   CHECK(entries(dir.path) == std::set<std::string>{"occupied"});
   CHECK(read_bytes((target / "inside").string()) == "kept");
 }
@@ -159,6 +162,66 @@ TEST_CASE("ContinualSum::save_checkpoint removes the temporaries interrupted sav
   sum.save_checkpoint(path);
   CHECK(entries(dir.path) == std::set<std::string>{"stream.ckpt"});
   CHECK(mode_of(path) == 0600);
+}
+
+// Every file the library streams (row logs, CSV rows) goes through StagedFile: the same guarantees
+// as write_file_atomically, for a file written a row at a time.
+TEST_CASE("streamed writers put nothing at the path until close(), and never damage a file there") {
+  using dpstream::io::CsvRowWriter;
+  using dpstream::io::ExistingFile;
+  using dpstream::io::RowLogHeader;
+  using dpstream::io::RowLogWriter;
+  using dpstream::io::StagedFile;
+  TempDir dir;
+  const std::string log = dir.file("rows.pb"), csv = dir.file("rows.csv");
+  write_bytes(log, "old log");
+  write_bytes(csv, "old csv");
+  fs::create_symlink(dir.file("rows.csv"), dir.path / "rows.csv.tmp");  // the old fixed name, planted
+  {  // Abandoned mid-way (an exception in the caller): both files as they were, no temporary left.
+    RowLogWriter log_writer(log, RowLogHeader{2, 0, "", ""});
+    CsvRowWriter csv_writer(csv, 2);
+    log_writer.write_dense(Eigen::Vector2d(1, 2));
+    csv_writer.write(Eigen::Vector2d(1, 2));
+  }
+  CHECK(read_bytes(log) == "old log");
+  CHECK(read_bytes(csv) == "old csv");
+  CHECK(entries(dir.path) == std::set<std::string>{"rows.pb", "rows.csv", "rows.csv.tmp"});
+  {  // A header whose declared count is not met is not put in place.
+    RowLogWriter log_writer(log, RowLogHeader{2, 3, "", ""});
+    log_writer.write_dense(Eigen::Vector2d(1, 2));
+    CHECK_THROWS_WITH(log_writer.close(), Contains("declares 3 rows but 1") && Contains("nothing was written"));
+  }
+  CHECK(read_bytes(log) == "old log");
+  // refuse: an existing file is refused up front, and one that appears before close() is kept.
+  CHECK_THROWS_WITH(CsvRowWriter(csv, 2, {}, ExistingFile::refuse), Contains(csv) && Contains("exists"));
+  const std::string late = dir.file("late.csv");
+  {
+    CsvRowWriter csv_writer(late, 1, {}, ExistingFile::refuse);
+    csv_writer.write(Eigen::VectorXd::Ones(1));
+    write_bytes(late, "someone else's");
+    CHECK_THROWS_WITH(csv_writer.close(), Contains(late) && Contains("File exists"));
+  }
+  CHECK(read_bytes(late) == "someone else's");
+  // close() replaces the old file whole, with mode 0600; the planted link and its target untouched.
+  {
+    CsvRowWriter csv_writer(csv, 2);
+    csv_writer.write(Eigen::Vector2d(0.5, -1));
+    csv_writer.close();
+  }
+  CHECK(read_bytes(csv) == "0.5,-1\n");
+  CHECK(mode_of(csv) == 0600);
+  CHECK(fs::is_symlink(dir.path / "rows.csv.tmp"));
+  CHECK(entries(dir.path) == std::set<std::string>{"rows.pb", "rows.csv", "rows.csv.tmp", "late.csv"});
+  // StagedFile itself: a temporary of mode 0600 until commit, removed if never committed.
+  std::string temporary;
+  {
+    StagedFile staged(dir.file("direct"));
+    temporary = staged.temporary();
+    CHECK(mode_of(temporary) == 0600);
+    staged.write("abc", 3);
+  }
+  CHECK_FALSE(fs::exists(temporary));
+  CHECK_FALSE(fs::exists(dir.file("direct")));
 }
 
 }  // namespace test_atomic_file

@@ -275,6 +275,14 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
     g.admit(first);
     EXPECT_THROWS_NAMING(InvalidRow, g.admit(rec.dense), "row 1", "column 1", "nan");
   }
+  {  // One convention: the reader names the same position column 1 (and, in the text, field 2).
+    const std::string typo = dir.file("typo.csv");
+    write_text(typo, "0.1,0.2,0.3\n0.1,nan?,0.3\n");
+    io::CsvRowReader reader(typo);
+    io::RowRecord rec;
+    REQUIRE(reader.next(rec));
+    EXPECT_THROWS_NAMING(CorruptInput, reader.next(rec), "line 2 (row 1), field 2 (column 1)", "\"nan?\"");
+  }
   const std::string log = dir.file("nan.pb");
   write_row_log(log, 3, {small_row(3), bad});
   {
@@ -793,7 +801,7 @@ TEST_CASE("bad input: a CSV first line that is not clearly a header or a row", "
                        "--header yes");
   {
     auto source = io::open_row_source(typo, io::RowFormat::automatic, no);
-    EXPECT_THROWS_NAMING(CorruptInput, source->next(rec), typo, "line 1 (row 0), column 2", "\"0.2x\" is not a number");
+    EXPECT_THROWS_NAMING(CorruptInput, source->next(rec), typo, "line 1 (row 0), field 2 (column 1)", "\"0.2x\" is not a number");
   }
 
   const std::string pandas = dir.file("pandas.csv");
@@ -822,7 +830,7 @@ TEST_CASE("bad input: a CSV first line that is not clearly a header or a row", "
   write_text(comma, "0.1,0.2,\n0.3,0.4,\n");
   for (const io::RowSourceOptions& options : {automatic, no}) {
     auto source = io::open_row_source(comma, io::RowFormat::automatic, options);
-    EXPECT_THROWS_NAMING(CorruptInput, source->next(rec), comma, "line 1 (row 0), column 3",
+    EXPECT_THROWS_NAMING(CorruptInput, source->next(rec), comma, "line 1 (row 0), field 3 (column 2)",
                          "the line ends with a comma");
   }
 

@@ -109,5 +109,16 @@ expect "replay missing input" 2 "$replay" --input "$work/missing.csv" --out "$wo
 expect "replay malformed line 50" 1 "$replay" --input "$work/bad.csv" --k 2 --block 16 --seed 1 --out "$work/replay"
 grep -q "line 50" "$work/$n.err" || fail "replay malformed: the error does not name line 50: $(cat "$work/$n.err")"
 
+# ---- memory bombs: 3 rows of 20,000 columns need d x d matrices of 3.2 GB each ----
+# Refused (exit 2, nothing drawn) before any of it is allocated, naming the dimension and the limit.
+awk 'BEGIN { for (i = 0; i < 3; i++) { line = ""; for (j = 0; j < 20000; j++) line = line (j ? "," : "") (i == j % 3 ? "0.01" : "0"); print line } }' \
+  > "$work/wide.csv"
+for tool in pca replay; do
+  args=("$pca"); [ "$tool" = replay ] && args=("$replay" --out "$work/wide-replay")
+  expect "$tool 20000 columns" 2 "${args[@]}" --input "$work/wide.csv" --k 2 --seed 1 --max-memory 2G
+  grep -q "20000" "$work/$n.err" && grep -q "memory limit of 2.00 GiB" "$work/$n.err" ||
+    fail "$tool 20000 columns: the error does not name the dimension and the limit: $(cat "$work/$n.err")"
+done
+
 if [ "$failures" -eq 0 ]; then echo "exit contract: all $n runs as expected"; fi
 exit $((failures != 0))

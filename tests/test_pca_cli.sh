@@ -56,6 +56,9 @@ bad_flag --input "$work/rows.csv" --clip-norm 2                # --normalize uni
 bad_flag --input "$work/rows.csv" --seed -1
 bad_flag --input "$work/rows.csv" --max-memory 1k               # even its d x d matrices do not fit
 bad_flag --format csv                                           # --format without --input
+bad_flag --input "$work/rows.csv" --method power --iterations 100000000   # hours of passes: refused
+grep -q -- "--iterations" "$work/flag.err" || fail "--iterations 1e8: the error does not name the flag: $(cat "$work/flag.err")"
+bad_flag --input "$work/rows.csv" --method oja --iterations 0
 
 if [ "$failures" -eq 0 ]; then echo "pca CLI: all checks passed"; fi
 exit $((failures != 0))

@@ -147,7 +147,7 @@ TEST_CASE("csv: comments, blank lines, CRLF, spaces, signs and special values") 
   REQUIRE(r.dense[0] == std::numeric_limits<double>::infinity());
   REQUIRE(r.dense[1] == -std::numeric_limits<double>::infinity());
   REQUIRE(r.dense[2] == 0.0);
-  REQUIRE_THROWS_WITH(reader.next(r), Contains("line 9") && Contains("row 3") && Contains("column 1") &&
+  REQUIRE_THROWS_WITH(reader.next(r), Contains("line 9") && Contains("row 3") && Contains("field 1 (column 0)") &&
                                           Contains("\"0x10\" is not a number"));
   REQUIRE_FALSE(reader.next(r));
 }
@@ -198,9 +198,9 @@ TEST_CASE("csv: bad input names the line, row, column and text") {
     REQUIRE(reader.next(r));
     REQUIRE_THROWS_WITH(reader.next(r),
                         Contains("line 3") && Contains("row 1") && Contains("2 fields, expected 3"));
-    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 5") && Contains("row 2") && Contains("column 2") &&
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 5") && Contains("row 2") && Contains("field 2 (column 1)") &&
                                             Contains("\"seven\""));
-    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 6") && Contains("row 3") && Contains("column 3") &&
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 6") && Contains("row 3") && Contains("field 3 (column 2)") &&
                                             Contains("\"\" is not a number"));
     REQUIRE(reader.next(r));
     REQUIRE(r.line == 7);
@@ -254,7 +254,7 @@ TEST_CASE("csv: header auto takes a line of names or of numbers and refuses the 
     REQUIRE_THROWS_AS(CsvRowReader(path, CsvHeader::detect, true), CorruptInput);
     REQUIRE(rows_yes_no("typo.csv") == std::make_pair(std::size_t{1}, std::size_t{2}));
     CsvRowReader no(path, CsvHeader::absent);
-    REQUIRE_THROWS_WITH(no.next(r), Contains("line 2 (row 0), column 2") && Contains("\"2x\" is not a number"));
+    REQUIRE_THROWS_WITH(no.next(r), Contains("line 2 (row 0), field 2 (column 1)") && Contains("\"2x\" is not a number"));
   }
   SECTION("a header with a numeric name mixed in: refused, names listed") {
     write_bytes(dir.file("mixed.csv"), "id,1,2,3,4,5,x\n");
@@ -308,9 +308,9 @@ TEST_CASE("csv: header auto takes a line of names or of numbers and refuses the 
     CsvRowReader some(dir.file("some.csv"));
     REQUIRE(some.next(r));
     REQUIRE(r.dense == Eigen::Vector2d(1, 2));
-    REQUIRE_THROWS_WITH(some.next(r), Contains("line 2 (row 1), column 1") && Contains("\"\"3 \"\" is not a number"));
-    REQUIRE_THROWS_WITH(some.next(r), Contains("line 3 (row 2), column 1") && Contains("\"\"x\"\" is not a number"));
-    REQUIRE_THROWS_WITH(some.next(r), Contains("line 4 (row 3), column 1") && Contains("is not a number"));
+    REQUIRE_THROWS_WITH(some.next(r), Contains("line 2 (row 1), field 1 (column 0)") && Contains("\"\"3 \"\" is not a number"));
+    REQUIRE_THROWS_WITH(some.next(r), Contains("line 3 (row 2), field 1 (column 0)") && Contains("\"\"x\"\" is not a number"));
+    REQUIRE_THROWS_WITH(some.next(r), Contains("line 4 (row 3), field 1 (column 0)") && Contains("is not a number"));
     // The writer quotes numeric names: a header of numeric names only is read back with present.
     {
       CsvRowWriter writer(dir.file("numeric_names.csv"), 2, {"1", "2"});
@@ -364,7 +364,7 @@ TEST_CASE("csv: a UTF-8 byte-order mark is dropped, a UTF-16 one refused") {
     CsvRowReader reader(dir.file("bom_late.csv"));
     RowRecord r;
     REQUIRE(reader.next(r));
-    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 2 (row 1), column 1"));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 2 (row 1), field 1 (column 0)"));
   }
   write_bytes(dir.file("utf16.csv"), std::string("\xFF\xFE" "a\0,\0b\0\n\0", 10));
   REQUIRE_THROWS_WITH(CsvRowReader(dir.file("utf16.csv"), CsvHeader::present),
@@ -380,7 +380,7 @@ TEST_CASE("csv: a trailing comma is refused, naming the line and the column") {
     CsvRowReader reader(dir.file("rows.csv"));
     REQUIRE(reader.column_names().empty());
     REQUIRE(reader.dimension() == 4);
-    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 1 (row 0), column 4") &&
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 1 (row 0), field 4 (column 3)") &&
                                             Contains("\"\" is not a number (an empty field: the line ends with a comma)"));
   }
   write_bytes(dir.file("one.csv"), "1,2,3\n4,5,6,\n7,8,9\n");
@@ -401,7 +401,7 @@ TEST_CASE("csv: a trailing comma is refused, naming the line and the column") {
   write_bytes(dir.file("middle.csv"), "1,,3\n");
   {
     CsvRowReader reader(dir.file("middle.csv"));
-    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 1 (row 0), column 2") && Contains("(an empty field)"));
+    REQUIRE_THROWS_WITH(reader.next(r), Contains("line 1 (row 0), field 2 (column 1)") && Contains("(an empty field)"));
   }
 }
 

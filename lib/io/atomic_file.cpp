@@ -1,9 +1,10 @@
 // Atomic file replacement (why and how: dpstream/io/atomic_file.hpp).
 #include "dpstream/io/atomic_file.hpp"
 
+#include "dpstream/io/staged_file.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,19 +17,7 @@ namespace dpstream::io {
 
 namespace {
 
-constexpr char kTemporarySuffix[] = ".tmp-XXXXXX";  // mkostemp's template: six random letters or digits
-
-std::runtime_error write_error(const std::string& path, const std::string& what, int err) {
-  return std::runtime_error("cannot write " + path + ": " + what + ": " + std::strerror(err));
-}
-
-// The directory holding `path` (where its temporaries go) and the file name within it.
-std::string directory_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
+// The file name of `path` within its directory (directory_of, staged_file.hpp).
 std::string file_name_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -48,41 +37,9 @@ bool is_leftover_name(const std::string& name, const std::string& base) {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& bytes, mode_t mode) {
-  std::string tmp = path + kTemporarySuffix;
-  // O_EXCL (mkostemp's): an existing name, a planted symlink included, is never opened.
-  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) throw write_error(path, "cannot create a temporary file beside it", errno);
-  auto fail = [&](const char* what, bool open) {
-    const int err = errno;
-    if (open) ::close(fd);
-    ::unlink(tmp.c_str());
-    return write_error(path, std::string(what) + " (" + tmp + ")", err);
-  };
-  if (::fchmod(fd, mode) != 0) throw fail("cannot set the mode", true);
-  const char* p = bytes.data();
-  std::size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw fail("write failed", true);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) throw fail("fsync failed", true);
-  if (::close(fd) != 0) throw fail("close failed", false);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("rename failed", false);
-  // Make the rename itself durable.
-  const std::string dir = directory_of(path);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) throw write_error(path, "written, but its directory cannot be opened to fsync the rename", errno);
-  if (::fsync(dfd) != 0) {
-    const int err = errno;
-    ::close(dfd);
-    throw write_error(path, "written, but fsync of its directory failed", err);
-  }
-  ::close(dfd);
+  StagedFile file(path, ExistingFile::replace, mode);
+  file.write(bytes.data(), bytes.size());
+  file.commit();
 }
 
 std::size_t remove_atomic_leftovers(const std::string& path) {

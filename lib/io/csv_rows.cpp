@@ -253,7 +253,10 @@ bool CsvRowReader::next(RowRecord& out) {
       std::string why = " is not a number";
       if (field.empty())
         why += bad + 1 == dimension_ && trailing_comma ? " (an empty field: the line ends with a comma)" : " (an empty field)";
-      malformed(where(index) + ", column " + std::to_string(bad + 1) + ": " + quoted(field) + why);
+      // Fields count from 1 as the line's text does (like lines); columns from 0 as the row's
+      // indices do (like rows, and as RowGuard's messages name them).
+      malformed(where(index) + ", field " + std::to_string(bad + 1) + " (column " + std::to_string(bad) +
+                "): " + quoted(field) + why);
       continue;
     }
     out.set_dense_position(index, line_number_);
@@ -266,7 +269,7 @@ bool CsvRowReader::next(RowRecord& out) {
 // Writer
 
 CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
-                           const std::vector<std::string>& column_names)
+                           const std::vector<std::string>& column_names, ExistingFile existing)
     : path_(path), dimension_(dimension) {
   if (dimension <= 0)
     throw InvalidParameter(csv_name(path) + ": dimension must be > 0, got " + std::to_string(dimension));
@@ -284,12 +287,18 @@ CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
     const bool numeric = parse_number(trim(name), ignored);
     header += (j ? "," : "") + (numeric ? "\"" + name + "\"" : name);
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error(csv_name(path) + ": cannot create: " + std::strerror(errno));
-  file_ = ::fdopen(fd, "w");
+  try {
+    staged_ = std::make_unique<StagedFile>(path, existing);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(csv_name(path) + ": cannot create: " + e.what());
+  }
+  // A stream of its own over a duplicate of the staged descriptor: fclose closes the duplicate, and
+  // the StagedFile then syncs and renames (or, without close(), removes) the temporary.
+  const int fd = ::dup(staged_->fd());
+  file_ = fd < 0 ? nullptr : ::fdopen(fd, "w");
   if (file_ == nullptr) {
     const int err = errno;
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     throw std::runtime_error(csv_name(path) + ": cannot open a stream: " + std::strerror(err));
   }
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
@@ -331,7 +340,15 @@ void CsvRowWriter::close() {
   const int closed = std::fclose(file_);
   const int err = errno;
   file_ = nullptr;
-  if (failed || closed != 0) throw std::runtime_error(csv_name(path_) + ": cannot flush and close: " + std::strerror(err));
+  if (failed || closed != 0) {
+    staged_.reset();  // removes the temporary: nothing is written at the path
+    throw std::runtime_error(csv_name(path_) + ": cannot flush and close: " + std::strerror(err));
+  }
+  try {
+    staged_->commit();
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(csv_name(path_) + ": " + e.what());
+  }
 }
 
 }  // namespace dpstream::io

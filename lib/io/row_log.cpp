@@ -16,6 +16,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/io/staged_file.hpp"
 #include "row_log.pb.h"
 
 namespace dpstream::io {
@@ -49,27 +50,27 @@ void check_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices, Eigen::Index
 // Writer
 
 struct RowLogWriter::Impl {
-  int fd = -1;
+  explicit Impl(const std::string& path, ExistingFile existing) : file(path, existing) {}
+  StagedFile file;  // nothing appears at the path until close() commits it
   std::unique_ptr<google::protobuf::io::FileOutputStream> out;
   proto::Row row;  // reused: its repeated fields keep their capacity between rows
   bool closed = false;
-  ~Impl() {
-    if (out && !closed) out->Close();  // errors are the caller's to see, through close()
-  }
 };
 
-RowLogWriter::RowLogWriter(const std::string& path, const RowLogHeader& header)
-    : header_(header), path_(path), impl_(std::make_unique<Impl>()) {
+RowLogWriter::RowLogWriter(const std::string& path, const RowLogHeader& header, ExistingFile existing)
+    : header_(header), path_(path) {
   if (header.dimension <= 0)
     throw InvalidParameter(log_name(path) + ": dimension must be > 0, got " + std::to_string(header.dimension));
   if (header.dimension > INT_MAX)
     throw InvalidParameter(log_name(path) + ": dimension " + std::to_string(header.dimension) +
                            " is over the limit " + std::to_string(INT_MAX) + " (sparse indices are 32-bit)");
-  impl_->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (impl_->fd < 0) throw std::runtime_error(log_name(path) + ": cannot create: " + std::strerror(errno));
-  // Closed by close() or the destructor, not by the stream's own close-on-delete, which aborts on a
-  // stream already closed.
-  impl_->out = std::make_unique<google::protobuf::io::FileOutputStream>(impl_->fd, kBlockSize);
+  try {
+    impl_ = std::make_unique<Impl>(path, existing);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(log_name(path) + ": cannot create: " + e.what());
+  }
+  // The descriptor is the StagedFile's: the stream only flushes into it (no close-on-delete).
+  impl_->out = std::make_unique<google::protobuf::io::FileOutputStream>(impl_->file.fd(), kBlockSize);
 
   proto::RowLogHeader msg;
   msg.set_magic(kRowLogMagic);
@@ -136,11 +137,16 @@ std::uint64_t RowLogWriter::bytes_written() const {
 void RowLogWriter::close() {
   if (impl_->closed) return;
   impl_->closed = true;
-  if (!impl_->out->Close())
-    throw std::runtime_error(log_name(path_) + ": cannot flush and close: " + std::strerror(impl_->out->GetErrno()));
-  if (header_.count != 0 && header_.count != rows_)
+  if (!impl_->out->Flush())
+    throw std::runtime_error(log_name(path_) + ": cannot write: " + std::strerror(impl_->out->GetErrno()));
+  if (header_.count != 0 && header_.count != rows_)  // a header that lies is not put in place
     throw InvalidParameter(log_name(path_) + ": the header declares " + std::to_string(header_.count) +
-                           " rows but " + std::to_string(rows_) + " were written");
+                           " rows but " + std::to_string(rows_) + " were written; nothing was written at the path");
+  try {
+    impl_->file.commit();
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(log_name(path_) + ": " + e.what());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
@@ -31,7 +32,12 @@ GaussianPca::GaussianPca(Index dimension, const GaussianPcaOptions& options)
     : dimension_(checked_dimension(dimension, options.k)),
       k_(options.k),
       mechanism_(options.mechanism),
-      noise_(make_noise(options.seed)) {}
+      noise_(make_noise(options.seed)) {
+  // A release holds five d × d matrices: the exact sum and its full copy, the noisy covariance, the
+  // eigensolver's workspace and vectors. Refused now rather than at the first release.
+  const double d = static_cast<double>(dimension_);
+  require_memory("Gaussian PCA of dimension " + std::to_string(dimension_), 8.0 * 5.0 * d * d);
+}
 
 GaussianPcaRelease GaussianPca::release(const Eigen::Ref<const MatrixXd>& rows, privacy::PrivacyAccountant* accountant) {
   if (rows.cols() != dimension_)

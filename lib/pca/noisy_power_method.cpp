@@ -8,6 +8,7 @@
 
 
 #include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -64,6 +65,9 @@ NoisyPowerMethod::NoisyPowerMethod(Index dimension, const NoisyPowerMethodOption
       options_(validated(dimension, options)),
       sensitivity_(privacy::covariance_sensitivity(options.relation, options.row_norm_bound)),
       sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.target, options.calibration)) {
+  // A run holds the exact sum and its full copy (d × d each) beside O(d·k) iterates.
+  const double d = static_cast<double>(dimension_);
+  require_memory("the noisy power method in dimension " + std::to_string(dimension_), 8.0 * (3.0 * d * d + 4.0 * d * options_.k));
   if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
   else noise_ = privacy::make_secure_noise_source();
 }

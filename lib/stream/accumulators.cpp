@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 
@@ -92,6 +93,12 @@ Eigen::Index checked_batch_rows(Eigen::Index batch_rows) {
     throw InvalidParameter("covariance accumulator: batch_rows must be >= 0, got " + std::to_string(batch_rows));
   return batch_rows > 0 ? batch_rows : kDefaultBatchRows;
 }
+// Its d × d upper triangle and its row batch, refused over the memory limit before allocating.
+void require_covariance_memory(Eigen::Index dimension, Eigen::Index batch_rows) {
+  const double d = static_cast<double>(dimension);
+  const double batch = static_cast<double>(batch_rows > 0 ? batch_rows : kDefaultBatchRows);
+  require_memory("a covariance accumulator of dimension " + std::to_string(dimension), 8.0 * d * (d + batch));
+}
 // Offset of column j of the packed upper triangle (column-major: entries (0..j, j)).
 inline Eigen::Index column_offset(Eigen::Index j) { return j * (j + 1) / 2; }
 
@@ -119,7 +126,7 @@ void add_gram_upper(Eigen::MatrixXd& upper, const Rows& x) {
 }  // namespace
 
 CovarianceAccumulator::CovarianceAccumulator(Eigen::Index dimension, Eigen::Index batch_rows)
-    : dimension_((require_dimension(dimension), dimension)),
+    : dimension_((require_dimension(dimension), require_covariance_memory(dimension, batch_rows), dimension)),
       batch_rows_(checked_batch_rows(batch_rows)),
       upper_(Eigen::MatrixXd::Zero(dimension, dimension)),
       batch_(static_cast<std::size_t>(batch_rows_ * dimension)) {}

@@ -1,5 +1,6 @@
 #include "dpstream/stream/continual_sum.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -7,9 +8,11 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/io/atomic_file.hpp"
 #include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -67,6 +70,33 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   return options;
 }
 
+// The state a stream will hold, in doubles: the exact sum (a covariance keeps a full d × d upper
+// triangle and its row batch), the latest noisy release and its noise, and the strategy's own state —
+// a tree's levels, a BLT's buffers, one previous draw and the α of every step (separable), or every
+// past draw (the square-root Toeplitz reference). Refused, before anything is allocated, over the
+// memory limit (memory_limit.hpp).
+template <class Accumulator>
+void require_stream_memory(Eigen::Index dimension, const ContinualSumOptions& options) {
+  const double d = static_cast<double>(std::max<Eigen::Index>(dimension, 1));
+  const bool covariance = std::is_same_v<Accumulator, CovarianceAccumulator>;
+  const double packed = covariance ? d * (d + 1) / 2 : d;
+  const double exact = covariance ? d * d + d * (options.batch_rows > 0 ? options.batch_rows : 128) : d;
+  const double value = covariance ? d * d : d;
+  const double steps = options.horizon ? static_cast<double>(options.horizon) : 1.0;
+  double held = packed;  // what the strategy keeps
+  switch (options.strategy) {
+    case NoiseStrategy::plain_tree:
+    case NoiseStrategy::honaker_tree: held = packed * (std::ceil(std::log2(steps + 1)) + 2); break;
+    case NoiseStrategy::blt: held = packed * (options.blt ? static_cast<double>(options.blt->buffers()) + 1 : 16); break;
+    case NoiseStrategy::separable: held = 2 * packed + 4 * steps; break;
+    case NoiseStrategy::sqrt_toeplitz: held = packed * (steps + 1) + steps; break;
+  }
+  require_memory(std::string("a continual ") + Accumulator::kKind + " sum of dimension " + std::to_string(dimension) +
+                     " (" + to_string(options.strategy) + ", " +
+                     (options.horizon ? std::to_string(options.horizon) : std::string("unbounded")) + " releases)",
+                 8.0 * (exact + value + 2 * packed + held));
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorruptInput("checkpoint " + path + ": cannot open: " + std::strerror(errno));
@@ -86,7 +116,7 @@ void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Ind
 template <class Accumulator>
 ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
                                         privacy::PrivacyAccountant* accountant, NoCharge)
-    : dimension_(dimension),
+    : dimension_((require_stream_memory<Accumulator>(dimension, validated(options)), dimension)),
       options_(validated(options)),
       l2_sensitivity_(Accumulator::sensitivity(options.relation, options.row_norm_bound)),
       accountant_(accountant),

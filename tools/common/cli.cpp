@@ -47,6 +47,10 @@ int run_tool(const char* tool, const std::function<int()>& run) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: error: %s\n", tool, printable(e.what()).c_str());
     return 2;
+  } catch (const ResourceLimit& e) {  // a component refused before allocating: nothing was done
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: %s (--max-memory)\n", tool, printable(e.what()).c_str());
+    return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: error: %s\n", tool, printable(e.what()).c_str());

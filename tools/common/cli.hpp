@@ -1,7 +1,7 @@
 // The command-line contract every dpstream tool follows, and the option groups they share.
 //
-// Exit status: 0 success; 2 a bad command line or an input that cannot be opened (nothing was
-// read, no noise drawn, no budget spent); 1 the run started and then stopped: data found malformed,
+// Exit status: 0 success; 2 a bad command line, an input that cannot be opened, or a run over the
+// memory limit (nothing was read, no noise drawn, no budget spent); 1 the run started and then stopped: data found malformed,
 // an I/O error. Each failure is one line on stderr, "TOOL: error: what".
 //
 // The option groups fill the library's option structs, so that a flag means the same in every tool
@@ -33,8 +33,8 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
 // messages quote input bytes, and a hostile file must not drive the user's terminal.
 std::string printable(const std::string& text);
 
-// Runs `run` (returning the exit status) under the exit contract: UsageError → 2, any other
-// exception → 1, each reported as one line on stderr.
+// Runs `run` (returning the exit status) under the exit contract: UsageError and ResourceLimit (a
+// component refused before allocating) → 2, any other exception → 1, each one line on stderr.
 int run_tool(const char* tool, const std::function<int()>& run);
 
 // Flushes stdout; std::runtime_error (exit 1) if anything printed could not be written (a full disk,

@@ -1,19 +1,12 @@
 #include "common/memory.hpp"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 
 #include "common/cli.hpp"
+#include "dpstream/memory_limit.hpp"
 
 namespace dpstream::tools {
-
-std::uint64_t default_memory_limit() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return std::uint64_t{4} << 30;
-  return static_cast<std::uint64_t>(0.8 * static_cast<double>(pages) * static_cast<double>(page));
-}
 
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
@@ -36,14 +29,6 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
   return static_cast<std::uint64_t>(bytes);
 }
 
-std::string bytes_text(double bytes) {
-  char buf[48];
-  if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
-  else if (bytes >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024));
-  else std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
-  return buf;
-}
-
 void add_memory_option(CLI::App& app, std::string& text) {
   app.add_option("--max-memory", text,
                  "refuse a run that needs more memory than SIZE (e.g. 512M, 8G), before allocating it (default: 80% "
@@ -52,7 +37,9 @@ void add_memory_option(CLI::App& app, std::string& text) {
 }
 
 std::uint64_t memory_limit(const std::string& text) {
-  return text.empty() ? default_memory_limit() : parse_bytes(text, "--max-memory");
+  const std::uint64_t bytes = text.empty() ? machine_memory_limit() : parse_bytes(text, "--max-memory");
+  set_memory_limit(bytes);  // the library's components refuse at the same limit
+  return bytes;
 }
 
 void require_memory(const std::string& what, double bytes, std::uint64_t limit) {

@@ -1,4 +1,4 @@
-// What a tool may allocate: a limit (--max-memory, default a share of the machine's memory) and the
+// What a tool may allocate: a limit (--max-memory, default the library's: a share of the machine's memory) and the
 // check that refuses a run, before it allocates, when what it needs is over the limit — naming the
 // dimension, the bytes and the limit, instead of ending in std::bad_alloc seconds later at gigabytes.
 #pragma once
@@ -8,17 +8,16 @@
 
 #include <CLI/CLI.hpp>
 
-namespace dpstream::tools {
+#include "dpstream/memory_limit.hpp"  // bytes_text, machine_memory_limit
 
-// Physical memory × 0.8 (sysconf), or 4 GiB if the machine does not say.
-std::uint64_t default_memory_limit();
+namespace dpstream::tools {
 
 // "1.5G", "512M", "64k" or plain bytes (binary units), for --max-memory. UsageError otherwise.
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag);
-// "1.50 GiB", "12.0 MiB", "512 bytes".
-std::string bytes_text(double bytes);
 
-// --max-memory SIZE into `text` (parsed by memory_limit()).
+// --max-memory SIZE into `text`. memory_limit() parses it (the machine's default when empty) and
+// sets it as the library's limit too (dpstream/memory_limit.hpp), so that a component the tool builds
+// refuses at the same limit.
 void add_memory_option(CLI::App& app, std::string& text);
 std::uint64_t memory_limit(const std::string& text);
 

@@ -9,10 +9,11 @@
 #include <sstream>
 #include <system_error>
 
+#include <sys/stat.h>
+
 #include "common/cli.hpp"
 #include "common/json.hpp"
 #include "common/progress.hpp"
-#include "common/staged_file.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
@@ -54,7 +55,6 @@ class Conversion {
   ConvertReport report_;
   bool scale_here_ = false;  // the IDX reader scales as it converts bytes; for the others the tool does it
   std::unique_ptr<io::RowSource> source_;
-  std::unique_ptr<StagedFile> staged_;
   std::unique_ptr<io::RowLogWriter> log_;
   std::unique_ptr<io::CsvRowWriter> csv_;
 };
@@ -95,7 +95,13 @@ void Conversion::open_input() {
 }
 
 void Conversion::open_output() {
-  staged_ = std::make_unique<StagedFile>(s_.output, s_.force, "--output");
+  struct stat existing {};
+  if (::lstat(s_.output.c_str(), &existing) == 0) {  // any entry, a dangling symlink included
+    if (S_ISDIR(existing.st_mode)) throw UsageError("--output " + s_.output + " is a directory");
+    if (!s_.force) throw UsageError("--output " + s_.output + " exists: give --force to replace it");
+  }
+  // The writers stream into a temporary beside the output and rename it into place on close().
+  const io::ExistingFile policy = s_.force ? io::ExistingFile::replace : io::ExistingFile::refuse;
   std::optional<std::uint64_t> count = s_.skip_malformed ? std::nullopt : source_->declared_rows();
   if (count && s_.limit != 0 && s_.limit < *count) count = s_.limit;
   std::ostringstream provenance;
@@ -106,10 +112,11 @@ void Conversion::open_output() {
   try {
     if (report_.output_format == io::RowFormat::pb)
       log_ = std::make_unique<io::RowLogWriter>(
-          staged_->temporary(), io::RowLogHeader{report_.dimension, count.value_or(0), provenance.str(),
-                                                 "dpstream-convert " DPSTREAM_VERSION});
+          s_.output,
+          io::RowLogHeader{report_.dimension, count.value_or(0), provenance.str(), "dpstream-convert " DPSTREAM_VERSION},
+          policy);
     else
-      csv_ = std::make_unique<io::CsvRowWriter>(staged_->temporary(), report_.dimension);
+      csv_ = std::make_unique<io::CsvRowWriter>(s_.output, report_.dimension, std::vector<std::string>{}, policy);
   } catch (const std::exception& e) {
     throw UsageError("--output " + s_.output + ": " + e.what());
   }
@@ -144,7 +151,6 @@ ConvertReport Conversion::run() {
     csv_->close();
     report_.bytes = csv_->bytes_written();
   }
-  staged_->commit();
   report_.seconds = seconds_since(start);
   report_.skipped = source_->skipped();
   report_.first_skip_reason = source_->first_skip_reason();

@@ -1,24 +1,5 @@
 // dpstream-convert: converts stored rows between IDX, CSV and protobuf row logs, streaming. The work
 // is in tools/convert/ (convert.hpp).
-#include <cstdio>
+#include "common/commands.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include "common/cli.hpp"
-#include "convert/convert.hpp"
-
-using namespace dpstream::tools;
-
-int main(int argc, char** argv) {
-  CLI::App app{"dpstream-convert: convert stored rows between IDX, CSV and protobuf row logs"};
-  convert::ConvertSettings s;
-  convert::add_convert_options(app, s);
-  if (const auto status = parse_command_line(app, argc, argv, "dpstream-convert")) return *status;
-  return run_tool("dpstream-convert", [&] {
-    const convert::ConvertReport report = convert::convert(s);
-    std::fputs(convert::summary_text(report).c_str(), stdout);
-    std::printf("%s\n", convert::json_line(report).c_str());
-    flush_stdout();
-    return 0;
-  });
-}
+int main(int argc, char** argv) { return dpstream::tools::convert_command(argc, argv); }

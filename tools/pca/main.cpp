@@ -1,30 +1,6 @@
 // dpstream-pca: private PCA of a dataset (Analyze Gauss, noisy power method, private Oja, private
 // find-and-project, randomized response), scored against the non-private top k of the same rows. The
 // work is in tools/pca/ (pca.hpp).
-#include <cstdio>
+#include "common/commands.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include "common/cli.hpp"
-#include "common/input.hpp"
-#include "pca/pca.hpp"
-
-using namespace dpstream::tools;
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "dpstream-pca: private PCA of a dataset (Analyze Gauss, noisy power method, private Oja, private\n"
-      "find-and-project, randomized response), scored against the non-private top k of the same rows."};
-  pca_tool::PcaSettings s;
-  const auto after_parse = pca_tool::add_pca_options(app, s);
-  if (const auto status = parse_command_line(app, argc, argv, "dpstream-pca")) return *status;
-  after_parse();
-  return run_tool("dpstream-pca", [&] {
-    pca_tool::validate(s);
-    const pca_tool::PcaReport report = pca_tool::run_pca(s, open_input(s.input));
-    std::fputs(pca_tool::summary_text(s, report).c_str(), stdout);
-    std::printf("%s\n", pca_tool::json_line(s, report).c_str());
-    flush_stdout();
-    return 0;
-  });
-}
+int main(int argc, char** argv) { return dpstream::tools::pca_command(argc, argv); }

@@ -176,6 +176,12 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   r.input_path = source.path();
   r.input_note = input.note;
   r.input_integrity = integrity;
+  if (d >= 4096)  // said before the work starts: the user may stop it now rather than wait
+    std::printf("note: dimension %lld: the release and the non-private reference each take a full "
+                "eigendecomposition of a %lld x %lld matrix (about 9·d³ = %.1e floating-point operations): this can "
+                "take hours\n",
+                (long long)d, (long long)d, (long long)d, 9.0 * std::pow(static_cast<double>(d), 3));
+  std::fflush(stdout);  // seen now, also through a pipe
   r.non_row_lines = non_row_lines_text(source);
   r.dimension = d;
   r.rows = buf.rows;

@@ -28,7 +28,14 @@ void validate(const PcaSettings& s) {
   if (s.k < 1) throw UsageError("--k must be >= 1, got " + std::to_string(s.k));
   validate(s.privacy);
   validate(s.normalize);
-  if (s.iterations < 1) throw UsageError("--iterations must be >= 1, got " + std::to_string(s.iterations));
+  // Each iteration is a pass over the rows that adds noise, with the budget split over all of them
+  // (σ grows as √T): 10⁴ passes already bury the signal under 100x a single pass's noise, and more
+  // would only run longer (10⁸ ran for minutes on 200 rows, and would for days on 60,000): refused.
+  constexpr int kMaxIterations = 10000;
+  if (s.iterations < 1 || s.iterations > kMaxIterations)
+    throw UsageError("--iterations must be in [1, " + std::to_string(kMaxIterations) + "], got " +
+                     std::to_string(s.iterations) +
+                     " (each is a pass over the rows, and the noise of each grows as the square root of the count)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
 }
 

@@ -1,31 +1,6 @@
 // dpstream-recommend: private matrix completion (Frank-Wolfe with joint DP; ALS / IRLS with Gaussian,
 // Laplace or Huber noise), scored on a held-out split next to the item-mean and global-mean
 // baselines. The work is in tools/recommend/ (run.hpp).
-#include <cstdio>
+#include "common/commands.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include "common/cli.hpp"
-#include "recommend/data.hpp"
-#include "recommend/run.hpp"
-#include "recommend/settings.hpp"
-
-using namespace dpstream::tools;
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "dpstream-recommend: private matrix completion (Frank-Wolfe with joint DP; ALS / IRLS with Gaussian,\n"
-      "Laplace or Huber noise), scored on a held-out split next to the item-mean and global-mean baselines."};
-  recommend::RecommendSettings s;
-  recommend::add_recommend_options(app, s);
-  if (const auto status = parse_command_line(app, argc, argv, "dpstream-recommend")) return *status;
-  return run_tool("dpstream-recommend", [&] {
-    recommend::RecommendRun run(s);
-    std::fputs(recommend::data_text(s, run.data()).c_str(), stdout);
-    run.train();
-    std::fputs(run.summary_text().c_str(), stdout);
-    std::printf("%s\n", run.json_line().c_str());
-    flush_stdout();
-    return 0;
-  });
-}
+int main(int argc, char** argv) { return dpstream::tools::recommend_command(argc, argv); }

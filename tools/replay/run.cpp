@@ -77,7 +77,6 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
   const auto canonical = std::filesystem::canonical(input_.source->path(), no_path);
   s_.input.path = no_path || input_.source->path() == "/dev/stdin" ? input_.source->path() : canonical.string();
   s_.input.format = io::to_string(input_.source->format());
-  std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
   {
     std::optional<std::uint64_t> rows = input_.source->declared_rows();
     if (s_.limit != 0) rows = rows ? std::min(*rows, s_.limit) : s_.limit;
@@ -95,6 +94,8 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
   check_resume_file();
   reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
   size_stream();
+  // Only now: a run refused above (exit 2) prints nothing on stdout.
+  std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
   skip_replayed_rows();
   build_pipeline();
 }

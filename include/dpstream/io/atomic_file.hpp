@@ -1,18 +1,8 @@
-// Atomic file replacement, the one way the library writes a file whole (checkpoints, regret
-// reports): a crash (kill -9, power loss) at any moment leaves either the previous file or the
-// complete new one at `path`, never a torn one, and no write follows a link planted beside it.
-//
-// How: the bytes go to a fresh temporary `path`.tmp-XXXXXX in the target's directory (rename is
-// atomic within one file system only), created by mkostemp: the six characters are random and the
-// file is opened O_CREAT|O_EXCL, so a name someone planted (a symlink to a file of ours, say) is
-// never opened but skipped for another. It gets `mode` by fchmod, is written whole (EINTR and short
-// writes retried), fsync'ed, renamed over `path`, and the directory is fsync'ed so that the rename
-// itself survives a power loss. rename replaces whatever entry `path` is, a symlink included: the
-// link itself is replaced by the new regular file and its target is never written. (Directories on
-// the way to `path` are followed as usual.)
-//
-// A crash before the rename leaves the temporary behind, holding what `path` would have held, and
-// since its name is unpredictable no later write replaces it: remove_atomic_leftovers removes them.
+// Atomic file replacement of a file held whole in memory (checkpoints, ledgers, regret reports): a
+// StagedFile (dpstream/io/staged_file.hpp says how: a fresh mkostemp temporary beside `path`, never a
+// planted link, renamed over `path` only once complete and fsynced) written in one go. A crash before
+// the rename leaves the temporary behind, holding what `path` would have held, and since its name is
+// unpredictable no later write replaces it: remove_atomic_leftovers removes them.
 #pragma once
 
 #include <sys/types.h>

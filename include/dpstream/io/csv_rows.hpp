@@ -34,6 +34,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/io/row_source.hpp"
+#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::io {
 
@@ -86,19 +87,23 @@ class CsvRowReader final : public RowSource {
 
 class CsvRowWriter {
  public:
-  // Creates (or truncates) `path` with mode 0600 and writes the header line if `column_names` is not
+  // Starts the file (a StagedFile beside `path`, mode 0600: nothing appears at `path`, and a file
+  // there is not touched, until close() succeeds) and writes the header line if `column_names` is not
   // empty (it must then have `dimension` names; a name that reads as a number is written quoted, so
   // that detect still takes the line for a header when another name is not numeric — a header of
   // numeric names only is read back with CsvHeader::present). std::runtime_error naming the path if it cannot be
-  // created; InvalidParameter for dimension ≤ 0 or a header of another length.
-  CsvRowWriter(const std::string& path, Eigen::Index dimension, const std::vector<std::string>& column_names = {});
+  // created there (or exists and `existing` is refuse); InvalidParameter for dimension ≤ 0 or a
+  // header of another length.
+  CsvRowWriter(const std::string& path, Eigen::Index dimension, const std::vector<std::string>& column_names = {},
+               ExistingFile existing = ExistingFile::replace);
   ~CsvRowWriter();
   CsvRowWriter(const CsvRowWriter&) = delete;
   CsvRowWriter& operator=(const CsvRowWriter&) = delete;
 
   // InvalidParameter naming the row if its length is not the dimension.
   void write(const Eigen::Ref<const Eigen::VectorXd>& row);
-  // Flushes and closes; std::runtime_error naming the path on an I/O error.
+  // Flushes and puts the file in place; std::runtime_error naming the path on an I/O error (nothing
+  // is written at the path then).
   void close();
 
   std::uint64_t rows_written() const noexcept { return rows_; }
@@ -107,6 +112,7 @@ class CsvRowWriter {
  private:
   std::string path_;
   Eigen::Index dimension_;
+  std::unique_ptr<StagedFile> staged_;
   std::FILE* file_ = nullptr;
   std::string line_;
   std::uint64_t rows_ = 0;

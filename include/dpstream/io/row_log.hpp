@@ -6,8 +6,9 @@
 // protobuf runtime can write or read it; scripts/rowlog_interop.py does so from Python.
 //
 // RowLogWriter streams rows to a file, RowLogReader streams them back; neither holds more than one
-// row. Both keep values bit for bit (NaN payloads and -0.0 included). Files are created with mode
-// 0600: a log of raw rows is as sensitive as the data it holds.
+// row. Both keep values bit for bit (NaN payloads and -0.0 included). The writer streams into a
+// StagedFile (staged_file.hpp): nothing appears at the path, and a file there is not touched, until
+// close() succeeds; the file has mode 0600: a log of raw rows is as sensitive as the data it holds.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/io/row_source.hpp"
+#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::io {
 
@@ -33,10 +35,11 @@ struct RowLogHeader {
 
 class RowLogWriter {
  public:
-  // Creates (or truncates) `path` and writes the header. InvalidParameter for dimension ≤ 0;
-  // std::runtime_error naming the path if the file cannot be created.
-  RowLogWriter(const std::string& path, const RowLogHeader& header);
-  // Closes the file if close() was not called; errors are lost then, so call close().
+  // Starts the file (a temporary beside `path`) and writes the header. InvalidParameter for
+  // dimension ≤ 0; std::runtime_error naming the path if it cannot be created there (or exists and
+  // `existing` is refuse).
+  RowLogWriter(const std::string& path, const RowLogHeader& header, ExistingFile existing = ExistingFile::replace);
+  // Without a successful close(), nothing is written at the path (the temporary is removed).
   ~RowLogWriter();
   RowLogWriter(const RowLogWriter&) = delete;
   RowLogWriter& operator=(const RowLogWriter&) = delete;
@@ -52,8 +55,9 @@ class RowLogWriter {
   // Writes a row as it was read: sparse if `record.sparse`, else dense; id and timestamp kept.
   void write(const RowRecord& record);
 
-  // Flushes and closes. std::runtime_error naming the path on an I/O error, InvalidParameter if the
-  // header declared a count and another number of rows was written (the file is still complete).
+  // Flushes and puts the file in place. std::runtime_error naming the path on an I/O error,
+  // InvalidParameter if the header declared a count and another number of rows was written; in both
+  // cases nothing is written at the path.
   void close();
 
   std::uint64_t rows_written() const noexcept { return rows_; }
