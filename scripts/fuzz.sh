@@ -43,7 +43,7 @@ fuzz_cpp_args="-fsanitize=fuzzer-no-link -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCT
 if [ ! -f "$build/build.ninja" ]; then
   CXX=clang++ CC=clang meson setup "$build" "$root" -Dbuildtype=debugoptimized \
     -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args="$fuzz_cpp_args" \
-    -Dtests=false -Dnative=false
+    -Dtests=false -Dnative=false -Dbench=false -Dpython=disabled
 elif [ "$(cat "$build/.fuzz-cpp-args" 2>/dev/null)" != "$fuzz_cpp_args" ]; then
   meson configure "$build" -Dcpp_args="$fuzz_cpp_args"
 fi

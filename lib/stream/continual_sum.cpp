@@ -210,6 +210,17 @@ void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::Matri
 }
 
 template <class Accumulator>
+void ContinualSum<Accumulator>::add_aggregate(const BlockAggregate& part) {
+  check_aggregate(part, {Accumulator::kKind, dimension_, exact_.packed_size(), options_.block_rows,
+                         options_.row_norm_bound, rows(), options_.block_rows - rows_pending()});
+  check_capacity(part.rows);
+  Accumulator summed(dimension_, options_.batch_rows);
+  summed.unpack(part.packed_sum, part.rows);
+  exact_.merge(summed);
+  if (rows_pending() == options_.block_rows) release_step();
+}
+
+template <class Accumulator>
 void ContinualSum<Accumulator>::flush() {
   if (rows_pending() > 0) release_step();
 }

@@ -14,7 +14,10 @@
 //  * Sensitivity of one step's sum: VectorAccumulator L (replace 2L); CovarianceAccumulator L²
 //    (replace √2·L²) on the packed upper triangle. Every row is checked against L here (dimension and
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
-//    (clip or reject), re-checked because privacy rests on it.
+//    (clip or reject), re-checked because privacy rests on it. A block summed by workers
+//    (add_aggregate) cannot be re-checked row by row: its rows passed a RowGuard with the same L on
+//    the worker, and the part's counts, bound and magnitude are checked here (block_aggregate.hpp:
+//    the privacy is unchanged — one guard, one bound per row, noise added once per release, here).
 //  * Noise and calibration: the strategy's. Trees (tree_noise.hpp): plain or Honaker, fixed horizon T
 //    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
 //    Factorizations (factorization_noise.hpp), fixed horizon only: square-root Toeplitz (the exact
@@ -65,6 +68,7 @@
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/accumulators.hpp"
+#include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/blt.hpp"
 #include "dpstream/stream/continual_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
@@ -125,6 +129,12 @@ class ContinualSum {
   // Several rows, one per matrix row. All are checked before any is ingested (a bad row leaves the
   // stream unchanged); the block may span release boundaries.
   void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  // A part of the current block summed elsewhere (distributed ingestion; block_aggregate.hpp says
+  // why the privacy is unchanged). It must start at rows() and end inside the current block, and
+  // come from a guard with this stream's bound; everything is checked before anything changes
+  // (InvalidParameter naming what does not fit, BudgetExhausted past the horizon). Releases when the
+  // block completes, as update_block would.
+  void add_aggregate(const BlockAggregate& part);
   // Closes a partial block as a step and releases it; no-op when no row is pending.
   void flush();
 

@@ -1,0 +1,24 @@
+"""dpstream: differentially private learning of low-rank structure from streams (Python bindings).
+
+The C++ library does the work (every check, noise draw and charge); this package wires it:
+
+* ContinualCovariance -- continual private release of a stream's second moment.
+* OnlinePCA -- private online PCA (follow-the-perturbed-leader on that stream), with the regret meter.
+* PrivatePCA -- one-shot private PCA (gauss, power, oja).
+* PrivacyAccountant -- a budget and its ledger, shared by several objects.
+* replay(...) -- dpstream-replay's run; returns its JSON line as a dict.
+* dpstream.dask -- the same streams ingested by a Dask cluster.
+
+Noise is secure (libsodium ChaCha20) unless seed= is given: seeded noise is reproducible and NOT
+secure. Errors are the library's, with its messages: InvalidParameter, InvalidRow, CorruptInput
+(ValueError subclasses), BudgetExhausted and ResourceLimit (a MemoryError).
+"""
+from ._errors import BudgetExhausted, CorruptInput, DpstreamError, InvalidParameter, InvalidRow, ResourceLimit
+from ._pca import OnlinePCA, PrivatePCA
+from ._privacy import PrivacyAccountant, Spent
+from ._replay import replay
+from ._stream import ContinualCovariance, Release
+
+__all__ = ["ContinualCovariance", "Release", "OnlinePCA", "PrivatePCA", "PrivacyAccountant", "Spent", "replay",
+           "DpstreamError", "InvalidParameter", "InvalidRow", "CorruptInput", "BudgetExhausted", "ResourceLimit"]
+__version__ = "0.1.0"

@@ -1,0 +1,163 @@
+"""OnlinePCA (private follow-the-perturbed-leader on a continual covariance) and PrivatePCA (one-shot)."""
+import numpy as np
+
+from . import _core
+from ._privacy import PrivacyAccountant
+from ._stream import _rows, _StreamParams
+
+
+class OnlinePCA(_StreamParams):
+    """Private online PCA: follow-the-perturbed-leader on a continual-release covariance.
+
+    rows --partial_fit--> RowGuard --> ContinualCovariance --release--> FplOnlinePca (components_)
+                                  \\--> RegretMeter (evaluation only: it sees raw rows)
+
+    The protocol is dpstream-replay's (Dwork, Talwar, Thakurta & Zhang, "Analyze Gauss", STOC 2014,
+    section 4): each block of ``block`` rows is scored with the subspace of the releases before it,
+    then ingested; at the block's end the stream releases and the learner refreshes to the top
+    ``n_components`` of the release (of the stationary estimate under mechanism='separable'). On the
+    same rows, seed and settings the regret is dpstream-replay's.
+
+    Privacy contract (pca/fpl_online_pca.hpp, private_tree; stream/continual_sum.hpp):
+
+    * Neighbouring relation: streams differing in one row (added/removed), every row ||a||_2 <= L
+      (normalize='unit': rows scaled to unit norm, L = 1 -- dpstream-replay's default; 'clip' to
+      clip_norm; 'none': rows over clip_norm refused).
+    * Sensitivity of a block's covariance sum: L^2; the mechanism's noise (tree, honaker, blt,
+      separable; blt and separable need ``horizon``, the number of releases).
+    * The subspaces read nothing but the releases: the whole sequence components_ is
+      post-processing, (epsilon, delta)-DP as a whole. The accountant (``accountant_``; one is made
+      with budget (epsilon, delta) if none is given) is charged ONCE, at the first partial_fit,
+      before any row is used.
+    * regret_ and everything the meter reports use raw rows: evaluation output, NOT private.
+    * Noise: secure by default; seed=N is reproducible and NOT secure.
+
+    Fitted attributes: components_ (n_components x d, orthonormal rows), n_features_in_,
+    accountant_, regret_ (dict: rows, opt, gain, regret, regret_over_opt,
+    nonprivate_regret_over_opt with baseline=True), guard_counts_.
+    """
+    _param_names = ("n_components", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
+                    "normalize", "clip_norm", "calibration", "nonnegative", "track_regret", "baseline")
+
+    def __init__(self, n_components, epsilon, delta, *, block=128, mechanism="tree", horizon=None,
+                 noise_shape="goe", seed=None, normalize="unit", clip_norm=1.0, calibration="tight",
+                 nonnegative=False, track_regret=True, baseline=False, accountant=None):
+        self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
+        self.block, self.mechanism, self.horizon, self.noise_shape = block, mechanism, horizon, noise_shape
+        self.seed, self.normalize, self.clip_norm, self.calibration = seed, normalize, clip_norm, calibration
+        self.nonnegative, self.track_regret, self.baseline = nonnegative, track_regret, baseline
+        self.accountant = accountant
+        self._core = None
+
+    def _start(self, dim):
+        self.accountant_ = self.accountant if self.accountant is not None else PrivacyAccountant(self.epsilon, self.delta)
+        params = {k: v for k, v in self.get_params().items() if k not in ("n_components", "track_regret", "baseline")}
+        self._core = _core._OnlinePCA(self.n_components, self.track_regret, self.baseline, self.accountant_._core,
+                                      dim=dim, **params)
+        self.n_features_in_ = dim
+
+    def partial_fit(self, X, y=None):
+        """Scores, then ingests, the rows of X (n, d). Returns self."""
+        X = _rows(X)
+        if self._core is None:
+            self._start(X.shape[1])
+        self._core.partial_fit(X)
+        return self
+
+    def finish(self):
+        """Closes a partial last block: it becomes the last release, which the learner follows."""
+        if self._core is not None:
+            self._core.finish()
+        return self
+
+    def fit(self, X, y=None):
+        """A fresh stream over the rows of X (n, d), then finish(). Returns self."""
+        self._core = None
+        return self.partial_fit(X).finish()
+
+    def _fitted(self):
+        if self._core is None:
+            raise AttributeError("this OnlinePCA has seen no rows yet: call partial_fit first")
+        return self._core
+
+    @property
+    def components_(self):
+        """The current subspace V^T (n_components x d): what the next row would be scored with."""
+        return self._fitted().basis().T
+
+    @property
+    def leader_values_(self):
+        """Top eigenvalues of the last followed release (private)."""
+        return self._fitted().leader_values()
+
+    @property
+    def regret_(self):
+        """The regret meter's figures so far (evaluation: raw rows, NOT private)."""
+        return self._fitted().regret()
+
+    @property
+    def guard_counts_(self):
+        return self._fitted().guard_counts()
+
+    @property
+    def n_releases_(self):
+        return self._fitted().steps()
+
+    @property
+    def is_secure(self):
+        return self._fitted().is_secure()
+
+    def transform(self, X):
+        """X (n, d) projected onto the subspace: X @ components_.T (n x n_components)."""
+        return self._fitted().transform(_rows(X))
+
+    def stream_bytes(self):
+        """The continual stream's checkpoint (ContinualSumCheckpoint, as the C++ side writes)."""
+        return self._fitted().serialize_stream()
+
+
+class PrivatePCA(_StreamParams):
+    """One-shot private PCA of the rows of X by one of dpstream-pca's methods (tools/pca).
+
+    * method='gauss': Analyze Gauss, Algorithm 1 (pca/gaussian_pca.hpp): one release
+      C + E of the covariance, E symmetric Gaussian; sensitivity L^2 (add/remove one row).
+    * method='power': the noisy power method (Hardt & Price 2014; pca/noisy_power_method.hpp):
+      ``iterations`` Gaussian rounds (default 5), sensitivity L^2 each, jointly mu-GDP.
+    * method='oja': private Oja (pca/private_oja.hpp), k > 1 by deflation.
+
+    Neighbouring relation: add/remove one row, every row ||a||_2 <= L (normalize='unit', L = 1, the
+    default; 'clip'/'none' with clip_norm). Each fit is (epsilon, delta)-DP and charges the
+    accountant (``accountant_``; one with budget (epsilon, delta) if none is given) before any
+    noise is drawn: BudgetExhausted leaves nothing released. Noise: secure by default; seed=N is
+    reproducible and NOT secure.
+
+    Fitted attributes: components_ (n_components x d), explained_variance_ (private eigenvalue
+    estimates of X^T X, when the method releases them), n_features_in_, accountant_, guard_counts_.
+    """
+    _param_names = ("method", "n_components", "epsilon", "delta", "iterations", "normalize", "clip_norm",
+                    "calibration", "seed")
+
+    def __init__(self, method="gauss", n_components=10, epsilon=1.0, delta=1e-6, *, iterations=None,
+                 normalize="unit", clip_norm=1.0, calibration="tight", seed=None, accountant=None):
+        self.method, self.n_components, self.epsilon, self.delta = method, n_components, epsilon, delta
+        self.iterations, self.normalize, self.clip_norm = iterations, normalize, clip_norm
+        self.calibration, self.seed, self.accountant = calibration, seed, accountant
+
+    def fit(self, X, y=None):
+        X = _rows(X)
+        self.accountant_ = self.accountant if self.accountant is not None else PrivacyAccountant(self.epsilon, self.delta)
+        out = _core.private_pca_fit(X, self.method, self.n_components, self.accountant_._core,
+                                    epsilon=self.epsilon, delta=self.delta, iterations=self.iterations,
+                                    normalize=self.normalize, clip_norm=self.clip_norm,
+                                    calibration=self.calibration, seed=self.seed)
+        self.components_ = np.ascontiguousarray(out["vectors"].T)
+        self.explained_variance_ = out["values"]
+        self.guard_counts_ = out["counts"]
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X):
+        return _rows(X) @ self.components_.T
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)

@@ -1,0 +1,72 @@
+"""PrivacyAccountant: the ledger of every charge and what the run has spent (privacy/accountant.hpp)."""
+from dataclasses import dataclass
+
+from . import _core
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a ledger spends, at the budget's delta (privacy/accountant.hpp, Spent)."""
+    epsilon: float        # the smaller of the basic and the zCDP bound
+    delta: float
+    basic_epsilon: float  # sum of the charges' epsilons
+    basic_delta: float
+    zcdp_epsilon: float   # the zCDP bound (CKS 2020 conversion by default); inf if not applicable
+    rho: float            # sum of rho over charges that have one
+
+
+class PrivacyAccountant:
+    """A privacy budget (epsilon, delta) and the ledger of what was charged against it.
+
+    Accounting (privacy/accountant.hpp): each charge carries a zCDP rho (Gaussian: Delta^2/(2 sigma^2))
+    and its own (epsilon_i, delta_i). Two valid bounds on the composition are computed at the budget's
+    delta -- basic composition (sum of epsilon_i, sum of delta_i) and zCDP (sum of rho converted to
+    (epsilon, delta)) -- and the smaller is what ``spent`` reports. A charge that would take the
+    spent epsilon over the budget is refused with BudgetExhausted and leaves the ledger unchanged.
+
+    One accountant may be shared by several objects (ContinualCovariance, OnlinePCA, PrivatePCA):
+    pass it as ``accountant=``; each continual stream charges it once, at construction, for all of
+    its releases, and PrivatePCA once per fit.
+    """
+
+    def __init__(self, epsilon, delta, conversion="cks2020"):
+        self._core = _core._Accountant(float(epsilon), float(delta), conversion)
+
+    @classmethod
+    def _wrap(cls, core):
+        self = cls.__new__(cls)
+        self._core = core
+        return self
+
+    @property
+    def budget(self):
+        """(epsilon, delta) of the budget."""
+        return self._core.budget()
+
+    @property
+    def spent(self):
+        """What the ledger spends (a Spent)."""
+        return Spent(**self._core.spent())
+
+    @property
+    def remaining(self):
+        """Epsilon still available at the budget's delta."""
+        return self._core.remaining_epsilon()
+
+    @property
+    def ledger(self):
+        """Every charge, in order: dicts with label, epsilon, delta and rho (None if it has none)."""
+        return self._core.ledger()
+
+    def to_bytes(self):
+        """The ledger as the library's Protobuf message (privacy_ledger.proto, CRC-sealed)."""
+        return self._core.serialize()
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A ledger from to_bytes(); CorruptInput if the bytes are not one."""
+        return cls._wrap(_core._Accountant.deserialize(bytes(data)))
+
+    def __repr__(self):
+        eps, delta = self.budget
+        return f"PrivacyAccountant(epsilon={eps}, delta={delta}, spent={self.spent.epsilon:.6g}, charges={len(self.ledger)})"

@@ -1,0 +1,171 @@
+"""ContinualCovariance: continual release of a private second-moment matrix (stream/continual_sum.hpp)."""
+import numpy as np
+
+from . import _core
+
+Release = _core._Release
+Release.__doc__ = """One release of a continual stream.
+
+step: 1-based release number; rows: rows summed in it; noisy_second_moment: the released
+sum of a a^T plus noise (d x d, symmetric, a read-only view owned by this object); noise_variance:
+per-entry noise variance (diagonal); off_diagonal_noise_variance: the off-diagonal's (half of it
+under noise_shape='goe')."""
+
+
+def _rows(rows):
+    """A 2-d view of rows; a single row (1-d) becomes one row. No copy for float64 arrays."""
+    a = np.asarray(rows)
+    return a.reshape(1, -1) if a.ndim == 1 else a
+
+
+class _StreamParams:
+    """get_params/set_params over the constructor's arguments (scikit-learn's convention)."""
+    _param_names = ()
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._param_names}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class ContinualCovariance(_StreamParams):
+    """Private continual release of the second moment sum of a a^T of a stream of rows.
+
+    rows --update()--> RowGuard --> ContinualCovariance (C++) --every `block` rows--> Release
+
+    Privacy contract (stream/continual_sum.hpp):
+
+    * Neighbouring relation: streams that differ in one row, added/removed (relation='add_remove',
+      a streamed row replaced by 0 counts as removed) or replaced (relation='replace'), every row
+      with ||a||_2 <= L. L is 1 under normalize='unit' (rows scaled to unit norm), else clip_norm
+      (normalize='clip': rows over it are clipped and counted; 'none': refused with InvalidRow).
+    * Sensitivity of one block's sum (the packed upper triangle): L^2 (add/remove), sqrt(2) L^2
+      (replace).
+    * Noise: the mechanism's -- 'tree' or 'honaker' (binary tree over releases; horizon=None is an
+      unbounded stream), 'blt' (buffered linear Toeplitz) or 'separable' (fixed horizon only: give
+      horizon, the number of releases). noise_shape 'goe' halves the off-diagonal variance
+      (symmetric_gaussian.hpp) or 'paper' (i.i.d. upper triangle).
+    * Guarantee and accounting: the whole sequence of releases is (epsilon, delta)-DP (mu-GDP,
+      mu = self.mu); the accountant, if given, is charged ONCE, at construction, before any row
+      (BudgetExhausted then, and nothing is built). A fixed horizon refuses rows past
+      horizon * block with BudgetExhausted.
+    * Noise source: secure (libsodium ChaCha20) by default. seed=N gives reproducible noise that is
+      NOT secure: for tests and reproducible experiments only.
+
+    Releases are returned by update()/flush() (a list, in order), passed to ``callback`` if given,
+    and ``latest`` is the last one. ``releases(chunks)`` iterates over the releases of an iterable of
+    row blocks. Rows: any (n, d) array numpy converts to float64 (float32 accepted); C-contiguous
+    float64 is read in place, the guard copies each row once (it may clip; your array is never
+    modified). A bad row raises InvalidRow naming its index and leaves the stream unchanged. The
+    GIL is released while the C++ side ingests and releases.
+    """
+    _param_names = ("dim", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
+                    "normalize", "clip_norm", "relation", "calibration", "nonnegative")
+
+    def __init__(self, dim, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
+                 seed=None, *, normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                 nonnegative=False, accountant=None, callback=None):
+        self.dim, self.epsilon, self.delta, self.block = dim, epsilon, delta, block
+        self.mechanism, self.horizon, self.noise_shape, self.seed = mechanism, horizon, noise_shape, seed
+        self.normalize, self.clip_norm, self.relation = normalize, clip_norm, relation
+        self.calibration, self.nonnegative = calibration, nonnegative
+        self.accountant = accountant
+        self.callback = callback
+        self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, None,
+                                                **self.get_params())
+
+    def _deliver(self, releases):
+        if self.callback is not None:
+            for r in releases:
+                self.callback(r)
+        return releases
+
+    def update(self, rows):
+        """Ingests rows (n, d), or one row (d,); returns the releases this made (a list)."""
+        return self._deliver(self._core.update(_rows(rows)))
+
+    def flush(self):
+        """Closes a partial block as a (shorter) release; returns it ([] if no row was pending)."""
+        return self._deliver(self._core.flush())
+
+    def add_aggregate(self, part):
+        """A part of the current block summed by a worker (dpstream.dask; block_aggregate.hpp)."""
+        return self._deliver(self._core.add_aggregate(bytes(part)))
+
+    def releases(self, chunks, flush=True):
+        """Yields every release made while ingesting the row blocks of ``chunks`` (then flush())."""
+        for chunk in chunks:
+            yield from self.update(chunk)
+        if flush:
+            yield from self.flush()
+
+    @property
+    def latest(self):
+        """The latest release (identical on every call: nothing is re-drawn)."""
+        return self._core.latest()
+
+    @property
+    def steps(self):
+        return self._core.steps()
+
+    @property
+    def rows(self):
+        return self._core.rows()
+
+    @property
+    def rows_pending(self):
+        return self._core.rows_pending()
+
+    @property
+    def mu(self):
+        """The whole stream's Gaussian-DP parameter (it implies the (epsilon, delta) target)."""
+        return self._core.mu()
+
+    @property
+    def l2_sensitivity(self):
+        return self._core.l2_sensitivity()
+
+    @property
+    def is_secure(self):
+        """False when seed= was given (reproducible, NOT secure noise)."""
+        return self._core.is_secure()
+
+    @property
+    def guard_counts(self):
+        """RowGuard's counts: seen, accepted, clipped, rejected, zero."""
+        return self._core.guard_counts()
+
+    def release_variance(self, step):
+        """Per-entry noise variance of release ``step`` (closed form)."""
+        return self._core.release_variance(step)
+
+    # Checkpoints: the C++ side's own ContinualSumCheckpoint message (CRC-sealed). They hold the exact
+    # partial sums (as sensitive as the rows), the held noise and the noise source's state.
+    def to_bytes(self):
+        return self._core.serialize()
+
+    def save(self, path):
+        """Writes the checkpoint atomically, mode 0600 (io/atomic_file.hpp)."""
+        self._core.save_checkpoint(str(path))
+
+    @classmethod
+    def from_bytes(cls, data, *, accountant=None, callback=None, **params):
+        """The stream a checkpoint holds. ``params`` (dim, epsilon, delta and the rest) must be those
+        it was built with: CorruptInput naming the field otherwise. Nothing is charged; the
+        accountant, if given, is replaced by the checkpoint's ledger."""
+        self = cls.__new__(cls)
+        self.__dict__.update(dict(block=1, mechanism="tree", horizon=None, noise_shape="goe", seed=None,
+                                  normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                                  nonnegative=False))
+        self.__dict__.update(params)
+        self.accountant, self.callback = accountant, callback
+        self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, bytes(data),
+                                                **self.get_params())
+        return self
+
+    @classmethod
+    def load(cls, path, **params):
+        with open(path, "rb") as f:
+            return cls.from_bytes(f.read(), **params)

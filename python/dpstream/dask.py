@@ -1,0 +1,244 @@
+"""Ingestion spread over a Dask cluster: rows checked and summed on the workers, noise added once.
+
+    partition p (rows [o_p, o_p + n_p)) --worker: RowGuard, exact sums cut at multiples of `block`
+                                           (by global row offset)--> parts (Protobuf bytes)
+    parts of one block --tree-reduced (exact sums add)--> one part per block
+    coordinator: ContinualCovariance.add_aggregate, block by block, in row order --> releases
+
+Privacy (stream/block_aggregate.hpp): unchanged from a single process. Each row passes one RowGuard
+with the stream's bound L (same policy; counts returned with the part), each block's exact sum is
+what a single process would sum (up to the order of additions), and the noise is drawn once per
+release by the one ContinualCovariance at the coordinator, which is also the only thing that charges
+the accountant (once, at construction, however many workers). The coordinator re-checks each part
+(its rows continue the stream, no block twice or missing, the guard's counts and bound, the sum's
+magnitude) before it changes anything. Parts are raw data: keep the cluster inside the trusted
+deployment (TLS between workers if the network is not).
+
+Releases equal a single process's within 1e-9 relative (the exact sums differ only by summation
+order; see tests). A worker that dies mid-run: Dask recomputes its partitions elsewhere (each
+part is a pure function of its rows); the coordinator takes each block's part exactly once, in
+order, and refuses a duplicate or a gap, so no row is counted twice or dropped; if the partition
+cannot be recomputed the run fails loudly (distributed's KilledWorker) with nothing released for
+the blocks after it.
+
+Collections: a dask.array of shape (n, d) (chunks along rows; columns are joined into one chunk),
+or a dask.bag whose elements are rows (sequences of d numbers; a bag is read twice: its partitions'
+lengths first, since the global row offsets cut the blocks). Every block's part is requested at once;
+parts wait on the workers until the coordinator takes them, in order (at most d(d+1)/2 doubles per
+block across the cluster).
+"""
+import operator
+
+import numpy as np
+
+from . import _core
+from ._pca import OnlinePCA
+from ._stream import ContinualCovariance
+
+__all__ = ["continual_covariance", "online_pca", "replay"]
+
+_GUARD_KEYS = ("dim", "block", "normalize", "clip_norm", "nonnegative")
+
+
+def _partitions(collection):
+    """(delayed partitions as arrays, their lengths) of a dask array or bag."""
+    import dask
+    import dask.array as da
+    import dask.bag as db
+
+    if isinstance(collection, da.Array):
+        if collection.ndim != 2:
+            raise _core.InvalidParameter(f"dpstream.dask: expected a 2-d dask array (n, d), got {collection.ndim} dimensions")
+        if len(collection.chunks[1]) != 1:
+            collection = collection.rechunk({1: -1})
+        parts = list(collection.to_delayed()[:, 0])
+        lengths = list(collection.chunks[0])
+        if any(np.isnan(n) for n in lengths):
+            lengths = list(dask.compute(*[dask.delayed(len)(p) for p in parts]))
+        return parts, [int(n) for n in lengths], int(collection.shape[1])
+    if isinstance(collection, db.Bag):
+        parts = [dask.delayed(_bag_rows)(p) for p in collection.to_delayed()]
+        lengths = list(dask.compute(*[dask.delayed(len)(p) for p in collection.to_delayed()]))
+        return parts, [int(n) for n in lengths], None
+    raise _core.InvalidParameter(f"dpstream.dask: expected a dask array or bag, got {type(collection).__name__}")
+
+
+def _bag_rows(rows):
+    return np.asarray(list(rows), dtype=np.float64)
+
+
+def _aggregate(rows, first_row, params):
+    """On a worker: the partition's parts (the library's BlockAggregate messages)."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2:  # an empty bag partition, or rows of ragged length
+        rows = rows.reshape(len(rows), -1) if rows.size else np.zeros((0, params["dim"]))
+    return _core.aggregate_rows("covariance", rows, first_row, **params)
+
+
+def _combine(left, right):
+    """Two adjacent parts of one block as one (the exact sums add)."""
+    (merged,) = _core.combine_aggregates([left], [right])
+    return merged
+
+
+def _block_graph(parts, lengths, block, params):
+    """One delayed part per release block: pieces from every partition that overlaps it, reduced as a tree."""
+    import dask
+
+    per_block = {}
+    offset = 0
+    for part, n in zip(parts, lengths):
+        if n == 0:
+            continue
+        aggregated = dask.delayed(_aggregate, pure=True)(part, offset, params)
+        first_block = offset // block
+        for j, b in enumerate(range(first_block, (offset + n - 1) // block + 1)):
+            per_block.setdefault(b, []).append(dask.delayed(operator.getitem, pure=True)(aggregated, j))
+        offset += n
+    blocks = []
+    for b in sorted(per_block):
+        pieces = per_block[b]
+        while len(pieces) > 1:  # a tree: adjacent pairs, order kept
+            pieces = [dask.delayed(_combine, pure=True)(pieces[i], pieces[i + 1]) if i + 1 < len(pieces) else pieces[i]
+                      for i in range(0, len(pieces), 2)]
+        blocks.append(pieces[0])
+    return blocks, offset
+
+
+def _feed(blocks, consume):
+    """Computes the blocks' parts (on the Dask client's cluster if there is one) and hands them to
+    ``consume`` in order, each once; a part is released as soon as it was consumed."""
+    import dask
+
+    try:
+        from distributed import get_client
+        client = get_client()
+    except (ImportError, ValueError):
+        client = None
+    if client is None:
+        for part in dask.compute(*blocks):
+            consume(part)
+        return
+    futures = client.compute(blocks)
+    for future in futures:
+        consume(future.result())
+        future.release()
+
+
+def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
+                         seed=None, *, normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                         nonnegative=False, accountant=None, callback=None):
+    """A ContinualCovariance (see its docstring for the privacy contract) fed from a Dask collection.
+
+    Returns (stream, releases): the stream after every row (a partial last block flushed) and every
+    release, in order. The stream -- and so the accountant's one charge -- is built before any
+    partition is computed: bad parameters or an exhausted budget are refused before a row moves.
+    A bad row raises InvalidRow naming its global index. Uses the current distributed.Client if
+    there is one, else Dask's default scheduler.
+    """
+    parts, lengths, dim = _partitions(collection)
+    if dim is None:  # a bag: the first row's length
+        import dask
+        first = next((p for p, n in zip(parts, lengths) if n), None)
+        dim = int(dask.compute(first)[0].shape[1]) if first is not None else 0
+    stream = ContinualCovariance(dim, epsilon, delta, block, mechanism, horizon, noise_shape, seed,
+                                 normalize=normalize, clip_norm=clip_norm, relation=relation,
+                                 calibration=calibration, nonnegative=nonnegative, accountant=accountant,
+                                 callback=callback)
+    params = {k: v for k, v in stream.get_params().items() if k in _GUARD_KEYS}
+    blocks, _ = _block_graph(parts, lengths, block, params)
+    releases = []
+    _feed(blocks, lambda part: releases.extend(stream.add_aggregate(part)))
+    releases.extend(stream.flush())
+    return stream, releases
+
+
+def _gains(rows, first_row, block, bases, first_block, params):
+    """On a worker: sum over the partition's rows of ||V_b^T a||^2, a as RowGuard passes it and V_b
+    the subspace the learner held before block b (the regret meter's protocol)."""
+    a = _core.guard_rows(np.asarray(rows, dtype=np.float64).reshape(len(rows), -1), first_row, **params)
+    total = 0.0
+    blocks = (first_row + np.arange(len(a))) // block
+    for b in np.unique(blocks):
+        segment = a[blocks == b]
+        total += float(np.square(segment @ bases[int(b) - first_block]).sum())
+    return total
+
+
+def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism="tree", horizon=None,
+               noise_shape="goe", seed=None, normalize="unit", clip_norm=1.0, calibration="tight",
+               nonnegative=False, track_regret=True, accountant=None):
+    """An OnlinePCA (see its docstring for the privacy contract) whose stream is fed from a Dask
+    collection: the blocks are summed on the workers, released at the coordinator (noise once,
+    one charge), and followed there, block by block.
+
+    Returns (pca, regret): the fitted OnlinePCA (components_, accountant_, ...) and, with
+    track_regret, the regret meter's figures (rows, opt, gain, regret, regret_over_opt): the rows
+    are scored on the workers with the subspace the learner held before their block (a second pass
+    over the partitions; only d x k bases travel), OPT from the exact sum of the parts. The figures
+    use raw rows: evaluation, NOT private. They equal a single process's OnlinePCA within 1e-9
+    relative (summation order only).
+    """
+    parts, lengths, dim = _partitions(collection)
+    if dim is None:
+        import dask
+        first = next((p for p, n in zip(parts, lengths) if n), None)
+        dim = int(dask.compute(first)[0].shape[1]) if first is not None else 0
+    pca = OnlinePCA(n_components, epsilon, delta, block=block, mechanism=mechanism, horizon=horizon,
+                    noise_shape=noise_shape, seed=seed, normalize=normalize, clip_norm=clip_norm,
+                    calibration=calibration, nonnegative=nonnegative, track_regret=False, accountant=accountant)
+    pca._start(dim)  # the one charge, before any partition is computed
+    params = dict(dim=dim, block=block, normalize=normalize, clip_norm=clip_norm, nonnegative=nonnegative)
+    blocks, total_rows = _block_graph(parts, lengths, block, params)
+    bases = [pca.components_.T.copy()]  # bases[b]: the subspace block b is scored with
+    exact = np.zeros(dim * (dim + 1) // 2) if track_regret else None
+
+    def consume(part):
+        steps = pca.n_releases_
+        pca._core.add_aggregate(part)
+        if pca.n_releases_ > steps:
+            bases.append(pca.components_.T.copy())
+        if exact is not None:
+            exact[:] += _core.aggregate_info(part)["packed_sum"]
+
+    _feed(blocks, consume)
+    pca.finish()
+    if not track_regret:
+        return pca, None
+    import dask
+    tasks, offset = [], 0
+    for part, n in zip(parts, lengths):
+        if n:
+            first, last = offset // block, (offset + n - 1) // block
+            tasks.append(dask.delayed(_gains, pure=True)(part, offset, block, bases[first:last + 1], first, params))
+        offset += n
+    gain = float(sum(dask.compute(*tasks)))
+    upper = np.zeros((dim, dim))
+    at = 0
+    for j in range(dim):  # the packed upper triangle, column by column (accumulators.hpp)
+        upper[: j + 1, j] = exact[at : at + j + 1]
+        at += j + 1
+    c = np.triu(upper) + np.triu(upper, 1).T
+    opt = float(np.sort(np.linalg.eigvalsh(c))[::-1][:n_components].sum())
+    regret = {"rows": total_rows, "opt": opt, "gain": gain, "regret": opt - gain,
+              "regret_over_opt": (opt - gain) / opt if opt > 0 else 0.0}
+    return pca, regret
+
+
+def replay(collection, *, k=10, epsilon=1.0, delta=1e-6, mechanism="blt", block=128, noise_shape="goe", seed=None,
+           normalize="unit", clip_norm=1.0, calibration="tight", nonnegative=False):
+    """dpstream-replay's private learner over a Dask collection, with its defaults (k = 10, BLT with
+    GOE noise over the stream's ceil(rows / block) releases, rows to unit norm). Returns the JSON
+    line's figures for the private learner: rows, dim, k, epsilon, delta, mechanism, block, opt,
+    gain, regret, regret_over_opt, rows_clipped, rows_rejected (evaluation on raw rows, NOT
+    private; the subspaces are (epsilon, delta)-DP). seed= gives reproducible, NOT secure noise."""
+    _, lengths, _ = _partitions(collection)
+    horizon = (sum(lengths) + block - 1) // block
+    pca, figures = online_pca(collection, k, epsilon, delta, block=block, mechanism=mechanism, horizon=horizon,
+                              noise_shape=noise_shape, seed=seed, normalize=normalize, clip_norm=clip_norm,
+                              calibration=calibration, nonnegative=nonnegative)
+    counts = pca.guard_counts_
+    return {"rows": figures["rows"], "dim": pca.n_features_in_, "k": k, "epsilon": epsilon, "delta": delta,
+            "mechanism": mechanism, "block": block, "opt": figures["opt"], "gain": figures["gain"],
+            "regret": figures["regret"], "regret_over_opt": figures["regret_over_opt"],
+            "rows_clipped": counts["clipped"], "rows_rejected": counts["rejected"]}

@@ -1,0 +1,215 @@
+// dpstream._core._OnlinePCA (RowGuard → ContinualCovariance → FplOnlinePca, with the RegretMeter of
+// dpstream-replay's protocol) and _PrivatePCA (dpstream-pca's methods, tools/pca).
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+
+#include "bindings.hpp"
+#include "dpstream/eval/regret.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/pca/fpl_online_pca.hpp"
+#include "dpstream/stream/block_aggregate.hpp"
+#include "dpstream/stream/separable_noise.hpp"
+#include "dpstream/stream/stationary_estimate.hpp"
+#include "pca/pca.hpp"
+#include "replay/pipeline.hpp"
+
+namespace dpstream::python {
+
+namespace {
+
+// The protocol of dpstream-replay's Pipeline (tools/replay/pipeline.hpp) on one thread: each block
+// is scored with the subspace of the releases before it, then observed by the meter, then given to
+// the stream, whose release the learner follows (the stationary estimate under separable; projected
+// under nonnegative), as Pipeline does on its threads.
+class PyOnlinePca {
+ public:
+  PyOnlinePca(const StreamArgs& a, Eigen::Index k, bool regret, bool baseline, SharedAccountant accountant)
+      : accountant_(std::move(accountant)), guard_(a.guard()), block_(a.block),
+        sum_(a.dim, a.options(), accountant_.get()), nonnegative_(a.nonnegative) {
+    pca::FplOptions p;
+    p.k = k;
+    p.mode = pca::FplMode::private_tree;
+    learner_ = std::make_unique<pca::FplOnlinePca>(a.dim, p);
+    if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_.noise()))
+      stationary_.emplace(separable->strategy());
+    sum_.subscribe([this](const stream::ContinualCovariance::Release& r) { follow(r); });
+    if (!regret) return;
+    std::vector<std::string> names{"private"};
+    if (baseline) names.push_back("ftl");
+    meter_ = std::make_unique<eval::RegretMeter>(a.dim, k, names);
+    if (baseline) {
+      pca::FplOptions f;
+      f.k = k;
+      f.mode = pca::FplMode::follow_the_leader;
+      f.refresh_every = a.block;
+      ftl_ = std::make_unique<pca::FplOnlinePca>(a.dim, f);
+    }
+  }
+
+  void partial_fit(const RowArray& rows) {
+    const auto start = std::chrono::steady_clock::now();
+    const Eigen::MatrixXd block = guard_block(rows, guard_);
+    py::gil_scoped_release unlocked;
+    struct Timer {  // the library's time, for bench/python_ingest.py (the bindings' share is the rest)
+      std::chrono::steady_clock::time_point start;
+      double& total;
+      ~Timer() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+    } timer{start, library_seconds_};
+    for (Eigen::Index done = 0; done < block.rows();) {
+      const auto room = static_cast<Eigen::Index>(block_ - sum_.rows_pending());
+      const Eigen::Index take = std::min(room, block.rows() - done);
+      ingest(block.middleRows(done, take));
+      done += take;
+    }
+  }
+  // A part of the current block summed by a worker (dpstream.dask): the stream checks it and
+  // releases at the block's end, which the learner follows. The meter is not fed here (its rows
+  // are on the workers: dpstream.dask scores them there).
+  void add_aggregate(const py::bytes& bytes) {
+    const stream::BlockAggregate part = stream::parse_block_aggregate(std::string(bytes));
+    if (meter_) throw InvalidParameter("add_aggregate: this OnlinePCA meters its regret from rows (track_regret=True)");
+    const stream::RowGuardOptions& g = guard_.options();
+    if (part.guard.over_norm != g.over_norm || part.guard.scaling != g.scaling || part.guard.nonnegative != g.nonnegative)
+      throw InvalidParameter("aggregate of rows [" + std::to_string(part.first_row) + ", " +
+                             std::to_string(part.end_row()) + "): guarded with another policy than this stream's");
+    {
+      py::gil_scoped_release unlocked;
+      sum_.add_aggregate(part);
+    }
+    aggregated_.seen += part.counts.seen, aggregated_.accepted += part.counts.accepted;
+    aggregated_.clipped += part.counts.clipped, aggregated_.rejected += part.counts.rejected;
+    aggregated_.zero += part.counts.zero;
+  }
+  void finish() {
+    py::gil_scoped_release unlocked;
+    sum_.flush();
+    if (meter_) meter_->finish();
+  }
+  Eigen::MatrixXd transform(const RowArray& rows) const {
+    if (rows.ndim() != 2 || rows.shape(1) != learner_->dimension())
+      throw InvalidParameter("transform: expected rows of dimension " + std::to_string(learner_->dimension()));
+    const auto view = rows.unchecked<2>();
+    Eigen::MatrixXd x(view.shape(0), view.shape(1));
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      for (Eigen::Index j = 0; j < x.cols(); ++j) x(i, j) = view(i, j);
+    return x * learner_->basis();
+  }
+  py::dict regret() const {
+    if (!meter_) throw InvalidParameter("regret: this OnlinePCA was built with track_regret=False");
+    py::dict d;
+    const std::size_t p = meter_->learner("private");
+    d["rows"] = meter_->rows(), d["opt"] = meter_->opt(), d["gain"] = meter_->gain(p);
+    d["regret"] = meter_->regret(p), d["regret_over_opt"] = meter_->regret_over_opt(p);
+    d["nonprivate_regret_over_opt"] = ftl_ ? py::object(py::float_(meter_->regret_over_opt(meter_->learner("ftl"))))
+                                           : py::object(py::none());
+    return d;
+  }
+  const pca::FplOnlinePca& learner() const { return *learner_; }
+  const stream::ContinualCovariance& sum() const { return sum_; }
+  stream::RowGuardCounts counts() const {
+    stream::RowGuardCounts c = guard_.counts();
+    c.seen += aggregated_.seen, c.accepted += aggregated_.accepted, c.clipped += aggregated_.clipped;
+    c.rejected += aggregated_.rejected, c.zero += aggregated_.zero;
+    return c;
+  }
+
+ private:
+  // Rows inside one block: scored, observed, then streamed (a release at the block's end).
+  void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+    if (meter_) {
+      meter_->add_gains(meter_->learner("private"), learner_->gains(rows));
+      if (ftl_) meter_->add_gains(meter_->learner("ftl"), ftl_->gains(rows));
+      meter_->observe(rows);
+      if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow(meter_->hindsight_covariance());
+    }
+    sum_.update_block(rows);
+  }
+  void follow(const stream::ContinualCovariance::Release& r) {
+    if (stationary_) stationary_->add(r.step, r.noisy_prefix);
+    followed_ = stationary_ ? Eigen::MatrixXd(stationary_->prefix()) : r.noisy_prefix;
+    if (nonnegative_) pca::project_doubly_nonnegative(followed_, tools::replay::kNonnegativeRounds);
+    learner_->follow(followed_);
+  }
+
+  SharedAccountant accountant_;  // before sum_, which points at it
+  stream::RowGuard guard_;
+  std::uint64_t block_;
+  stream::ContinualCovariance sum_;
+  bool nonnegative_;
+  std::unique_ptr<pca::FplOnlinePca> learner_, ftl_;
+  std::optional<stream::StationaryEstimate<Eigen::MatrixXd>> stationary_;
+  std::unique_ptr<eval::RegretMeter> meter_;
+  Eigen::MatrixXd followed_;
+  stream::RowGuardCounts aggregated_;  // counts of the rows that came as aggregates
+ public:
+  double library_seconds_ = 0;  // partial_fit's time inside C++ (RowGuard, stream, learner, meter)
+};
+
+// dpstream-pca's methods (tools/pca: PcaMethod), the rows through the same guard the tool uses.
+py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen::Index k, SharedAccountant accountant,
+                         const py::kwargs& kw) {
+  const StreamArgs a = stream_args(kw);
+  tools::pca_tool::PcaSettings s;
+  s.method = method;
+  s.k = k;
+  if (kw.contains("iterations") && !kw["iterations"].is_none()) {
+    s.iterations = kw["iterations"].cast<int>();
+    s.iterations_given = true;
+  }
+  s.privacy.epsilon = a.epsilon, s.privacy.delta = a.delta, s.privacy.calibration = a.calibration;
+  s.privacy.seed = a.seed;
+  s.normalize.normalize = a.normalize, s.normalize.clip_norm = a.clip_norm;
+  s.normalize.clip_norm_given = a.normalize != "unit";
+  if (method != "gauss" && method != "power" && method != "oja")
+    throw InvalidParameter("method '" + method + "': expected gauss, power or oja");
+  if (rows.ndim() != 2) throw InvalidRow(0, "expected a 2-d array of rows (n, d)");
+  StreamArgs with_dim = a;
+  with_dim.dim = rows.shape(1);
+  if (k < 1 || k > with_dim.dim)
+    throw InvalidParameter("n_components " + std::to_string(k) + " is outside [1, " + std::to_string(with_dim.dim) + "]");
+  stream::RowGuard guard(with_dim.guard());
+  const tools::pca_tool::PcaMethod built(s, with_dim.dim);  // checks the options before any row or noise
+  const Eigen::MatrixXd block = guard_block(rows, guard);
+  if (!accountant) accountant = std::make_shared<privacy::PrivacyAccountant>(privacy::EpsDelta(a.epsilon, a.delta));
+  pca::PrivateSubspace subspace;
+  {
+    py::gil_scoped_release unlocked;
+    subspace = built.release(block, *accountant);
+  }
+  py::dict d;
+  d["vectors"] = subspace.vectors, d["values"] = subspace.values, d["method"] = subspace.method;
+  d["counts"] = counts_dict(guard.counts());
+  return d;
+}
+
+}  // namespace
+
+void bind_pca(py::module_& m) {
+  py::class_<PyOnlinePca>(m, "_OnlinePCA")
+      .def(py::init([](Eigen::Index k, bool regret, bool baseline, SharedAccountant accountant, const py::kwargs& kw) {
+             return std::make_unique<PyOnlinePca>(stream_args(kw), k, regret, baseline, std::move(accountant));
+           }),
+           py::arg("k"), py::arg("track_regret"), py::arg("baseline"), py::arg("accountant").none(true))
+      .def("partial_fit", &PyOnlinePca::partial_fit)
+      .def("add_aggregate", &PyOnlinePca::add_aggregate)
+      .def("finish", &PyOnlinePca::finish)
+      .def("library_seconds", [](const PyOnlinePca& p) { return p.library_seconds_; })
+      .def("transform", &PyOnlinePca::transform)
+      .def("regret", &PyOnlinePca::regret)
+      .def("basis", [](const PyOnlinePca& p) { return Eigen::MatrixXd(p.learner().basis()); })
+      .def("leader_values", [](const PyOnlinePca& p) { return Eigen::VectorXd(p.learner().leader_values()); })
+      .def("refreshes", [](const PyOnlinePca& p) { return p.learner().refreshes(); })
+      .def("steps", [](const PyOnlinePca& p) { return p.sum().steps(); })
+      .def("rows", [](const PyOnlinePca& p) { return p.sum().rows(); })
+      .def("mu", [](const PyOnlinePca& p) { return p.sum().mu(); })
+      .def("is_secure", [](const PyOnlinePca& p) { return p.sum().is_secure(); })
+      .def("guard_counts", [](const PyOnlinePca& p) { return counts_dict(p.counts()); })
+      .def("serialize_stream", [](const PyOnlinePca& p) { return py::bytes(p.sum().serialize()); });
+  m.def("private_pca_fit", &private_pca_fit, py::arg("rows"), py::arg("method"), py::arg("k"),
+        py::arg("accountant").none(true));
+}
+
+}  // namespace dpstream::python

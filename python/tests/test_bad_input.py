@@ -1,0 +1,97 @@
+"""Bad input from Python: the library's errors, with its messages, before any noise or budget is spent."""
+import numpy as np
+import pytest
+
+import dpstream
+from conftest import bounded_rows
+
+
+def test_error_types_are_python_exceptions():
+    assert issubclass(dpstream.InvalidParameter, ValueError)
+    assert issubclass(dpstream.InvalidRow, ValueError)
+    assert issubclass(dpstream.CorruptInput, ValueError)
+    assert issubclass(dpstream.BudgetExhausted, dpstream.DpstreamError)
+    assert issubclass(dpstream.ResourceLimit, MemoryError)
+
+
+def test_a_covariance_over_the_memory_limit_is_refused_before_allocating_or_charging():
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    # d = 200,000: 320 GB a d x d matrix, over the default limit (80% of the memory) of any machine here.
+    with pytest.raises(dpstream.ResourceLimit, match=r"dimension 200000 .* over the memory limit"):
+        dpstream.ContinualCovariance(200000, 1.0, 1e-6, accountant=acct, seed=1)
+    assert acct.spent.epsilon == 0
+
+
+def test_a_nan_row_is_refused_by_index_and_column_and_the_stream_is_unchanged():
+    s = dpstream.ContinualCovariance(3, 1.0, 1e-6, block=2, seed=1)
+    s.update(np.array([[0.1, 0.2, 0.3]]))
+    block = np.zeros((3, 3))
+    block[2, 1] = np.nan
+    with pytest.raises(dpstream.InvalidRow, match=r"^row 3: .*column 1") as error:
+        s.update(block)
+    assert error.value.row_index == 3
+    assert s.rows == 1 and s.steps == 0 and s.guard_counts["seen"] == 1  # nothing of the block was taken
+    s.update(np.zeros((1, 3)))  # the stream goes on; the next row is row 1 again
+    assert s.steps == 1
+    with pytest.raises(dpstream.InvalidRow, match=r"^row 2: .*dimension 4, expected 3"):
+        s.update(np.zeros((1, 4)))
+    with pytest.raises(dpstream.InvalidRow, match="row 2: l2 norm 1.41.* exceeds the bound 1 .policy: reject"):
+        dpstream.ContinualCovariance(3, 1.0, 1e-6, seed=1, normalize="none").update(np.array([[0.6, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])[[0, 0, 1]])
+
+
+def test_bad_parameters_are_refused_before_any_charge():
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    cases = [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(delta=1.5), "delta"),
+        (dict(mechanism="fourier"), "unknown noise strategy 'fourier'"),
+        (dict(mechanism="blt"), "fixed horizon"),
+        (dict(block=0), "block_rows must be >= 1"),
+        (dict(noise_shape="round"), "round"),
+        (dict(normalize="sphere"), "normalize 'sphere'"),
+        (dict(clip_norm=-1.0), "clip-norm"),
+    ]
+    for change, message in cases:
+        args = {**dict(dim=3, epsilon=1.0, delta=1e-6, accountant=acct), **change}
+        with pytest.raises(dpstream.InvalidParameter, match=message):
+            dpstream.ContinualCovariance(**args)
+    assert acct.ledger == []  # nothing was charged
+    with pytest.raises(dpstream.InvalidParameter, match="n_components"):
+        dpstream.PrivatePCA("gauss", 9, 1.0, 1e-6, accountant=acct).fit(np.zeros((4, 3)))
+    with pytest.raises(dpstream.InvalidParameter, match="method 'svd'"):
+        dpstream.PrivatePCA("svd", 1, 1.0, 1e-6, accountant=acct).fit(np.zeros((4, 3)))
+    with pytest.raises(dpstream.InvalidRow, match="row 2: .*column 0"):
+        x = np.zeros((4, 3))
+        x[2, 0] = np.inf
+        dpstream.PrivatePCA("gauss", 1, 1.0, 1e-6, accountant=acct).fit(x)
+    assert acct.ledger == []
+
+
+def test_an_exhausted_budget_and_a_full_horizon_raise_budget_exhausted():
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    dpstream.ContinualCovariance(3, 1.0, 1e-6, seed=1, accountant=acct)
+    with pytest.raises(dpstream.BudgetExhausted, match="continual covariance sum") as error:
+        dpstream.OnlinePCA(1, 1.0, 1e-6, seed=1, accountant=acct).partial_fit(np.zeros((2, 3)))
+    assert "budget" in str(error.value)
+    assert len(acct.ledger) == 1
+    s = dpstream.ContinualCovariance(3, 1.0, 1e-6, block=2, horizon=2, seed=1)
+    x = bounded_rows(5, 3, seed=1)
+    s.update(x[:3])
+    with pytest.raises(dpstream.BudgetExhausted, match="calibrated for 2 releases of 2 rows"):
+        s.update(x[3:])
+    assert s.rows == 3
+
+
+def test_bad_aggregates_are_refused():
+    from dpstream import _core
+    s = dpstream.ContinualCovariance(3, 1.0, 1e-6, block=4, seed=1)
+    parts = _core.aggregate_rows("covariance", bounded_rows(8, 3, seed=2), 0, dim=3, block=4)
+    s.add_aggregate(parts[0])
+    with pytest.raises(dpstream.InvalidParameter, match="rows counted twice"):
+        s.add_aggregate(parts[0])
+    other = _core.aggregate_rows("covariance", bounded_rows(8, 3, seed=2), 4, dim=3, block=4, clip_norm=2.0)
+    with pytest.raises(dpstream.InvalidParameter, match="guarded with norm bound 2"):
+        s.add_aggregate(other[0])
+    with pytest.raises(dpstream.CorruptInput):
+        s.add_aggregate(parts[1][:-3])
+    assert s.rows == 4

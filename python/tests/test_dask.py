@@ -1,0 +1,119 @@
+"""dpstream.dask on a distributed.LocalCluster of 2 worker processes on loopback: the releases equal a
+single process's, the budget is charged once, bad rows are named by their global index, and a worker
+killed mid-stream is retried without counting a row twice or dropping one.
+
+One cluster for the whole file (start-up is most of its time); small streams."""
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import dpstream
+import dpstream.dask
+from conftest import bounded_rows
+
+da = pytest.importorskip("dask.array")
+db = pytest.importorskip("dask.bag")
+distributed = pytest.importorskip("distributed")
+
+N, D, BLOCK = 300, 6, 16
+PARAMS = dict(epsilon=1.0, delta=1e-6, block=BLOCK, mechanism="blt", horizon=(N + BLOCK - 1) // BLOCK, seed=7)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=40)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return bounded_rows(N, D, seed=21)
+
+
+@pytest.fixture(scope="module")
+def single(rows):
+    s = dpstream.ContinualCovariance(D, **PARAMS)
+    return s, s.update(rows) + s.flush()
+
+
+def assert_same_releases(got, want):
+    # The same noise (seed, strategy, one draw per release at the coordinator); the exact sums differ
+    # only in the order of additions (per part, then merged: |error| ~ rows * 2^-53 relative), and
+    # the releases are snapped to ~2^-30 sigma: within 1e-9 of the largest entry.
+    assert [(r.step, r.rows) for r in got] == [(r.step, r.rows) for r in want]
+    for a, b in zip(got, want):
+        scale = np.abs(b.noisy_second_moment).max()
+        assert np.abs(a.noisy_second_moment - b.noisy_second_moment).max() <= 1e-9 * scale
+
+
+def test_two_workers_release_what_one_process_releases(client, rows, single):
+    assert len(client.scheduler_info()["workers"]) == 2
+    x = da.from_array(rows, chunks=(37, D))  # partitions that straddle the blocks of 16
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    stream, releases = dpstream.dask.continual_covariance(x, accountant=acct, **PARAMS)
+    assert_same_releases(releases, single[1])
+    assert stream.rows == N and stream.guard_counts == single[0].guard_counts
+    assert stream.guard_counts["clipped"] > 0
+    # The budget is charged once, by the coordinator's stream, however many workers summed rows.
+    assert len(acct.ledger) == 1
+    alone = dpstream.PrivacyAccountant(1.0, 1e-6)
+    dpstream.ContinualCovariance(D, accountant=alone, **PARAMS)
+    assert acct.spent == alone.spent
+
+
+def test_a_bag_of_rows_and_partitions_smaller_than_a_block(client, rows, single):
+    bag = db.from_sequence([list(r) for r in rows], npartitions=40)  # ~8 rows a partition: tree-reduced
+    _, releases = dpstream.dask.continual_covariance(bag, **PARAMS)
+    assert_same_releases(releases, single[1])
+
+
+def test_a_bad_row_on_a_worker_is_named_by_its_place_in_the_stream(client, rows):
+    bad = rows.copy()
+    bad[123, 4] = np.nan
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(dpstream.InvalidRow, match=r"^row 123: .*column 4"):
+        dpstream.dask.continual_covariance(da.from_array(bad, chunks=(50, D)), accountant=acct, **PARAMS)
+    with pytest.raises(dpstream.InvalidParameter, match="unknown noise strategy"):
+        dpstream.dask.continual_covariance(da.from_array(bad, chunks=(50, D)), **{**PARAMS, "mechanism": "fft"})
+
+
+def _die_once(block, marker, victim, block_id=None):
+    # The worker computing partition `victim` is killed (SIGKILL) the first time: Dask's nanny
+    # restarts it and the scheduler recomputes what it held.
+    if block_id[0] == victim and not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return block
+
+
+def test_a_worker_killed_mid_stream_is_retried_and_no_row_is_lost_or_counted_twice(client, rows, single, tmp_path):
+    marker = str(tmp_path / "killed")
+    x = da.from_array(rows, chunks=(37, D)).map_blocks(_die_once, marker, 4, dtype=rows.dtype)
+    stream, releases = dpstream.dask.continual_covariance(x, **PARAMS)
+    assert os.path.exists(marker)  # a worker did die
+    # Partition 4 (and whatever else the dead worker held) was recomputed; the coordinator took each
+    # block's part once, in order (a second copy would be refused as 'rows counted twice').
+    assert stream.rows == N and stream.guard_counts["seen"] == N
+    assert_same_releases(releases, single[1])
+
+
+def test_online_pca_over_dask_meters_the_regret_of_one_process(client):
+    x = bounded_rows(400, 10, seed=5, over=0.3)
+    x[:, :2] *= 4
+    settings = dict(block=32, mechanism="blt", horizon=13, seed=3, normalize="clip")
+    one = dpstream.OnlinePCA(2, 1.0, 1e-6, **settings).fit(x)
+    pca, regret = dpstream.dask.online_pca(da.from_array(x, chunks=(45, 10)), 2, 1.0, 1e-6, **settings)
+    # The same releases up to summation order (above), snapped: the same subspaces; the gains and
+    # OPT are sums over 400 rows computed in another order (numpy on the workers, eigvalsh):
+    # within 1e-9 relative.
+    for key in ("opt", "gain", "regret"):
+        assert regret[key] == pytest.approx(one.regret_[key], rel=1e-9), key
+    np.testing.assert_allclose(pca.components_, one.components_, rtol=0, atol=1e-9)
+    assert len(pca.accountant_.ledger) == 1 and pca.guard_counts_ == one.guard_counts_
+    figures = dpstream.dask.replay(da.from_array(x, chunks=(45, 10)), k=2, block=32, seed=3, normalize="clip")
+    assert figures["regret"] == pytest.approx(regret["regret"], rel=1e-9) and figures["rows"] == 400
