@@ -234,8 +234,40 @@ run pandas --input "$work/pandas.csv" --k 2 --block 16 --seed 1 --out "$work/out
 run pandasyes --input "$work/pandas.csv" --header yes --k 2 --block 16 --seed 1 --out "$work/out-h"
 [ "$status" -eq 0 ] && [ "$(field pandasyes rows)" = 640 ] && [ "$(field pandasyes header_lines)" = 1 ] ||
   fail "--header yes: status $status, $(json pandasyes)"
+# ---- --learner LIST: several private learners side by side on one stream, one budget ----
+run multi --input "$work/rows.csv" --k 2 --block 16 --minibatch 64 --learner fpl,oja,power,gauss --seed 1 \
+    --out "$work/out-multi"
+[ "$status" -eq 0 ] || fail "--learner fpl,oja,power,gauss exited $status: $(cat "$work/multi.err")"
+json multi | /usr/bin/python3 -c 'import json, math, sys
+def refuse(c): raise ValueError("non-standard JSON constant " + c)
+j = json.loads(sys.stdin.read(), parse_constant=refuse)
+learners = j["learners"]
+assert sorted(learners) == ["fpl", "gauss", "oja", "power"], learners
+for name, f in learners.items():
+    for key in ("regret_over_opt", "captured_ratio", "epsilon_share"):
+        assert isinstance(f[key], (int, float)) and math.isfinite(f[key]), (name, key, f)
+    assert 0 <= f["captured_ratio"] <= 1 + 1e-9, (name, f)
+    assert 0 < f["epsilon_share"] < j["epsilon"], (name, f)  # a share, smaller than the whole
+assert j["epsilon_spent"] <= j["epsilon"] * (1 + 1e-9), (j["epsilon_spent"], j["epsilon"])
+assert j["regret_over_opt"] == learners["fpl"]["regret_over_opt"], "top level: the first listed learner"' ||
+  fail "--learner fpl,oja,power,gauss: JSON line: $(json multi)"
+head -n 1 "$work/out-multi/regret.csv" | grep -qx 'rows,opt,gain_private,regret_private,gain_oja,regret_oja,gain_power,regret_power,gain_ftl,regret_ftl' ||
+  fail "--learner: regret.csv header: $(head -n 1 "$work/out-multi/regret.csv")"
+grep -q 'streaming private Oja' "$work/multi.out" && grep -q 'captured/top-k' "$work/multi.out" ||
+  fail "--learner: no line per learner in the summary"
+# The default's JSON has the one learner with the whole budget.
+[ "$(json ok | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(list(j["learners"]), j["learners"]["fpl"]["epsilon_share"])')" = "['fpl'] 1" ] ||
+  fail "default run: learners object: $(json ok)"
+bad_flag "${in[@]}" --k 2 --learner fpl,lasso
+grep -q -- '--learner' "$work/flag.err" || fail "unknown learner: the message does not name --learner: $(cat "$work/flag.err")"
+bad_flag "${in[@]}" --k 2 --learner oja,oja
+bad_flag "${in[@]}" --k 2 --learner oja --nonprivate
+bad_flag "${in[@]}" --k 2 --learner fpl,oja --checkpoint "$work/m.ckpt" --checkpoint-every 4
+grep -q -- '--checkpoint' "$work/flag.err" && grep -q -- '--learner' "$work/flag.err" ||
+  fail "--checkpoint with several learners: $(cat "$work/flag.err")"
+
 # Every JSON line parses with a strict parser (NaN and Infinity refused).
-for name in ok again np shuf pb blt sqrt separable plain nonneg negskip synth skip bigskip clip tree stdin gzgood pandasyes; do
+for name in ok again np shuf pb blt sqrt separable plain nonneg negskip synth skip bigskip clip tree stdin gzgood pandasyes multi; do
   json "$name" | /usr/bin/python3 -c 'import json, sys
 def refuse(c): raise ValueError("non-standard JSON constant " + c)
 json.loads(sys.stdin.read(), parse_constant=refuse)' 2> /dev/null || fail "$name: the JSON line does not parse strictly: $(json "$name")"

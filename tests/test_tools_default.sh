@@ -4,7 +4,8 @@
 # tool that leaks exit non-zero, and UBSan/ASan reports abort it ("the CLI tools clean under
 # valgrind or LeakSanitizer on their default runs"). One meson test per tool, so that the long ones
 # (replay and pca on Fashion-MNIST, minutes under ASan) run beside the others.
-# Arguments: NAME TOOL, NAME one of replay, pca, recommend, privacy-demo, embed-example.
+# Arguments: NAME TOOL, NAME one of replay, pca, recommend, privacy-demo, embed-example,
+# two-estimators-example.
 set -u
 name="$1"; tool="$2"
 work="$(mktemp -d)"
@@ -17,6 +18,7 @@ case "$name" in
   recommend) expected='"rmse"'; args=() ;;
   privacy-demo) expected='privacy budget exhausted'; args=() ;;
   embed-example) expected='regret/OPT'; args=() ;;
+  two-estimators-example) expected='(within)'; args=() ;;
   *) echo "unknown tool name: $name" >&2; exit 2 ;;
 esac
 # Under ASan + UBSan the replay and pca defaults read the first 15,360 of Fashion-MNIST's 60,000 rows

@@ -1,7 +1,7 @@
 // dpstream-pca: private PCA of a dataset by one of the library's private singular-vector methods,
 // scored against the non-private top k of the same rows.
 //
-//   rows (pb/csv/idx) ─▶ normalise + RowGuard ─▶ method (gauss | power | oja | pfp | rr) ─▶ V̂ (d × k)
+//   rows (pb/csv/idx) ─▶ normalise + RowGuard ─▶ method (gauss | power | oja | streaming-oja | pfp | rr) ─▶ V̂ (d × k)
 //                                                                    exact AᵀA ─▶ V_k ─┘ scores
 //
 // The summary gives the captured variance tr(V̂ᵀAᵀAV̂)/Σ_{i≤k} λᵢ(AᵀA), the projector distance
@@ -35,6 +35,9 @@ struct PcaSettings {
   int iterations = 5;
   bool iterations_given = false;
   std::uint64_t limit = 0;  // 0: all rows (the generated stream: 20000)
+  // streaming-oja: rows per minibatch (0: chosen from the row count, streaming_oja_batch()).
+  std::uint64_t batch = 0;
+  double learning_rate = 0;  // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
   std::string max_memory;   // --max-memory ("": the default share of the machine's memory)
 };
 

@@ -8,13 +8,17 @@ namespace dpstream::tools::pca_tool {
 
 std::function<void()> add_pca_options(CLI::App& app, PcaSettings& s) {
   add_input_options(app, s.input);
-  app.add_option("--method", s.method, "gauss | power | oja | pfp | rr")
-      ->check(CLI::IsMember({"gauss", "power", "oja", "pfp", "rr"}))
+  app.add_option("--method", s.method, "gauss | power | oja | streaming-oja | pfp | rr")
+      ->check(CLI::IsMember({"gauss", "power", "oja", "streaming-oja", "pfp", "rr"}))
       ->capture_default_str();
   app.add_option("--k", s.k, "dimension of the subspace")->capture_default_str();
   add_privacy_options(app, s.privacy);
   CLI::Option* clip_norm = add_normalize_options(app, s.normalize);
   CLI::Option* iterations = app.add_option("--iterations", s.iterations, "power: rounds (default 5); oja: Γ (default 100)");
+  app.add_option("--batch", s.batch, "streaming-oja: rows per minibatch (0: from the row count)")
+      ->check(at_least(0));
+  app.add_option("--learning-rate", s.learning_rate, "streaming-oja: alpha of eta_t = alpha/(L^2 (1 + t)) (0: default)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--limit", s.limit, "use the first N valid rows (0: all; the generated stream: 20000)")
       ->check(at_least(0));
   add_memory_option(app, s.max_memory);

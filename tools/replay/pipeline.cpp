@@ -9,6 +9,7 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/io/state_codecs.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
+#include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 
 namespace dpstream::tools::replay {
@@ -22,11 +23,21 @@ Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t
   const std::uint64_t steps = known_rows ? (*known_rows + s.block - 1) / s.block : 0;
   // ~200 points on the curve when the length is known; a point per block otherwise.
   const std::uint64_t sample_every = s.block * std::max<std::uint64_t>(1, steps / 200);
+  if (!s.nonprivate) {
+    learners_ = s.learners();
+    share_ = learner_share(s.privacy.target(), learners_.size());
+    accountant_.emplace(s.privacy.target());  // the whole target; each learner charges its share
+    if (learners_ != std::vector<std::string>{"fpl"})
+      rows_ = std::make_unique<RowLearners>(d, s, known_rows, &*accountant_);
+  }
   std::vector<std::string> names;
-  if (!s.nonprivate) names.push_back("private");
+  for (const std::string& name : learners_)
+    if (name == "fpl") names.push_back("private");  // its name in regret.csv, as before the list
+    else if (name != "gauss") names.push_back(name);
   names.push_back("ftl");
   meter_ = std::make_unique<eval::RegretMeter>(d, s.k, names, sample_every);
   ftl_index_ = meter_->learner("ftl");
+  main_index_ = names.size() > 1 ? 0 : ftl_index_;
 
   pca::FplOptions ftl;
   ftl.k = s.k;
@@ -34,7 +45,7 @@ Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t
   ftl.refresh_every = s.block;
   ftl_ = std::make_unique<pca::FplOnlinePca>(d, ftl);
 
-  if (!s.nonprivate) build_private(d, s, steps, from);
+  if (s.has_learner("fpl") && !s.nonprivate) build_private(d, s, steps, from);
   if (from) restore(*from);
   if (private_) {
     s_thread_ = std::thread([this] { worker(&Pipeline::stream_step, s_error_, cpu_stream_); });
@@ -43,11 +54,11 @@ Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t
   e_thread_ = std::thread([this] { worker(&Pipeline::eval_step, e_error_, cpu_eval_); });
 }
 
-// The stream (charging the accountant once, at construction; a restored stream brings its
-// ledger) and the private learner that follows its releases.
+// The stream (charging the accountant once, at construction, for its share; a restored stream
+// brings its ledger) and the private learner that follows its releases.
 void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t steps, const pb::ReplayCheckpoint* from) {
-  accountant_.emplace(s.privacy.target());
-  const stream::ContinualSumOptions o = s.stream_options(steps);
+  stream::ContinualSumOptions o = s.stream_options(steps);
+  o.target = share_;
   if (from)
     sum_ = std::make_unique<stream::ContinualCovariance>(
         stream::ContinualCovariance::deserialize(from->continual_sum(), d, o, &*accountant_));
@@ -65,6 +76,22 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
   sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
   private_index_ = meter_->learner("private");
+}
+
+std::vector<LearnerFigures> Pipeline::learner_figures() const {
+  std::vector<LearnerFigures> row_figures;
+  if (rows_) row_figures = rows_->figures(*meter_);
+  std::vector<LearnerFigures> out;
+  for (const std::string& name : learners_) {
+    if (name == "fpl") {
+      const double captured = pca::captured_variance(meter_->hindsight_covariance(), private_->basis()) / meter_->opt();
+      out.push_back({name, meter_->regret_over_opt(private_index_), captured, share_.epsilon(), share_.delta()});
+    } else {
+      for (const LearnerFigures& f : row_figures)
+        if (f.name == name) out.push_back(f);
+    }
+  }
+  return out;
 }
 
 Pipeline::~Pipeline() {
@@ -106,6 +133,7 @@ void Pipeline::close() {
 void Pipeline::finish() {
   if (sum_) sum_->flush();
   meter_->finish();
+  if (rows_) rows_->finish(*meter_);
 }
 
 bool Pipeline::drain() {
@@ -266,6 +294,7 @@ bool Pipeline::eval_step(std::uint64_t b) {
   const MatrixXd& m = ring_[b % kRing];
   meter_->add_gains(ftl_index_, ftl_->gains(m));
   if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
+  if (rows_) rows_->step(m, *meter_);
   meter_->observe(m);
   // FTL's leader is the exact Σ a aᵀ the meter already holds: follow it rather than accumulate a
   // second copy (what update_block would do). At each multiple of B rows, as refresh_every = B.

@@ -3,6 +3,7 @@
 //
 //   reader ─▶ blocks of B rows ─┬─▶ ContinualCovariance ─release─▶ FplOnlinePca (private)
 //                              └─▶ RegretMeter + FplOnlinePca (follow-the-leader)
+//                                  + RowLearners (--learner oja, power, gauss: learners.hpp)
 //
 //   M (caller: producer): copies each block of B rows into ring slot b % R — a column-major B × d
 //     matrix — (next_slot) and publishes it (publish).
@@ -13,7 +14,8 @@
 //     gains[b % R] and publishes them (ready = b + 1).
 //   E (evaluation): for block b, once ready > b: FTL's gains, meter.add_gains for FTL and, from
 //     gains[b % R], for the private learner, meter.observe(block); at each full block FTL follows
-//     the meter's exact covariance (its leader).
+//     the meter's exact covariance (its leader). The row-fed learners (learners.hpp) are scored on
+//     block b and then fed it here, before observe(b).
 // Why this is the protocol of FplOnlinePca attached to the stream, only spread over threads: the
 // private learner scores block b with the subspace of release b, i.e. of the rows before block b
 // and nothing else (the same sequence of refreshes that attach() would run inside S, since each
@@ -51,6 +53,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
+#include "replay/learners.hpp"
 #include "replay/settings.hpp"
 #include "replay_checkpoint.pb.h"
 
@@ -97,6 +100,13 @@ class Pipeline {
   const privacy::PrivacyAccountant* accountant() const { return accountant_ ? &*accountant_ : nullptr; }
   const stream::ContinualCovariance* sum() const { return sum_.get(); }
   const pca::FplOnlinePca* private_learner() const { return private_.get(); }
+  // --learner oja, power, gauss: the learners fed the guarded rows (learners.hpp); nullptr if none.
+  const RowLearners* row_learners() const { return rows_.get(); }
+  // The meter index of the first online private learner listed (ftl under --nonprivate or gauss alone):
+  // the one the JSON line's top-level figures are of.
+  std::size_t main_index() const { return main_index_; }
+  // Each listed learner's figures, in list order (after finish()).
+  std::vector<LearnerFigures> learner_figures() const;
   // --mechanism separable: what the private learner follows; nullptr otherwise.
   const stream::StationaryEstimate<Eigen::MatrixXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
   std::size_t private_index() const { return private_index_; }
@@ -130,6 +140,10 @@ class Pipeline {
   std::optional<privacy::PrivacyAccountant> accountant_;  // before sum_, which points at it
   std::unique_ptr<stream::ContinualCovariance> sum_;
   std::unique_ptr<pca::FplOnlinePca> private_;
+  std::unique_ptr<RowLearners> rows_;  // oja, power, gauss (E feeds them)
+  std::vector<std::string> learners_;  // the --learner list (empty under --nonprivate)
+  privacy::EpsDelta share_{1.0, 1e-6};  // each private learner's share of the target
+  std::size_t main_index_ = 0;
   std::optional<stream::StationaryEstimate<Eigen::MatrixXd>> stationary_;  // --mechanism separable
   bool nonnegative_ = false;  // --nonnegative: the learner follows the doubly nonnegative projection
   std::size_t private_index_ = 0, ftl_index_ = 0;

@@ -1,5 +1,6 @@
 #include "replay/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,14 @@ namespace dpstream::tools::replay {
 namespace {
 
 using ull = unsigned long long;
+
+std::string learner_label(const std::string& name) {
+  if (name == "fpl" || name == "private") return "private FPL";
+  if (name == "oja") return "streaming private Oja (DP-PCA)";
+  if (name == "power") return "streaming noisy power method";
+  if (name == "gauss") return "Analyze Gauss (offline)";
+  return "follow-the-leader (non-private)";
+}
 
 std::string privacy_subtitle(const ReplaySettings& s, const stream::ContinualCovariance& sum) {
   return "; private: " + mechanism_text(sum) + (s.noise_shape == "goe" ? " (GOE noise)" : "") +
@@ -51,13 +60,16 @@ std::string private_learner_text(const ReplayRun& run) {
   const ReplaySettings& s = run.settings();
   const Pipeline& p = run.pipeline();
   const stream::ContinualCovariance* sum = p.sum();
-  if (!sum) return "private learner: none (--nonprivate): no privacy spent\n";
+  if (!p.accountant()) return "private learner: none (--nonprivate): no privacy spent\n";
+  const std::string rows = p.row_learners() ? p.row_learners()->describe() : std::string();
+  if (!sum) return rows;
   std::string t = format(
-      "private learner: FPL on a %s%s over %s, releases every %llu rows; (ε, δ) = (%s, %s), %s calibration\n",
+      "private learner: FPL on a %s%s over %s, releases every %llu rows; (ε, δ) = (%s, %s)%s, %s calibration\n",
       mechanism_text(*sum).c_str(), s.noise_shape == "goe" ? " with GOE-shaped noise" : "",
       sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
                              : "an unbounded stream (doubling epochs)",
-      (ull)s.block, privacy::format_value(s.privacy.epsilon).c_str(), privacy::format_value(s.privacy.delta).c_str(),
+      (ull)s.block, privacy::format_value(sum->options().target.epsilon()).c_str(),
+      privacy::format_value(sum->options().target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
       s.privacy.calibration.c_str());
   t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
               sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);
@@ -73,7 +85,7 @@ std::string private_learner_text(const ReplayRun& run) {
   const auto& stats = p.private_learner()->refresh_stats();
   t += format("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n", s.privacy.noise_text().c_str(),
               (ull)p.private_learner()->refreshes(), (ull)stats.iterations, (ull)stats.full_solves);
-  return t;
+  return t + rows;
 }
 
 std::string regret_table(const ReplayRun& run) {
@@ -86,8 +98,26 @@ std::string regret_table(const ReplayRun& run) {
   if (p.sum())
     t += format("  %-34s %14.6g %14.6g %11.3f%%\n", "private FPL", meter.gain(p.private_index()),
                 meter.regret(p.private_index()), 100 * meter.regret_over_opt(p.private_index()));
+  for (const char* name : {"oja", "power"})
+    if (const auto& n = meter.learners(); std::find(n.begin(), n.end(), name) != n.end())
+      t += format("  %-34s %14.6g %14.6g %11.3f%%\n", learner_label(name).c_str(), meter.gain(meter.learner(name)),
+                  meter.regret(meter.learner(name)), 100 * meter.regret_over_opt(meter.learner(name)));
   t += format("  %-34s %14.6g %14.6g %11.3f%%\n", "follow-the-leader (non-private)", meter.gain(p.ftl_index()),
               meter.regret(p.ftl_index()), 100 * meter.regret_over_opt(p.ftl_index()));
+  return t;
+}
+
+// --learner: each listed learner's final subspace against the non-private top k of all rows.
+std::string learners_text(const ReplayRun& run) {
+  const Pipeline& p = run.pipeline();
+  if (!p.accountant()) return "";
+  std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal zCDP share of the budget)",
+                         "captured/top-k", "regret/OPT", "eps share");
+  for (const LearnerFigures& f : p.learner_figures())
+    t += format("  %-50s %14.3f%% %10.3f%% %10.4g\n", (f.name + ": " + learner_label(f.name)).c_str(),
+                100 * f.captured_ratio, 100 * f.regret_over_opt, f.epsilon_share);
+  if (run.settings().has_learner("gauss"))
+    t += "  (gauss is offline, from all rows: its regret/OPT is its fixed subspace's in hindsight, 1 − captured)\n";
   return t;
 }
 
@@ -129,18 +159,22 @@ ReportFiles write_report_files(const ReplayRun& run) {
   std::ostringstream subtitle;
   subtitle << run.reader().used() << " rows × " << run.input().source->dimension() << ", k = " << s.k
            << ", blocks of " << s.block;
-  subtitle << (p.sum() ? privacy_subtitle(s, *p.sum()) : std::string("; non-private only"));
+  subtitle << (p.sum() ? privacy_subtitle(s, *p.sum())
+                       : p.accountant() ? "; ε = " + privacy::format_value(s.privacy.epsilon) + " shared by " + s.learner
+                                        : std::string("; non-private only"));
   subtitle << (s.shuffle ? "; shuffled" : "; log order");
   std::vector<std::string> labels;
-  if (p.sum()) labels.push_back("private FPL (ε = " + privacy::format_value(s.privacy.epsilon) + ")");
-  labels.push_back("follow-the-leader (non-private)");
+  for (const std::string& name : p.meter().learners())
+    labels.push_back(name == "private" && s.learner == "fpl"
+                         ? "private FPL (ε = " + privacy::format_value(s.privacy.epsilon) + ")"
+                         : learner_label(name));
   eval::write_regret_csv(p.meter(), files.csv);
   write_regret_svg(p.meter(), files.svg, "Online PCA regret on " + run.input().title, subtitle.str(), labels);
   return files;
 }
 
 std::string summary_text(const ReplayRun& run, const ReportFiles& files) {
-  std::string t = rows_text(run) + private_learner_text(run) + regret_table(run) + timing_text(run);
+  std::string t = rows_text(run) + private_learner_text(run) + regret_table(run) + learners_text(run) + timing_text(run);
   if (const auto* accountant = run.pipeline().accountant()) {
     const privacy::Spent spent = accountant->spent();
     const std::size_t charges = accountant->ledger().size();
@@ -156,13 +190,13 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   const Pipeline& p = run.pipeline();
   const eval::RegretMeter& meter = p.meter();
   const stream::ContinualCovariance* sum = p.sum();
-  const std::size_t main_learner = sum ? p.private_index() : p.ftl_index();
+  const std::size_t main_learner = p.main_index();
   const auto& counts = run.reader().guard_counts();
   const std::vector<Setting> settings = replay_settings(s);
   auto add_settings = [&](JsonLine& j, bool headline) {
     for (const Setting& setting : settings)
       if (setting.json_key && setting.headline == headline) {
-        if (setting.privacy && !sum) j.add_null(setting.json_key);
+        if (setting.privacy && !p.accountant()) j.add_null(setting.json_key);
         else j.add_raw(setting.json_key, setting.json());
       }
   };
@@ -185,6 +219,17 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", sum->noise().draw_sigma());
   else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");
   j.add("csv", files.csv).add("svg", files.svg);
+  if (const auto* accountant = p.accountant()) {
+    j.add("epsilon_spent", accountant->spent().epsilon);
+    JsonLine learners;  // last: a nested object, after every flat key
+    for (const LearnerFigures& f : p.learner_figures()) {
+      JsonLine one;
+      one.add("regret_over_opt", f.regret_over_opt).add("captured_ratio", f.captured_ratio);
+      one.add("epsilon_share", f.epsilon_share).add("delta_share", f.delta_share);
+      learners.add_raw(f.name, one.text());
+    }
+    j.add_raw("learners", learners.text());
+  }
   return j.text();
 }
 

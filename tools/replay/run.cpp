@@ -55,7 +55,9 @@ double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_
   if (s.mechanism == "sqrt") held = steps;
   const double blocks = static_cast<double>(Pipeline::kRing + 1) * static_cast<double>(s.block);
   const double held_rows = s.shuffle && rows ? static_cast<double>(*rows) : 0;
-  return 8.0 * (static_cast<double>(d) * (blocks + held_rows) + dd * (16 + (s.nonprivate ? 0 : held / 2)));
+  // --learner power keeps its own exact Σ and workspace; gauss's release makes Ĉ and its eigensolve.
+  const double learners = s.nonprivate ? 0 : (s.has_learner("power") ? 2 : 0) + (s.has_learner("gauss") ? 3 : 0);
+  return 8.0 * (static_cast<double>(d) * (blocks + held_rows) + dd * (16 + learners + (s.nonprivate ? 0 : held / 2)));
 }
 
 // A file that can be read twice (not a pipe, a terminal or a socket).
@@ -92,10 +94,10 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
     throw UsageError("--out " + s_.out + ": cannot write into the folder: " + std::strerror(errno));
   resume_settings_ = resume_settings(s_);
   check_resume_file();
-  reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
-  size_stream();
   // Only now: a run refused above (exit 2) prints nothing on stdout.
   std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
+  reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
+  size_stream();
   skip_replayed_rows();
   build_pipeline();
 }
@@ -150,7 +152,12 @@ void ReplayRun::size_stream() {
     return;
   }
   known_rows_ = expected;
-  if (s_.nonprivate || !stream::needs_fixed_horizon(stream::parse_noise_strategy(s_.mechanism))) return;
+  // A fixed-horizon continual release (fpl) and the noisy power method (power) are calibrated for the
+  // stream's length.
+  const bool power = !s_.nonprivate && s_.has_learner("power");
+  const bool fixed = !s_.nonprivate && s_.has_learner("fpl") &&
+                     stream::needs_fixed_horizon(stream::parse_noise_strategy(s_.mechanism));
+  if (!power && !fixed) return;
   if (!source.declared_rows() && !input_.is_default && rereadable(s_.input.path)) {
     // A file has a length: count the rows the run will use, through the same reader and guard.
     OpenedInput again = open_input(s_.input);
@@ -158,7 +165,8 @@ void ReplayRun::size_stream() {
     figures_.length_counted = true;
   }
   if (!known_rows_)
-    throw UsageError("--mechanism " + s_.mechanism + " is built for a known number of releases, and " + source.path() +
+    throw UsageError((fixed ? "--mechanism " + s_.mechanism : std::string("--learner power")) +
+                     " is built for a known number of " + (fixed ? "releases" : "rows") + ", and " + source.path() +
                      " is a stream of unknown length: give --limit N");
 }
 

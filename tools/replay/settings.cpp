@@ -1,5 +1,6 @@
 #include "replay/settings.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/json.hpp"
@@ -56,6 +57,29 @@ stream::ContinualSumOptions ReplaySettings::stream_options(std::uint64_t horizon
   return o;
 }
 
+std::vector<std::string> ReplaySettings::learners() const {
+  static const std::vector<std::string> known = {"fpl", "oja", "power", "gauss"};
+  std::vector<std::string> list;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = learner.find(',', from);
+    const std::string name = learner.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw UsageError("--learner " + learner + ": unknown learner '" + name + "' (a comma-separated list of fpl, oja, "
+                       "power, gauss)");
+    if (std::find(list.begin(), list.end(), name) != list.end())
+      throw UsageError("--learner " + learner + ": '" + name + "' is listed twice");
+    list.push_back(name);
+    if (comma == std::string::npos) return list;
+    from = comma + 1;
+  }
+}
+
+bool ReplaySettings::has_learner(const char* name) const {
+  const std::vector<std::string> list = learners();
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
 // The table. Order: the JSON line's headline keys first (scripts read the first keys by position),
 // then the rest as they appear in the JSON line and the resume message.
 std::vector<Setting> replay_settings(const ReplaySettings& s) {
@@ -79,6 +103,8 @@ std::vector<Setting> replay_settings(const ReplaySettings& s) {
       declare("--noise-shape", s.noise_shape, {.json = "noise_shape", .privacy = true}),
       declare("--calibration", s.privacy.calibration, {.json = "calibration", .privacy = true}),
       declare("--seed", s.privacy.seed, {.json = "seed", .privacy = true}),
+      declare("--learner", s.learner, {.resume = false, .json = "learner"}),
+      declare("--minibatch", s.minibatch, {.resume = false}),
       declare("--out", s.out, {.resume = false}),
       declare("--checkpoint-every", s.checkpoint_every, {.resume = false}),
   };
@@ -108,6 +134,13 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
                  "triangle, mirrored)")
       ->check(CLI::IsMember({"paper", "goe"}))
       ->capture_default_str();
+  app.add_option("--learner", s.learner,
+                 "private learners, comma-separated, run side by side on one stream, each scored by the regret meter "
+                 "and calibrated to an equal zCDP share of (--epsilon, --delta): fpl (follow-the-perturbed-leader on the "
+                 "continual covariance, --mechanism), oja (streaming private Oja, DP-PCA), power (streaming noisy power "
+                 "method; needs the stream's length), gauss (Analyze Gauss, offline on all rows: hindsight only)")
+      ->capture_default_str();
+  app.add_option("--minibatch", s.minibatch, "rows per step of oja and per refresh of power")->capture_default_str();
   app.add_option("--block", s.block, "rows per release (B)")->capture_default_str();
   app.add_option("--out", s.out, "folder for regret.csv and regret.svg (created)")->capture_default_str();
   app.add_flag("--nonprivate", s.nonprivate, "follow-the-leader only: no private learner, no privacy spent");
@@ -147,6 +180,13 @@ void validate(const ReplaySettings& s) {
     throw UsageError(std::string(s.resume ? "--resume" : "--checkpoint-every") + " needs --checkpoint PATH");
   if (!s.checkpoint.empty() && !s.resume && s.checkpoint_every == 0)
     throw UsageError("--checkpoint " + s.checkpoint + " needs --checkpoint-every N: without it nothing would be written");
+  const std::vector<std::string> learners = s.learners();
+  if (s.nonprivate && s.learner != "fpl") throw UsageError("--learner " + s.learner + " conflicts with --nonprivate");
+  if (s.minibatch < 1) throw UsageError("--minibatch must be >= 1, got 0");
+  // The row-fed learners' states are not in the replay checkpoint: refused rather than resumed wrongly.
+  if (!s.checkpoint.empty() && learners != std::vector<std::string>{"fpl"})
+    throw UsageError("--checkpoint " + s.checkpoint + " works with --learner fpl only, got --learner " + s.learner +
+                     " (the other learners' states are not checkpointed)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
 }
 

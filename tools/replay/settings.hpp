@@ -41,6 +41,14 @@ struct ReplaySettings {
   bool resume = false;
   std::string max_memory;  // --max-memory SIZE ("": the default, from the machine's memory)
   std::uint64_t test_kill_at_block = 0;  // tests: SIGKILL itself before replaying this block (0: never)
+  // --learner: the private learners, comma-separated, run side by side on one stream (learners.hpp).
+  // "fpl" alone (the default) is the run as it was before the list existed.
+  std::string learner = "fpl";
+  std::uint64_t minibatch = 1000;  // rows per step of oja and per refresh of power
+
+  // The --learner list, checked (UsageError naming --learner), in the order given.
+  std::vector<std::string> learners() const;
+  bool has_learner(const char* name) const;
 
   // The options the continual sum is built with (horizon: releases, 0 unbounded).
   stream::ContinualSumOptions stream_options(std::uint64_t horizon) const;

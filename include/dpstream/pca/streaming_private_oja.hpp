@@ -1,0 +1,196 @@
+// StreamingPrivateOja: private minibatch Oja in one pass over a stream, O(d·k) state, its top-k
+// estimate published after every minibatch. The method of DP-PCA (Liu, Kong, Jain & Oh, "DP-PCA:
+// Statistically Optimal and Differentially Private PCA", NeurIPS 2022): minibatch Oja where each
+// row is used once, a private mean of the clipped per-row updates per minibatch, and a private
+// estimate of their scale to clip at.
+//
+//   row x ──update()──▶ ‖x‖ ≤ L? ──▶ g = x·(xᵀW) ──▶ S += clip_C(g), h[bin(‖g‖)] += 1
+//                                  every B rows ──▶ S̃ = S + N(0, σ_g² I), h̃ = h + N(0, σ_h² I)
+//                                  W ← qr(W + η_t·S̃/B) ──▶ subscribers;  C ← γ-quantile edge of h̃
+//
+// Algorithm (W is d × k, orthonormal; t = 1, 2, … the minibatch; B its rows):
+//  * W_0: the Q of a d × k standard Gaussian matrix (data-independent; DP-PCA starts at a uniformly
+//    random unit vector).
+//  * Per row: g = x (xᵀW_{t−1}) — the row's Oja update, d × k of rank one, ‖g‖_F = ‖x‖·‖Wᵀx‖ ≤ L²
+//    — clipped to ‖g‖_F ≤ C_t, and added to the minibatch sum S at once: the clip scale of a minibatch
+//    is fixed before its first row, so no row is kept (O(d·k) memory whatever B is; rows of a sparse
+//    stream cost O(nnz·k)).
+//  * Per minibatch: S̃ = S + Z, Z ~ N(0, σ_g² I_{d×k}) (σ_g = Δ_g·σ₁/√(1 − f), below), snapped;
+//    W_t = qr(W_{t−1} + η_t·S̃/B) — Oja's step on the minibatch mean, then the QR retraction (k = 1:
+//    normalisation). Top k: block Oja (the k columns updated together and re-orthonormalised), the
+//    shape of the top-k extension of DP-PCA by Düngler & Sanyal ("An iterative algorithm for
+//    differentially private k-PCA with adaptive noise", NeurIPS 2025), not deflation: deflation
+//    would need k passes (a stream is read once) or k budget shares of one pass. The per-row update
+//    is clipped in Frobenius norm, so the sensitivity below is independent of k.
+//  * Learning rate: η_t = α/(L²·(t₀ + t)) — the 1/t schedule under which Oja's method attains the
+//    optimal streaming rate (Jain, Jin, Kakade, Netrapalli & Sidford, "Streaming PCA: matching matrix
+//    Bernstein and near-optimal finite sample guarantees for Oja's algorithm", COLT 2016: α/((λ₁ −
+//    λ₂)(β + t))), which DP-PCA's analysis also uses. The gap and λ₁ are unknown (a private estimate
+//    would cost budget), so the public scale L² ≥ λ₁ of E[xxᵀ] stands in; α (learning_rate) and t₀
+//    (rate_offset) are tuning constants. α/t₀ ≫ 1 makes the first steps power iterations on the
+//    minibatch mean; the 1/t decay then averages the later minibatches' noise.
+//  * Clip scale (optional, scale_share f > 0): C_1 = initial_clip (default L²). Each minibatch also
+//    counts its rows' update norms in kScaleBins geometric bins — bin i holds L²·2^{−i−1} < ‖g‖ ≤
+//    L²·2^{−i} (the last bin everything smaller; rows with g = 0 are not counted) — and releases the
+//    histogram with Gaussian noise; C_{t+1} = L²·2^{−i} for the largest i whose noisy count of rows
+//    at or below that edge reaches γ·B (L² if none): the γ-quantile of ‖g‖ rounded up to a power of
+//    2. This is DP-PCA's private range estimate (a private histogram over geometric bins) made a
+//    Gaussian release, so the whole pass stays one Gaussian mechanism (below), and taken from the
+//    previous minibatch rather than half of the current one, so no row is buffered. With f = 0
+//    nothing is estimated and C = initial_clip throughout; the default C = L² then never clips. The
+//    scale matters at large d: a random W_0 has |xᵀW| ≈ ‖x‖/√d, so the updates start √d below L².
+//    DP-PCA's mean estimator further adapts its noise to the minibatch's spread; here the noise is
+//    the plain Gaussian one at the clip scale (that is where this falls short of the paper's rate
+//    when ‖g‖ varies widely within a minibatch).
+//
+// Privacy contract
+//  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
+//    add/remove: one slot holds a row in one stream and nothing (a zero row) in the other, as in
+//    ContinualSum (continual_sum.hpp); replace: the slot's row differs. Minibatches are fixed slots
+//    t·B … t·B + B − 1 of the stream; a removal that shifted every later row into other minibatches
+//    would touch all of them and is NOT covered. Every row ‖x‖₂ ≤ L, checked on entry (InvalidRow
+//    naming the row, before anything is added or drawn; use RowGuard to clip or scale first).
+//  * Sensitivity, per minibatch, of (S, h) — the clipped sum and the histogram:
+//      S: ‖clip_C(g)‖_F ≤ C, so Δ_g = C add/remove, 2C replace (‖g − g'‖ ≤ ‖g‖ + ‖g'‖).
+//      h: a row is in one bin or none (an empty slot is in none): Δ_h = 1 add/remove; replace moves
+//         one count from a bin to another: Δ_h = √2.
+//    C = min(C_t, L²) is fixed before the minibatch (it is post-processing of earlier releases).
+//  * Noise: σ₁ = the Gaussian σ for sensitivity 1 and the target (tight: analytic_gaussian_sigma;
+//    paper: paper_gaussian_sigma). Then σ_g = Δ_g·σ₁/√(1 − f) and σ_h = Δ_h·σ₁/√f, so the minibatch's
+//    pair of releases is one Gaussian mechanism with (Δ_g/σ_g)² + (Δ_h/σ_h)² = 1/σ₁²: μ = 1/σ₁,
+//    exactly the target. Each release is snapped to the grid snap_granularity(its σ) (snap.hpp).
+//  * Why the whole pass is one (ε, δ): a row lies in exactly one minibatch. The pass is an adaptive
+//    sequence of mechanisms M_t(minibatch t; W_{t−1}, C_t); for neighbours differing in minibatch t*,
+//    every M_t with t ≠ t* is the same function of the earlier releases in both streams, so the
+//    privacy loss is that of M_{t*} alone (parallel composition, which holds under adaptivity for
+//    disjoint data): μ-GDP with μ = 1/σ₁, for any number of rows — no horizon. W_t, C_t and the
+//    published estimates are post-processing of (S̃_s, b̃_s)_{s≤t}.
+//  * Accounting: one charge at construction, before any row is seen: charge_gaussian(label, 1, σ₁,
+//    target) (BudgetExhausted then, and nothing is built).
+//  * Noise source: secure (libsodium) unless options.seed is set (seeded: reproducible, NOT secure).
+//    The secure source is ratcheted after every minibatch, as ContinualSum's.
+//
+// Checkpoints (serialize / deserialize, lib/proto/streaming_oja.proto, CRC-32 sealed) hold W, C, the
+// step count, the partial minibatch's exact sum and histogram (raw data: as sensitive as the rows)
+// and the noise source's state, so a restored estimator continues bit-identically and a step
+// published after the last checkpoint is made again with the same noise, never a fresh draw (which
+// would let an observer average two draws of one release). Other options: CorruptInput.
+//
+// Cost per row: O(d·k) dense, O(nnz·k) sparse; per minibatch O(d·k) noise and O(d·k²) for the QR.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include "dpstream/pca/private_subspace.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::pca {
+
+struct StreamingPrivateOjaOptions {
+  Eigen::Index k = 1;               // 1 ≤ k ≤ dimension
+  std::uint64_t batch_rows = 1000;  // B ≥ 1: rows per minibatch (one Oja step and one release each)
+  double row_norm_bound = 1.0;      // L: every row ‖x‖₂ ≤ L (checked), finite > 0
+  privacy::EpsDelta target{1.0, 1e-6};  // for the whole pass
+  privacy::Calibration calibration = privacy::Calibration::tight;
+  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t))
+  double rate_offset = 1.0;         // t₀ ≥ 0
+  double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²
+  double scale_share = 0.0;         // f ∈ [0, 1): share of μ² spent on the scale histogram; 0: fixed C
+  double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
+  std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
+};
+
+class StreamingPrivateOja {
+ public:
+  static constexpr Eigen::Index kScaleBins = 48;  // geometric bins of ‖g‖: L² down to L²·2^-47
+  // What subscribers receive after each minibatch; the references are valid during the callback.
+  struct Release {
+    std::uint64_t step;          // 1, 2, …
+    std::uint64_t rows;          // rows taken so far (the stream position)
+    const Eigen::MatrixXd& basis;         // W_t, d × k orthonormal: the estimate
+    const Eigen::MatrixXd& noisy_sum;     // S̃_t (the mechanism's release; what an auditor sees)
+    const Eigen::MatrixXd& previous;      // W_{t−1}, the iterate the rows' updates were taken at
+    double clip;                 // C of this minibatch
+    const Eigen::VectorXd& noisy_histogram;  // h̃_t (empty when scale_share = 0: nothing released)
+    double step_size;            // η_t
+  };
+  using Subscriber = std::function<void(const Release&)>;
+
+  // InvalidParameter naming the bad option; BudgetExhausted if `accountant` cannot cover the pass.
+  StreamingPrivateOja(Eigen::Index dimension, const StreamingPrivateOjaOptions& options,
+                      privacy::PrivacyAccountant* accountant = nullptr);
+  ~StreamingPrivateOja();
+  StreamingPrivateOja(StreamingPrivateOja&&) noexcept;
+  StreamingPrivateOja& operator=(StreamingPrivateOja&&) noexcept;
+
+  void subscribe(Subscriber subscriber);
+  // One row (InvalidRow for a wrong length, a non-finite entry or ‖x‖ > L, before it is taken).
+  void update(const Eigen::Ref<const Eigen::VectorXd>& row);
+  // Rows, one per matrix row: all are checked before any is taken.
+  void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  // A sparse row: (indices, values), indices < dimension and strictly increasing.
+  void update_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
+                     const Eigen::Ref<const Eigen::VectorXd>& values);
+  // Closes a partial minibatch as a step (its B is the rows it holds); no-op when none is pending.
+  void flush();
+
+  const Eigen::MatrixXd& basis() const noexcept { return basis_; }
+  PrivateSubspace current() const;  // method "streaming-oja", no values
+  std::uint64_t rows() const noexcept { return rows_; }
+  std::uint64_t steps() const noexcept { return steps_; }
+  std::uint64_t rows_pending() const noexcept { return pending_rows_; }
+  double clip() const noexcept { return clip_; }
+  double unit_sigma() const noexcept { return unit_sigma_; }  // σ₁
+  double mu() const noexcept { return 1.0 / unit_sigma_; }    // the whole pass's GDP μ
+  double gradient_sigma() const noexcept;                      // σ_g at the current C
+  double histogram_sigma() const noexcept;                     // σ_h (+inf when f = 0)
+  static Eigen::Index scale_bin(double update_norm, double l2) noexcept;  // bin of ‖g‖ > 0
+  double step_size(std::uint64_t step) const noexcept;         // η_t
+  Eigen::Index dimension() const noexcept { return dimension_; }
+  const StreamingPrivateOjaOptions& options() const noexcept { return options_; }
+  bool is_secure() const noexcept { return source_->is_secure(); }
+
+  // Checkpoints (header comment). deserialize takes the dimension and options the estimator was built
+  // with (a mismatch or corrupt bytes: CorruptInput naming the field); it charges nothing (the pass was
+  // charged when first built).
+  std::string serialize() const;
+  static StreamingPrivateOja deserialize(const std::string& bytes, Eigen::Index dimension,
+                                         const StreamingPrivateOjaOptions& options);
+
+ private:
+  struct NoCharge {};
+  StreamingPrivateOja(Eigen::Index dimension, const StreamingPrivateOjaOptions& options, NoCharge);
+  void check_dense(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
+  double clip_factor(double update_norm) const noexcept;
+  void after_row();
+  void step();
+
+  Eigen::Index dimension_;
+  StreamingPrivateOjaOptions options_;
+  double unit_sigma_;
+  std::unique_ptr<privacy::NoiseSource> source_;
+  Eigen::MatrixXd basis_;     // W_t
+  Eigen::MatrixXd previous_;  // W_{t−1} (scratch for the release)
+  Eigen::MatrixXd sum_;       // S: the partial minibatch's clipped sum (exact, sensitive)
+  Eigen::MatrixXd noisy_;     // S̃ of the latest step
+  Eigen::VectorXd histogram_;  // h: the partial minibatch's update norms (exact, sensitive)
+  Eigen::VectorXd noisy_histogram_;  // h̃ of the latest step
+  double clip_;               // C_t
+  std::uint64_t rows_ = 0;
+  std::uint64_t pending_rows_ = 0;
+  std::uint64_t steps_ = 0;
+  std::vector<Subscriber> subscribers_;
+};
+
+}  // namespace dpstream::pca

@@ -1,0 +1,367 @@
+#include "dpstream/pca/streaming_private_oja.hpp"
+
+#include "streaming_oja.pb.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <Eigen/QR>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
+#include "dpstream/privacy/calibration.hpp"
+#include "dpstream/privacy/snap.hpp"
+#include "dpstream/stream/row_guard.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+namespace {
+
+const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPrivateOjaOptions& o) {
+  auto fail = [](const std::string& what) { throw InvalidParameter("StreamingPrivateOja: " + what); };
+  if (dimension < 1) fail("dimension must be >= 1, got " + std::to_string(dimension));
+  if (o.k < 1 || o.k > dimension)
+    fail("k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(o.k));
+  if (o.batch_rows < 1) fail("batch_rows must be >= 1, got 0");
+  privacy::require_positive("row_norm_bound", o.row_norm_bound);
+  const double l2 = o.row_norm_bound * o.row_norm_bound;
+  if (!std::isfinite(l2) || !std::isnormal(l2)) fail("row_norm_bound squared must be finite and normal");
+  privacy::require_positive("learning_rate", o.learning_rate);
+  if (!(o.rate_offset >= 0.0) || !std::isfinite(o.rate_offset))
+    fail("rate_offset must be finite and >= 0, got " + privacy::format_value(o.rate_offset));
+  if (!(o.initial_clip >= 0.0 && o.initial_clip <= l2))
+    fail("initial_clip must be in (0, L^2] (or 0 for L^2), got " + privacy::format_value(o.initial_clip));
+  if (!(o.scale_share >= 0.0 && o.scale_share < 1.0))
+    fail("scale_share must be in [0, 1), got " + privacy::format_value(o.scale_share));
+  if (!(o.clip_quantile > 0.0 && o.clip_quantile < 1.0))
+    fail("clip_quantile must be in (0, 1), got " + privacy::format_value(o.clip_quantile));
+  return o;
+}
+
+// σ for sensitivity 1 at the target: the whole minibatch's releases together are this one mechanism.
+double calibrated_unit_sigma(const StreamingPrivateOjaOptions& o) {
+  return privacy::gaussian_sigma(1.0, o.target, o.calibration);
+}
+
+std::unique_ptr<privacy::NoiseSource> make_source(const StreamingPrivateOjaOptions& o) {
+  if (o.seed) return std::make_unique<privacy::SeededNoiseSource>(*o.seed);
+  return privacy::make_secure_noise_source();
+}
+
+// Q of the thin QR of m (d × k, k ≤ d), columns signed so that R's diagonal is ≥ 0: a deterministic
+// retraction (Householder QR's signs are otherwise arbitrary).
+MatrixXd orthonormalized(const MatrixXd& m) {
+  Eigen::HouseholderQR<MatrixXd> qr(m);
+  MatrixXd q = qr.householderQ() * MatrixXd::Identity(m.rows(), m.cols());
+  const MatrixXd& r = qr.matrixQR();
+  for (Index j = 0; j < m.cols(); ++j)
+    if (r(j, j) < 0.0) q.col(j) *= -1.0;
+  return q;
+}
+
+}  // namespace
+
+StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options, NoCharge)
+    : dimension_(dimension),
+      options_(validated(dimension, options)),
+      unit_sigma_(calibrated_unit_sigma(options)),
+      source_(make_source(options)),
+      sum_(MatrixXd::Zero(dimension, options.k)),
+      histogram_(VectorXd::Zero(options.scale_share > 0.0 ? kScaleBins : 0)),
+      clip_(options.initial_clip > 0.0 ? options.initial_clip : options.row_norm_bound * options.row_norm_bound) {
+  // W_0: data-independent, the Q of a Gaussian matrix (uniform on the Stiefel manifold).
+  MatrixXd start(dimension_, options_.k);
+  source_->fill_gaussian(std::span<double>(start.data(), static_cast<std::size_t>(start.size())));
+  basis_ = orthonormalized(start);
+  previous_ = basis_;
+}
+
+StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
+                                         privacy::PrivacyAccountant* accountant)
+    : StreamingPrivateOja(dimension, options, NoCharge{}) {
+  // One charge for the whole pass (parallel composition over disjoint minibatches: the header).
+  if (accountant != nullptr)
+    accountant->charge_gaussian("streaming private Oja (one pass, minibatches of " +
+                                    std::to_string(options_.batch_rows) + " rows)",
+                                1.0, unit_sigma_, options_.target);
+}
+
+StreamingPrivateOja::~StreamingPrivateOja() = default;
+StreamingPrivateOja::StreamingPrivateOja(StreamingPrivateOja&&) noexcept = default;
+StreamingPrivateOja& StreamingPrivateOja::operator=(StreamingPrivateOja&&) noexcept = default;
+
+void StreamingPrivateOja::subscribe(Subscriber subscriber) { subscribers_.push_back(std::move(subscriber)); }
+
+double StreamingPrivateOja::gradient_sigma() const noexcept {
+  const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? 2.0 * clip_ : clip_;
+  return sensitivity * unit_sigma_ / std::sqrt(1.0 - options_.scale_share);
+}
+
+double StreamingPrivateOja::histogram_sigma() const noexcept {
+  if (options_.scale_share == 0.0) return std::numeric_limits<double>::infinity();
+  const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? std::sqrt(2.0) : 1.0;
+  return sensitivity * unit_sigma_ / std::sqrt(options_.scale_share);
+}
+
+Index StreamingPrivateOja::scale_bin(double update_norm, double l2) noexcept {
+  // L²·2^{−i−1} < ‖g‖ ≤ L²·2^{−i}; round-off above L² lands in bin 0, anything tiny in the last.
+  const double i = std::floor(std::log2(l2 / update_norm));  // 2^i ≤ L²/‖g‖ < 2^{i+1}
+  return static_cast<Index>(std::clamp(i, 0.0, static_cast<double>(kScaleBins - 1)));
+}
+
+double StreamingPrivateOja::step_size(std::uint64_t step) const noexcept {
+  const double l2 = options_.row_norm_bound * options_.row_norm_bound;
+  return options_.learning_rate / (l2 * (options_.rate_offset + static_cast<double>(step)));
+}
+
+PrivateSubspace StreamingPrivateOja::current() const { return PrivateSubspace{basis_, {}, "streaming-oja"}; }
+
+double StreamingPrivateOja::clip_factor(double update_norm) const noexcept {
+  // Always applied (not only above L²): the bound C then holds whatever W's round-off.
+  return update_norm > clip_ ? clip_ / update_norm : 1.0;
+}
+
+void StreamingPrivateOja::check_dense(const Eigen::Ref<const VectorXd>& row, std::uint64_t index) const {
+  stream::require_bounded_row(row, index, dimension_, options_.row_norm_bound);
+}
+
+void StreamingPrivateOja::update(const Eigen::Ref<const VectorXd>& row) {
+  check_dense(row, rows_);
+  const Eigen::RowVectorXd projection = row.transpose() * basis_;  // xᵀW, 1 × k
+  const double norm = row.norm() * projection.norm();              // ‖x (xᵀW)‖_F
+  const double factor = clip_factor(norm);
+  if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
+  sum_.noalias() += (factor * row) * projection;
+  after_row();
+}
+
+void StreamingPrivateOja::update_block(const Eigen::Ref<const MatrixXd>& rows) {
+  // Every row is checked before any is taken, so a bad block leaves the estimator unchanged.
+  for (Index i = 0; i < rows.rows(); ++i) check_dense(rows.row(i).transpose(), rows_ + static_cast<std::uint64_t>(i));
+  for (Index i = 0; i < rows.rows(); ++i) update(rows.row(i).transpose());
+}
+
+void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
+                                        const Eigen::Ref<const VectorXd>& values) {
+  if (indices.size() != values.size())
+    throw InvalidRow(rows_, "StreamingPrivateOja: sparse row has " + std::to_string(indices.size()) + " indices but " +
+                                std::to_string(values.size()) + " values");
+  for (Index i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0 || indices[i] >= dimension_ || (i > 0 && indices[i] <= indices[i - 1]))
+      throw InvalidRow(rows_, "StreamingPrivateOja: sparse index " + std::to_string(indices[i]) + " at position " +
+                                  std::to_string(i) + " is outside [0, " + std::to_string(dimension_) +
+                                  ") or not increasing");
+  }
+  // The same checks as a dense row's (finite entries, ‖x‖ ≤ L): the absent entries are zeros.
+  stream::require_bounded_row(values, rows_, values.size(), options_.row_norm_bound);
+  Eigen::RowVectorXd projection = Eigen::RowVectorXd::Zero(options_.k);
+  for (Index i = 0; i < indices.size(); ++i) projection += values[i] * basis_.row(indices[i]);
+  const double norm = values.norm() * projection.norm();
+  const double factor = clip_factor(norm);
+  if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
+  for (Index i = 0; i < indices.size(); ++i) sum_.row(indices[i]) += (factor * values[i]) * projection;
+  after_row();
+}
+
+void StreamingPrivateOja::after_row() {
+  ++rows_;
+  if (++pending_rows_ == options_.batch_rows) step();
+}
+
+void StreamingPrivateOja::flush() {
+  if (pending_rows_ > 0) step();
+}
+
+void StreamingPrivateOja::step() {
+  const double batch = static_cast<double>(pending_rows_);  // public: slots, not rows' contents
+  const double clip = clip_;
+  const double sigma_g = gradient_sigma();
+  // S̃ = S + Z, snapped: the minibatch's first release.
+  noisy_.resize(dimension_, options_.k);
+  source_->fill_gaussian(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())), sigma_g);
+  noisy_ += sum_;
+  privacy::snap_to_grid(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())),
+                        privacy::snap_granularity(sigma_g));
+  // h̃ = h + N(0, σ_h² I), snapped: the second (only with a scale share).
+  if (options_.scale_share > 0.0) {
+    const double sigma_h = histogram_sigma();
+    noisy_histogram_.resize(kScaleBins);
+    source_->fill_gaussian(std::span<double>(noisy_histogram_.data(), std::size_t(kScaleBins)), sigma_h);
+    noisy_histogram_ += histogram_;
+    privacy::snap_to_grid(std::span<double>(noisy_histogram_.data(), std::size_t(kScaleBins)),
+                          privacy::snap_granularity(sigma_h));
+  }
+  // Forward secrecy of checkpoints, as ContinualSum: the saved key cannot regenerate this noise.
+  if (auto* secure = dynamic_cast<privacy::SecureNoiseSource*>(source_.get())) secure->ratchet();
+  ++steps_;
+  // Post-processing of the two releases: Oja's step, the retraction, the next clip scale.
+  const double eta = step_size(steps_);
+  previous_.swap(basis_);
+  basis_ = orthonormalized(previous_ + (eta / batch) * noisy_);
+  if (options_.scale_share > 0.0) {
+    // The smallest edge L²·2^{−i} with at least γ·B noisy counts at or below it (bins i..last).
+    const double l2 = options_.row_norm_bound * options_.row_norm_bound;
+    double below = 0.0;
+    clip_ = l2;
+    for (Index i = kScaleBins - 1; i >= 0; --i) {
+      below += noisy_histogram_[i];
+      if (below >= options_.clip_quantile * batch) {
+        clip_ = std::ldexp(l2, -static_cast<int>(i));
+        break;
+      }
+    }
+    histogram_.setZero();
+  }
+  sum_.setZero();
+  pending_rows_ = 0;
+  const Release release{steps_, rows_, basis_, noisy_, previous_, clip, noisy_histogram_, eta};
+  for (const Subscriber& s : subscribers_) s(release);
+}
+
+// ---- checkpoints ----------------------------------------------------------------------------------
+
+namespace {
+
+void put_matrix(const MatrixXd& m, google::protobuf::RepeatedField<double>* out) { out->Add(m.data(), m.data() + m.size()); }
+
+void get_matrix(const google::protobuf::RepeatedField<double>& from, Index rows, Index cols, const char* field,
+                MatrixXd& out) {
+  if (from.size() != rows * cols)
+    throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " holds " + std::to_string(from.size()) +
+                       " values, expected " + std::to_string(rows * cols));
+  out = Eigen::Map<const MatrixXd>(from.data(), rows, cols);
+  if (!out.allFinite()) throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is not finite");
+}
+
+}  // namespace
+
+std::string StreamingPrivateOja::serialize() const {
+  proto::StreamingOjaCheckpoint msg;
+  msg.set_format_version(1);
+  msg.set_dimension(dimension_);
+  msg.set_k(options_.k);
+  msg.set_batch_rows(options_.batch_rows);
+  msg.set_row_norm_bound(options_.row_norm_bound);
+  msg.set_relation(privacy::to_string(options_.relation));
+  msg.set_epsilon(options_.target.epsilon());
+  msg.set_delta(options_.target.delta());
+  msg.set_calibration(privacy::to_string(options_.calibration));
+  msg.set_learning_rate(options_.learning_rate);
+  msg.set_rate_offset(options_.rate_offset);
+  msg.set_initial_clip(options_.initial_clip);
+  msg.set_scale_share(options_.scale_share);
+  msg.set_clip_quantile(options_.clip_quantile);
+  msg.set_rows(rows_);
+  msg.set_pending_rows(pending_rows_);
+  msg.set_steps(steps_);
+  msg.set_clip(clip_);
+  msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
+  put_matrix(basis_, msg.mutable_basis());
+  put_matrix(sum_, msg.mutable_sum());
+  if (const auto* seeded = dynamic_cast<const privacy::SeededNoiseSource*>(source_.get())) {
+    msg.set_seeded(true);
+    const auto state = seeded->state();
+    proto::SeededSourceState& s = *msg.mutable_source();
+    s.set_seed(state.seed);
+    s.mutable_generator()->Add(state.generator.begin(), state.generator.end());
+    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
+  } else if (const auto* secure = dynamic_cast<const privacy::SecureNoiseSource*>(source_.get())) {
+    const auto state = secure->state();  // ratcheted at the last step: later noise only
+    proto::SecureSourceState& s = *msg.mutable_secure_source();
+    s.set_key(state.key.data(), state.key.size());
+    s.set_block_counter(state.block_counter);
+    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
+  }
+  return io::seal_message(msg.SerializeAsString());
+}
+
+namespace {
+
+std::unique_ptr<privacy::NoiseSource> restored_source(const proto::StreamingOjaCheckpoint& msg) {
+  try {
+    if (msg.seeded()) {
+      privacy::SeededNoiseSource::State state;
+      state.seed = msg.source().seed();
+      if (msg.source().generator_size() != 4) throw InvalidParameter("seeded source state without its 4 generator words");
+      std::copy(msg.source().generator().begin(), msg.source().generator().end(), state.generator.begin());
+      state.pending.assign(msg.source().pending().begin(), msg.source().pending().end());
+      return privacy::SeededNoiseSource::from_state(state);
+    }
+    // Without the key, a step published after this checkpoint would be made again with other noise.
+    if (!msg.has_secure_source() || msg.secure_source().key().size() != 32)
+      throw InvalidParameter("a secure estimator's checkpoint without its 32-byte source key");
+    privacy::SecureNoiseSource::State state;
+    std::copy(msg.secure_source().key().begin(), msg.secure_source().key().end(), state.key.begin());
+    state.block_counter = msg.secure_source().block_counter();
+    state.pending.assign(msg.secure_source().pending().begin(), msg.secure_source().pending().end());
+    return privacy::SecureNoiseSource::from_state(state);
+  } catch (const InvalidParameter& e) {
+    throw CorruptInput(std::string("streaming Oja checkpoint: ") + e.what());
+  }
+}
+
+}  // namespace
+
+StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
+                                                     const StreamingPrivateOjaOptions& options) {
+  proto::StreamingOjaCheckpoint msg;
+  io::check_message_seal(bytes, "streaming Oja checkpoint");
+  if (bytes.empty() || !msg.ParseFromString(bytes))
+    throw CorruptInput("streaming Oja checkpoint: " + std::to_string(bytes.size()) + " bytes do not parse");
+  if (msg.format_version() != 1)
+    throw CorruptInput("streaming Oja checkpoint: format_version " + std::to_string(msg.format_version()) +
+                       ", this build reads 1");
+  auto expect = [](const char* field, const std::string& got, const std::string& want) {
+    if (got != want)
+      throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is " + got +
+                         ", the estimator being restored has " + want);
+  };
+  using privacy::format_value;
+  expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
+  expect("k", std::to_string(msg.k()), std::to_string(options.k));
+  expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
+  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
+  expect("relation", msg.relation(), privacy::to_string(options.relation));
+  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
+  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
+  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
+  expect("learning_rate", format_value(msg.learning_rate()), format_value(options.learning_rate));
+  expect("rate_offset", format_value(msg.rate_offset()), format_value(options.rate_offset));
+  expect("initial_clip", format_value(msg.initial_clip()), format_value(options.initial_clip));
+  expect("scale_share", format_value(msg.scale_share()), format_value(options.scale_share));
+  expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
+  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
+  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
+
+  StreamingPrivateOja oja(dimension, options, NoCharge{});
+  const double l2 = options.row_norm_bound * options.row_norm_bound;
+  if (msg.pending_rows() >= options.batch_rows || msg.pending_rows() > msg.rows() || msg.steps() > msg.rows() ||
+      !(msg.clip() > 0.0 && msg.clip() <= l2) || msg.histogram_size() != oja.histogram_.size())
+    throw CorruptInput("streaming Oja checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
+                       ", pending " + std::to_string(msg.pending_rows()) + ", steps " + std::to_string(msg.steps()) +
+                       ", clip " + format_value(msg.clip()) + ", histogram bins " +
+                       std::to_string(msg.histogram_size()) + ")");
+  get_matrix(msg.basis(), dimension, options.k, "basis", oja.basis_);
+  get_matrix(msg.sum(), dimension, options.k, "sum", oja.sum_);
+  oja.source_ = restored_source(msg);
+  oja.previous_ = oja.basis_;
+  oja.rows_ = msg.rows();
+  oja.pending_rows_ = msg.pending_rows();
+  oja.steps_ = msg.steps();
+  oja.clip_ = msg.clip();
+  for (Index i = 0; i < oja.histogram_.size(); ++i) {
+    const double c = msg.histogram(static_cast<int>(i));
+    if (!(c >= 0.0 && c <= double(msg.pending_rows())))
+      throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
+    oja.histogram_[i] = c;
+  }
+  return oja;
+}
+
+}  // namespace dpstream::pca

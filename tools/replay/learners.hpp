@@ -1,0 +1,91 @@
+// The private learners of one replay beside FPL (--learner LIST): those fed the guarded rows
+// themselves rather than the continual covariance release, and their share of the budget.
+//
+//   guarded block b ─┬─▶ ContinualCovariance ─▶ FPL                    (pipeline.hpp, if "fpl")
+//                    ├─▶ StreamingPrivateOja   (scored, then updated)   "oja"
+//                    ├─▶ StreamingPrivatePca   (scored, then updated)   "power"
+//                    └─▶ RegretMeter's exact Σ ─(end)─▶ GaussianPca      "gauss" (offline)
+//
+// Budget: the run's one accountant holds the target (ε, δ); each of the n private learners is
+// calibrated to zcdp_share_target(target, n) (calibration.hpp): the ρ of the target split equally,
+// ρ_s = rho_for_budget(target)/n, expressed as the (ε_s, δ_s) whose analytic Gaussian σ is at least
+// that of ρ_s. Every learner here is one (adaptively composed) Gaussian mechanism calibrated to its
+// share, so the accountant's zCDP composition of the n charges is Σ ρ_s ≤ ρ, i.e. within the target
+// under the CKS conversion — the split that composes exactly to the target when no learner is known
+// to need more than another. One learner alone gets the whole target (the run as before).
+//
+// Scoring: on the evaluation thread, block b is scored with each learner's estimate from the rows
+// before block b (its gains go to the meter before observe(b)), then fed to it. "power" scores zero
+// until its first refresh (it has no estimate before). "gauss" is offline: its one release is made
+// after the last row, from all rows, so it has no online regret; its figure is the regret of that
+// fixed subspace in hindsight, OPT − tr(V̂ᵀCV̂), over OPT (= 1 − its captured ratio).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "dpstream/eval/regret.hpp"
+#include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/streaming_private_oja.hpp"
+#include "dpstream/pca/streaming_private_pca.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "replay/settings.hpp"
+
+namespace dpstream::tools::replay {
+
+// The share of `total` each of `learners` private learners is calibrated to (the header comment).
+privacy::EpsDelta learner_share(const privacy::EpsDelta& total, std::size_t learners);
+
+// A learner's figures at the end of the run.
+struct LearnerFigures {
+  std::string name;          // "fpl", "oja", "power", "gauss"
+  double regret_over_opt;    // online (gauss: of its fixed subspace in hindsight)
+  double captured_ratio;     // tr(V̂ᵀCV̂) / Σ top-k eigenvalues of C, C the exact Σ aaᵀ of all rows
+  double epsilon_share;      // the ε of its share (at δ_share)
+  double delta_share;
+};
+
+class RowLearners {
+ public:
+  // Builds (and charges `accountant` for) oja and power if listed, and checks gauss's options;
+  // registers oja and power with `meter` (which must not be built yet: see meter_names).
+  // `horizon`: the stream's length (power is calibrated for it; UsageError before, in run.cpp).
+  RowLearners(Eigen::Index d, const ReplaySettings& s, std::optional<std::uint64_t> horizon,
+              privacy::PrivacyAccountant* accountant);
+  ~RowLearners();
+
+  // The meter's names of the online learners here, in list order.
+  std::vector<std::string> meter_names() const;
+  // E: scores block `rows` with each learner's current estimate into `meter`, then feeds it to them.
+  void step(const Eigen::Ref<const Eigen::MatrixXd>& rows, eval::RegretMeter& meter);
+  // After the last row: oja's partial minibatch becomes its last step; gauss releases once from the
+  // meter's exact covariance (charged to the accountant now, within its share).
+  void finish(const eval::RegretMeter& meter);
+  // Each learner's figures, in list order (after finish()).
+  std::vector<LearnerFigures> figures(const eval::RegretMeter& meter) const;
+  // One line per learner for the summary (the method, its share and noise).
+  std::string describe() const;
+
+ private:
+  Eigen::Index d_;
+  Eigen::Index k_;
+  std::uint64_t minibatch_;
+  std::vector<std::string> names_;  // the row-fed ones, in list order
+  privacy::EpsDelta share_;
+  privacy::PrivacyAccountant* accountant_;
+  std::unique_ptr<pca::StreamingPrivateOja> oja_;
+  std::unique_ptr<pca::StreamingPrivatePca> power_;
+  std::unique_ptr<pca::GaussianPca> gauss_;
+  Eigen::MatrixXd gauss_basis_;
+};
+
+// Distinct noise seeds for the learners of one seeded run (FPL's stream keeps the run's seed, so a
+// default run draws what it drew before): independent draws, as the composition assumes.
+std::optional<std::uint64_t> learner_seed(const std::optional<std::uint64_t>& seed, std::size_t index);
+
+}  // namespace dpstream::tools::replay
