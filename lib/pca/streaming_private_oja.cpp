@@ -11,6 +11,7 @@
 
 #include "dpstream/errors.hpp"
 #include "dpstream/io/message_seal.hpp"
+#include "io/noise_source_state.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -264,49 +265,9 @@ std::string StreamingPrivateOja::serialize() const {
   msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
   put_matrix(basis_, msg.mutable_basis());
   put_matrix(sum_, msg.mutable_sum());
-  if (const auto* seeded = dynamic_cast<const privacy::SeededNoiseSource*>(source_.get())) {
-    msg.set_seeded(true);
-    const auto state = seeded->state();
-    proto::SeededSourceState& s = *msg.mutable_source();
-    s.set_seed(state.seed);
-    s.mutable_generator()->Add(state.generator.begin(), state.generator.end());
-    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
-  } else if (const auto* secure = dynamic_cast<const privacy::SecureNoiseSource*>(source_.get())) {
-    const auto state = secure->state();  // ratcheted at the last step: later noise only
-    proto::SecureSourceState& s = *msg.mutable_secure_source();
-    s.set_key(state.key.data(), state.key.size());
-    s.set_block_counter(state.block_counter);
-    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
-  }
+  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   return io::seal_message(msg.SerializeAsString());
 }
-
-namespace {
-
-std::unique_ptr<privacy::NoiseSource> restored_source(const proto::StreamingOjaCheckpoint& msg) {
-  try {
-    if (msg.seeded()) {
-      privacy::SeededNoiseSource::State state;
-      state.seed = msg.source().seed();
-      if (msg.source().generator_size() != 4) throw InvalidParameter("seeded source state without its 4 generator words");
-      std::copy(msg.source().generator().begin(), msg.source().generator().end(), state.generator.begin());
-      state.pending.assign(msg.source().pending().begin(), msg.source().pending().end());
-      return privacy::SeededNoiseSource::from_state(state);
-    }
-    // Without the key, a step published after this checkpoint would be made again with other noise.
-    if (!msg.has_secure_source() || msg.secure_source().key().size() != 32)
-      throw InvalidParameter("a secure estimator's checkpoint without its 32-byte source key");
-    privacy::SecureNoiseSource::State state;
-    std::copy(msg.secure_source().key().begin(), msg.secure_source().key().end(), state.key.begin());
-    state.block_counter = msg.secure_source().block_counter();
-    state.pending.assign(msg.secure_source().pending().begin(), msg.secure_source().pending().end());
-    return privacy::SecureNoiseSource::from_state(state);
-  } catch (const InvalidParameter& e) {
-    throw CorruptInput(std::string("streaming Oja checkpoint: ") + e.what());
-  }
-}
-
-}  // namespace
 
 StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
                                                      const StreamingPrivateOjaOptions& options) {
@@ -349,7 +310,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
                        std::to_string(msg.histogram_size()) + ")");
   get_matrix(msg.basis(), dimension, options.k, "basis", oja.basis_);
   get_matrix(msg.sum(), dimension, options.k, "sum", oja.sum_);
-  oja.source_ = restored_source(msg);
+  oja.source_ = io::get_noise_source(msg, "streaming Oja checkpoint");
   oja.previous_ = oja.basis_;
   oja.rows_ = msg.rows();
   oja.pending_rows_ = msg.pending_rows();

@@ -15,6 +15,7 @@
 #include "dpstream/memory_limit.hpp"
 #include "dpstream/io/atomic_file.hpp"
 #include "dpstream/io/message_seal.hpp"
+#include "io/noise_source_state.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -287,20 +288,7 @@ std::string ContinualSum<Accumulator>::serialize() const {
     msg.mutable_last_release()->Add(packed.data(), packed.data() + packed.size());
   }
   noise_->save(*msg.mutable_noise());
-  if (const auto* seeded = dynamic_cast<const privacy::SeededNoiseSource*>(source_.get())) {
-    msg.set_seeded(true);
-    const auto state = seeded->state();
-    proto::SeededSourceState& s = *msg.mutable_source();
-    s.set_seed(state.seed);
-    s.mutable_generator()->Add(state.generator.begin(), state.generator.end());
-    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
-  } else if (const auto* secure = dynamic_cast<const privacy::SecureNoiseSource*>(source_.get())) {
-    const auto state = secure->state();  // ratcheted at the last release: later noise only
-    proto::SecureSourceState& s = *msg.mutable_secure_source();
-    s.set_key(state.key.data(), state.key.size());
-    s.set_block_counter(state.block_counter);
-    s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
-  }
+  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
   if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
   return io::seal_message(msg.SerializeAsString());
 }
@@ -356,35 +344,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   sum.noise_->load(msg.noise());
   sum.steps_ = msg.steps();
   sum.rows_released_ = msg.rows_released();
-  if (msg.seeded()) {
-    privacy::SeededNoiseSource::State state;
-    state.seed = msg.source().seed();
-    if (msg.source().generator_size() != 4)
-      throw CorruptInput("continual sum checkpoint: seeded source state has " +
-                         std::to_string(msg.source().generator_size()) + " generator words, expected 4");
-    std::copy(msg.source().generator().begin(), msg.source().generator().end(), state.generator.begin());
-    state.pending.assign(msg.source().pending().begin(), msg.source().pending().end());
-    try {
-      sum.source_ = privacy::SeededNoiseSource::from_state(state);
-    } catch (const InvalidParameter& e) {
-      throw CorruptInput(std::string("continual sum checkpoint: ") + e.what());
-    }
-  } else {
-    // Without the key, releases the crashed process already published after this checkpoint would
-    // be made again with other noise: two draws of one release, which an observer can average.
-    if (!msg.has_secure_source() || msg.secure_source().key().size() != 32)
-      throw CorruptInput("continual sum checkpoint: a secure stream's checkpoint without its 32-byte source key "
-                         "(a restore would re-draw the noise of releases made after it)");
-    privacy::SecureNoiseSource::State state;
-    std::copy(msg.secure_source().key().begin(), msg.secure_source().key().end(), state.key.begin());
-    state.block_counter = msg.secure_source().block_counter();
-    state.pending.assign(msg.secure_source().pending().begin(), msg.secure_source().pending().end());
-    try {
-      sum.source_ = privacy::SecureNoiseSource::from_state(state);
-    } catch (const InvalidParameter& e) {
-      throw CorruptInput(std::string("continual sum checkpoint: ") + e.what());
-    }
-  }
+  sum.source_ = io::get_noise_source(msg, "continual sum checkpoint");
   if (accountant != nullptr && !msg.ledger().empty()) *accountant = privacy::PrivacyAccountant::deserialize(msg.ledger());
   return sum;
 }
