@@ -94,11 +94,7 @@ BlockAggregate merge_aggregates(const BlockAggregate& a, const BlockAggregate& b
   BlockAggregate out = a;
   out.rows += b.rows;
   out.packed_sum += b.packed_sum;
-  out.counts.seen += b.counts.seen;
-  out.counts.accepted += b.counts.accepted;
-  out.counts.clipped += b.counts.clipped;
-  out.counts.rejected += b.counts.rejected;
-  out.counts.zero += b.counts.zero;
+  out.counts += b.counts;
   return out;
 }
 

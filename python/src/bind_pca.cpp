@@ -71,17 +71,12 @@ class PyOnlinePca {
   void add_aggregate(const py::bytes& bytes) {
     const stream::BlockAggregate part = stream::parse_block_aggregate(std::string(bytes));
     if (meter_) throw InvalidParameter("add_aggregate: this OnlinePCA meters its regret from rows (track_regret=True)");
-    const stream::RowGuardOptions& g = guard_.options();
-    if (part.guard.over_norm != g.over_norm || part.guard.scaling != g.scaling || part.guard.nonnegative != g.nonnegative)
-      throw InvalidParameter("aggregate of rows [" + std::to_string(part.first_row) + ", " +
-                             std::to_string(part.end_row()) + "): guarded with another policy than this stream's");
+    require_guard_policy(part, guard_.options());
     {
       py::gil_scoped_release unlocked;
       sum_.add_aggregate(part);
     }
-    aggregated_.seen += part.counts.seen, aggregated_.accepted += part.counts.accepted;
-    aggregated_.clipped += part.counts.clipped, aggregated_.rejected += part.counts.rejected;
-    aggregated_.zero += part.counts.zero;
+    aggregated_ += part.counts;
   }
   void finish() {
     py::gil_scoped_release unlocked;
@@ -111,9 +106,7 @@ class PyOnlinePca {
   const stream::ContinualCovariance& sum() const { return sum_; }
   stream::RowGuardCounts counts() const {
     stream::RowGuardCounts c = guard_.counts();
-    c.seen += aggregated_.seen, c.accepted += aggregated_.accepted, c.clipped += aggregated_.clipped;
-    c.rejected += aggregated_.rejected, c.zero += aggregated_.zero;
-    return c;
+    return c += aggregated_;
   }
 
  private:

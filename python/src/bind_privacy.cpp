@@ -65,6 +65,13 @@ void bind_errors(py::module_& m) {
   });
 }
 
+void require_guard_policy(const stream::BlockAggregate& part, const stream::RowGuardOptions& guard) {
+  if (part.guard.over_norm != guard.over_norm || part.guard.scaling != guard.scaling ||
+      part.guard.nonnegative != guard.nonnegative)
+    throw InvalidParameter("aggregate of rows [" + std::to_string(part.first_row) + ", " +
+                           std::to_string(part.end_row()) + "): guarded with another policy than this stream's");
+}
+
 py::dict counts_dict(const stream::RowGuardCounts& c) {
   py::dict d;
   d["seen"] = c.seen, d["accepted"] = c.accepted, d["clipped"] = c.clipped, d["rejected"] = c.rejected;

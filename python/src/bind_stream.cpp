@@ -48,17 +48,12 @@ class PyContinualCovariance {
   }
   std::vector<ReleaseCopy> add_aggregate(const py::bytes& bytes) {
     const stream::BlockAggregate part = stream::parse_block_aggregate(std::string(bytes));
-    if (part.guard.over_norm != guard_.options().over_norm || part.guard.scaling != guard_.options().scaling ||
-        part.guard.nonnegative != guard_.options().nonnegative)
-      throw InvalidParameter("aggregate of rows [" + std::to_string(part.first_row) + ", " +
-                             std::to_string(part.end_row()) + "): guarded with another policy than this stream's");
+    require_guard_policy(part, guard_.options());
     {
       py::gil_scoped_release unlocked;
       sum_.add_aggregate(part);
     }
-    aggregated_.seen += part.counts.seen, aggregated_.accepted += part.counts.accepted;
-    aggregated_.clipped += part.counts.clipped, aggregated_.rejected += part.counts.rejected;
-    aggregated_.zero += part.counts.zero;
+    aggregated_ += part.counts;
     return take();
   }
   ReleaseCopy latest() const {
@@ -67,9 +62,7 @@ class PyContinualCovariance {
   }
   stream::RowGuardCounts counts() const {
     stream::RowGuardCounts c = guard_.counts();
-    c.seen += aggregated_.seen, c.accepted += aggregated_.accepted, c.clipped += aggregated_.clipped;
-    c.rejected += aggregated_.rejected, c.zero += aggregated_.zero;
-    return c;
+    return c += aggregated_;
   }
   const stream::ContinualCovariance& sum() const { return sum_; }
   stream::ContinualCovariance& sum() { return sum_; }

@@ -62,6 +62,11 @@ StreamArgs stream_args(const py::kwargs& kwargs);
 // refused update_block leaves the stream). The caller's array is never modified.
 Eigen::MatrixXd guard_block(const RowArray& rows, stream::RowGuard& guard);
 
+// InvalidParameter unless `part`'s rows were guarded with `guard`'s policy (clip or reject, scaling,
+// domain): the library checks the bound, which privacy rests on; the policy decides whether the
+// releases equal a single process's.
+void require_guard_policy(const stream::BlockAggregate& part, const stream::RowGuardOptions& guard);
+
 // Counts as a dict (seen, accepted, clipped, rejected, zero).
 py::dict counts_dict(const stream::RowGuardCounts& c);
 

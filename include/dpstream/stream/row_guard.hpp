@@ -72,6 +72,13 @@ struct RowGuardCounts {
   std::uint64_t clipped = 0;   // rows scaled down to the bound
   std::uint64_t rejected = 0;  // rows refused (an InvalidRow was thrown for each)
   std::uint64_t zero = 0;      // RowScaling::unit: zero rows, passed on as zero (counted in accepted)
+
+  // The counts of two guards' rows together (parts of one stream guarded on several workers).
+  RowGuardCounts& operator+=(const RowGuardCounts& other) noexcept {
+    seen += other.seen, accepted += other.accepted, clipped += other.clipped;
+    rejected += other.rejected, zero += other.zero;
+    return *this;
+  }
 };
 
 class RowGuard {
