@@ -274,7 +274,7 @@ TEST_CASE("follow_the_leader's basis is the exact top k of the prefix after ever
 }
 
 TEST_CASE("perturbed_leader (Algorithm 2, tuned eps*) has sublinear regret on the cyclic adversary",
-          "[fpl][regret][statistical]") {
+          "[fpl][regret][statistical][statistical-regression]") {
   // ε* = √(k√n ln m / OPT), δ = 1/m², fresh E_t every row (refresh_every = 1), R = 6 seeds per m.
   // Measured (release build, seeds 1000..1005):
   //   m = 1024: OPT 682.33, ε* 0.3014, regret mean 191.6 (se 2.7), regret/OPT 0.281;
@@ -352,7 +352,7 @@ TEST_CASE("regret bookkeeping: regret = OPT − Σ gains, each gain with the bas
 // ---- 2. Theorem 9 (the bound its omitted proof gives, reconstructed) -------------------------------
 
 TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 on an oblivious i.i.d. stream",
-          "[fpl][regret][statistical]") {
+          "[fpl][regret][statistical][statistical-regression]") {
   // Stream: ±e_j, j = 0 or 1 with probability 0.15 each, otherwise uniform on the other 18 axes
   // (a reference simulation's stream), n = 20, k = 2, m = 4096, δ = 1/m², paper calibration.
   // ε ∈ {0.5, 0.99}: the reference simulation's ε = 1.0 is outside both Theorem 9's domain (ε < 1) and the paper

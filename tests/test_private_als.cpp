@@ -415,16 +415,7 @@ TEST_CASE("faithful composition report for the Table 2 setting (n = 200, T = 50,
 // ---- faithful mode: Table 3, IRLS-2 vs IRLS-20 ---------------------------------------------------
 
 TEST_CASE("Table 3 synthetic regression: vanilla at 5/10/15%, ALS and IRLS with Gaussian and Huber noise at 10%",
-          "[als][faithful][regression]") {
-  if (testing::kSanitizedBuild) {
-    // Under ASan + UBSan, three of the eleven cells (~15 s each there): vanilla ALS, ALS with Gaussian
-    // noise and IRLS with Huber noise, which between them take every code path the others do. Same
-    // seeds, same bands.
-    check_in_reference_range("ALS vanilla", AlsMechanism::none, 0.0, 0, 0.10);
-    check_in_reference_range("ALS+G", AlsMechanism::gaussian, 1.0, 0, 0.10);
-    check_in_reference_range("IRLS+H", AlsMechanism::huber, 1.0, 20, 0.10);
-    return;
-  }
+          "[als][faithful][regression][statistical-regression]") {
   for (double fraction : {0.05, 0.10, 0.15}) check_in_reference_range("ALS vanilla", AlsMechanism::none, 0.0, 0, fraction);
   for (double v : {1.0, 2.0}) {
     check_in_reference_range("ALS+G", AlsMechanism::gaussian, v, 0, 0.10);
@@ -711,7 +702,7 @@ TEST_CASE("rigorous joint DP: each user's factor is a function of the released V
   CHECK(local_user_factor(o, changed, 5, v_public) == local_user_factor(o, data.train, 5, v_public));
 }
 
-TEST_CASE("rigorous utility: RMSE falls as epsilon grows (4000 x 20, rank 2)", "[als][rigorous][utility]") {
+TEST_CASE("rigorous utility: RMSE falls as epsilon grows (4000 x 20, rank 2)", "[als][rigorous][utility][statistical-regression]") {
   // Means over 3 seeds of the RMSE over all entries; measured (ALS, T = 5) at ε = 0.1 / 1 / 10 / 100:
   // Gaussian 0.52 / 0.18 / 0.09 / 0.04, Laplace 0.55 / 0.38 / 0.13 / 0.05, Huber (α = 1) 0.54 / 0.42 /
   // 0.16 / 0.06; zero predictor ≈ 0.58, non-private ALS 0.037. Consecutive means differ by ≥ 0.04, far more

@@ -328,7 +328,7 @@ TEST_CASE("Oja noise: each step adds N(0, sigma^2 I), the eigenvalue N(0, sigma^
 
 // ---- Utility: Rayleigh gap on the rating-like matrix ---------------------------------------------
 
-TEST_CASE("Oja Rayleigh gap on the rating-like matrix: a reference table's ballpark and Thm 3.3's bound", "[oja][utility]") {
+TEST_CASE("Oja Rayleigh gap on the rating-like matrix: a reference table's ballpark and Thm 3.3's bound", "[oja][utility][statistical-regression]") {
   // A reference prototype's setting: m = 10⁵ users, n = 100 items, ξ = 20 ratings each in [−1, 1] (rank one),
   // L = √20, δ = 1e-6, stored sparse. Our draw has ‖A‖² ≈ 4.67e4 (the prototype's: 40873; the
   // recipe fixes only the distribution, and ‖A‖² = 45–50k over five data seeds here).

@@ -372,7 +372,7 @@ TEST_CASE("PPI quadratic error law E[sigma_1 - ||A x_T||] = C sigma^2 / (2 sigma
   }
 }
 
-TEST_CASE("PPI fail behaviour vs coherence (Lemma 4.3), n = 1000", "[ppi][statistical]") {
+TEST_CASE("PPI fail behaviour vs coherence (Lemma 4.3), n = 1000", "[ppi][statistical][statistical-regression]") {
   // Incoherent: μ ≈ 25 (≈ 3.6 ln n over the full basis), μ_top ≈ 10; n‖x_t‖∞² stays ≈ 2 ln n + noise,
   // so C = 6 ln n = 41.4 never fails (prototype, n = 2000: 0/10). Coherent s = 8: u_1 on 8 coordinates,
   // μ ≈ n/8 = 125: once x_t aligns with u_1 its coherence is ≈ μ, so C = 41.4 < μ_top fails in every
