@@ -25,13 +25,13 @@ run() {
 }
 json() { tail -n 1 "$work/$1.out"; }
 field() { json "$1" | grep -o "\"$2\":[^,}]*" | head -n 1 | cut -d: -f2-; }
-required="method mechanism mode epsilon delta rank rmse rmse_item_mean rmse_global_mean epsilon_spent seconds"
+required="method mechanism mode epsilon delta rank rmse rmse_item_mean rmse_global_mean rmse_private_baseline epsilon_spent seconds"
 
 check_run() {  # name, then flags; the model must run and print sane figures
   local name="$1"; shift
   run "$name" --input "$work/u.data" --seed 3 "$@"
   [ "$status" -eq 0 ] || { fail "$name exited $status: $(cat "$work/$name.err")"; return; }
-  keys="$(json "$name" | grep -o '"[a-z_]*":' | tr -d '":' | head -n 11 | tr '\n' ' ' | sed 's/ $//')"
+  keys="$(json "$name" | grep -o '"[a-z_]*":' | tr -d '":' | head -n 12 | tr '\n' ' ' | sed 's/ $//')"
   [ "$keys" = "$required" ] || fail "$name JSON keys: got '$keys', want '$required'"
   awk -v r="$(field "$name" rmse)" -v g="$(field "$name" rmse_global_mean)" 'BEGIN { exit !(r > 0 && r < 5 && g > 0) }' ||
     fail "$name values not sane: $(json "$name")"

@@ -26,7 +26,11 @@ std::string RecommendRun::summary_text() const {
                          privacy::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
                          s_.privacy.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise");
   t += model_.notes;
-  t += format("test RMSE %.4f (item mean %.4f, global mean %.4f)", e.rmse, e.item_mean_rmse, e.global_mean_rmse);
+  t += format("test RMSE %.4f (item mean %.4f, global mean %.4f", e.rmse, e.item_mean_rmse, e.global_mean_rmse);
+  if (e.private_baseline_rmse)
+    t += format("; private baseline %.4f%s", *e.private_baseline_rmse,
+                s_.method == "dpam" ? ", the model's own" : ", a separate release for comparison");
+  t += ")";
   if (e.all_entries_rmse) t += format("; RMSE over all entries of the truth %.4f", *e.all_entries_rmse);
   t += format("\nprivacy spent: ε = %.4g at δ = %s; training %.2f s\n", model_.epsilon_spent,
               privacy::format_value(s_.privacy.delta).c_str(), train_seconds_);
@@ -71,6 +75,7 @@ std::string RecommendRun::json_line() const {
       .add("rmse", e.rmse)
       .add("rmse_item_mean", e.item_mean_rmse)
       .add("rmse_global_mean", e.global_mean_rmse)
+      .add("rmse_private_baseline", e.private_baseline_rmse)
       .add("epsilon_spent", model_.epsilon_spent)  // null without noise (JSON has no infinity)
       .add("seconds", std::round(seconds * 1000) / 1000);
   if (e.all_entries_rmse) j.add("rmse_all_entries", *e.all_entries_rmse);

@@ -28,6 +28,7 @@ void RecommendRun::train() {
   evaluation_.rmse = rmse(model_.predict, data_.test);
   evaluation_.item_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_item(u, i); }, data_.test);
   evaluation_.global_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_global(u, i); }, data_.test);
+  if (model_.private_baseline) evaluation_.private_baseline_rmse = rmse(*model_.private_baseline, data_.test);
   const Index users = data_.users(), items = data_.items();
   if (data_.truth && static_cast<double>(users) * static_cast<double>(items) <= 1e7) {
     const double center = center_of(s_);

@@ -7,8 +7,8 @@
 // evaluation, the trusted-curator view of the simulation, not a release.
 //
 // Output: a human summary and, as the last line of stdout, one JSON object {method, mechanism, mode,
-// epsilon, delta, rank, rmse, rmse_item_mean, rmse_global_mean, epsilon_spent, seconds, ...}
-// (epsilon_spent is null without noise).
+// epsilon, delta, rank, rmse, rmse_item_mean, rmse_global_mean, rmse_private_baseline, epsilon_spent,
+// seconds, ...} (epsilon_spent and rmse_private_baseline are null without noise).
 #pragma once
 
 #include <chrono>
@@ -27,6 +27,7 @@ namespace dpstream::tools::recommend {
 // The model's scores on the test split, and on every entry of a generated set's truth.
 struct Evaluation {
   double rmse = 0, item_mean_rmse = 0, global_mean_rmse = 0;
+  std::optional<double> private_baseline_rmse;  // Model::private_baseline's, when the run is private
   std::optional<double> all_entries_rmse;  // generated sets of at most 1e7 entries
 };
 

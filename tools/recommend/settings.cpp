@@ -35,7 +35,9 @@ void add_data_options(CLI::App& app, RecommendSettings& s) {
 }
 
 void add_model_options(CLI::App& app, RecommendSettings& s) {
-  app.add_option("--method", s.method, "fw | als | irls")->check(CLI::IsMember({"fw", "als", "irls"}))->capture_default_str();
+  app.add_option("--method", s.method,
+                 "dpam (private ALS on a private baseline, adaptive weights) | fw | als | irls (the seeds' papers)")
+      ->check(CLI::IsMember({"dpam", "fw", "als", "irls"}))->capture_default_str();
   app.add_option("--mechanism", s.mechanism, "gaussian | laplace | huber | none")
       ->check(CLI::IsMember({"gaussian", "laplace", "huber", "none"}))->capture_default_str();
   app.add_option("--mode", s.mode, "rigorous (a proof; fw: tight calibration) | faithful (as printed; fw: the paper's sigma)")
@@ -52,7 +54,9 @@ void add_model_options(CLI::App& app, RecommendSettings& s) {
   app.add_option("--center", s.center, "public constant subtracted from every rating (default: 3 for files and movielens, else 0)");
   app.add_option("--rating-bound", s.rating_bound,
                  "bound on |centred rating|: rigorous als/irls clip to it (counted); fw's L = bound x sqrt(xi) (default: 2 for files and movielens, seed001 1, seed004 the rank)");
-  app.add_option("--factor-bound", s.factor_bound, "rigorous als/irls: user-factor norm bound")->capture_default_str();
+  app.add_option("--factor-bound", s.factor_bound, "dpam, rigorous als/irls: user-factor norm bound")->capture_default_str();
+  app.add_option("--rating-min", s.rating_min, "dpam: the public scale's lowest rating (files, movielens)")->capture_default_str();
+  app.add_option("--rating-max", s.rating_max, "dpam: the public scale's highest rating (files, movielens)")->capture_default_str();
   app.add_option("--nuclear-norm", s.nuclear_norm, "fw: nuclear-norm bound k (default: rating bound x sqrt(users x items) / 4)");
   app.add_flag("--oracle-k", s.oracle_k, "fw on a generated set: k = the truth's nuclear norm (the oracle choice of Jain, Thakkar & Thakurta 2018, Section 4)");
   app.add_option("--row-norm-bound", s.row_norm_bound, "fw: per-user ratings norm bound L (default: rating bound x sqrt(max per user))");
@@ -81,6 +85,14 @@ void validate(const RecommendSettings& s) {
   if (s.rank < 1) throw UsageError("--rank must be >= 1, got " + std::to_string(s.rank));
   if (!(s.test_fraction > 0 && s.test_fraction < 1))
     throw UsageError("--test-fraction must be in (0, 1), got " + privacy::format_value(s.test_fraction));
+  if (s.method == "dpam" && s.mechanism != "gaussian")
+    throw UsageError("--method dpam adds Gaussian noise: --mechanism must be gaussian, got " + s.mechanism +
+                     " (for a non-private reference: --method als --mechanism none)");
+  if (s.method == "dpam" && s.refresh_every > 0)
+    throw UsageError("--method dpam does not retrain in blocks (--refresh-every): it is trained once");
+  if (!(std::isfinite(s.rating_min) && std::isfinite(s.rating_max) && s.rating_min < s.rating_max))
+    throw UsageError("--rating-min and --rating-max must be finite with min < max, got " +
+                     privacy::format_value(s.rating_min) + " and " + privacy::format_value(s.rating_max));
   if (s.method == "fw" && s.mechanism != "gaussian" && s.mechanism != "none")
     throw UsageError("--method fw adds Gaussian noise: --mechanism must be gaussian or none, got " + s.mechanism);
   if (s.top_items > 0 && s.generated()) throw UsageError("--top-items applies to a ratings file, not a generated set");
@@ -121,10 +133,18 @@ double rating_bound_of(const RecommendSettings& s) {
   return s.synthetic == "seed001" ? 1.0 : static_cast<double>(s.synthetic_rank);
 }
 
+std::pair<double, double> centred_scale_of(const RecommendSettings& s) {
+  const double center = center_of(s);
+  if (!s.generated() || s.synthetic == "movielens") return {s.rating_min - center, s.rating_max - center};
+  const double bound = rating_bound_of(s);
+  return {-bound, bound};
+}
+
 // ξ: what --max-per-user 0 (unset) means. Rigorous ALS/IRLS need a cap (their sensitivity is √ξ·…):
 // 100 (AlsOptions' default); Frank–Wolfe bounds users by L = B_r·√ξ: seed 001's ξ = 80. Else no cap.
 Index effective_cap(const RecommendSettings& s) {
-  if (s.max_per_user > 0 || s.mechanism == "none") return s.max_per_user;
+  // dpam needs no cap: its weights normalise each user's contribution (dpam_als.hpp).
+  if (s.max_per_user > 0 || s.mechanism == "none" || s.method == "dpam") return s.max_per_user;
   if (s.method == "fw") return 80;
   return s.mode == "rigorous" ? 100 : 0;
 }

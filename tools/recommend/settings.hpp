@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -26,7 +27,7 @@ struct RecommendSettings {
   Index top_items = 0, max_per_user = 0;
   std::uint64_t split_seed = 1;
   // model
-  std::string method = "als", mechanism = "gaussian", mode = "rigorous";
+  std::string method = "dpam", mechanism = "gaussian", mode = "rigorous";
   PrivacyFlags privacy;  // --epsilon, --delta, --seed (the calibration follows --mode)
   Index rank = 10;
   int iterations = 0;  // 0: the method's default (fw 10, als/irls 20)
@@ -39,6 +40,8 @@ struct RecommendSettings {
   // 1..5 scale), 0 and 1 for seed001 (entries in [−1, 1]), 0 and the rank for seed004 (U, V ∈ [0, 1]).
   std::optional<double> center, rating_bound;
   double factor_bound = 1.0;
+  // dpam: the public rating scale of a file or the MovieLens-shaped sets (before centring)
+  double rating_min = 0.5, rating_max = 5.0;
   std::optional<double> nuclear_norm, row_norm_bound;
   bool oracle_k = false;  // fw on a generated set: k = ‖U Vᵀ‖_nuc of the truth (the oracle k of Jain, Thakkar & Thakurta 2018, Section 4)
   std::string step = "standard", eigensolver = "exact";
@@ -65,6 +68,10 @@ struct RecommendId {
 };
 // --recommend's comma-separated ids; UsageError for one that is not an integer.
 std::vector<RecommendId> parse_recommend_ids(const std::string& list);
+
+// dpam's rating scale in centred units: [--rating-min, --rating-max] − centre for a file or the
+// MovieLens-shaped sets, ±the rating bound for seed001 / seed004.
+std::pair<double, double> centred_scale_of(const RecommendSettings& s);
 
 // The centring constant, the bound on |centred rating| and ξ (0: no cap), by the rules above.
 double center_of(const RecommendSettings& s);

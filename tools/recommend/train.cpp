@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/streaming_completion.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
@@ -96,11 +98,48 @@ std::string als_notes(const AlsOptions& o, const AlsResult& result) {
   return notes;
 }
 
+DpamAlsOptions dpam_options(const RecommendSettings& s) {
+  DpamAlsOptions o;
+  o.rank = s.rank;
+  if (s.iterations > 0) o.iterations = s.iterations;
+  const auto [low, high] = centred_scale_of(s);
+  o.baseline.scale = {low, high};
+  o.fold_in.factor_bound = s.factor_bound;
+  o.target = s.privacy.target();
+  o.seed = s.privacy.seed;
+  return o;
+}
+
+std::string dpam_notes(const DpamAls& dpam, const DpamAlsResult& result) {
+  const BaselineNoise& b = dpam.baseline_noise();
+  return format_line("dpam: GDP mu %.4g; baseline sigma %.4g (global), %.4g (items)", dpam.mu(), b.global_sigma,
+                     b.item_sigma) +
+         format_line("; %.0f V-step releases, sigma %.4g at sensitivity", dpam.options().iterations, dpam.release_sigma()) +
+         format_line(" %.4g\n", dpam.release_sensitivity()) +
+         format_line("clipped: %.0f ratings to the scale, %.0f residual terms,", static_cast<double>(result.ratings_clipped),
+                     static_cast<double>(result.residuals_clipped)) +
+         format_line(" %.0f user-factor solves; %.0f items below the count threshold (served by the baseline)\n",
+                     static_cast<double>(result.user_factors_clipped), static_cast<double>(result.items_left_out));
+}
+
+// Every user's local part, folded in against the released model (joint DP: each from her own ratings).
+RatingPredictor served_predictor(const ItemModel& model, const FoldInOptions& fold_in, const RatingsMatrix& train) {
+  auto users = std::make_shared<std::vector<UserModel>>();
+  users->reserve(static_cast<std::size_t>(train.users()));
+  for (Index i = 0; i < train.users(); ++i) users->push_back(fold_in_user(model, fold_in, train, i));
+  auto shared = std::make_shared<ItemModel>(model);
+  return [shared, users](Index user, Index item) { return shared->predict((*users)[static_cast<std::size_t>(user)], item); };
+}
+
 }  // namespace
 
-Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const std::optional<SyntheticRatings>& truth) {
+Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const std::optional<SyntheticRatings>& truth)
+    : settings_(s) {
   try {
-    if (s.method == "fw") {
+    if (s.method == "dpam") {
+      dpam_options_ = dpam_options(s);
+      dpam_ = std::make_unique<DpamAls>(dpam_options_);
+    } else if (s.method == "fw") {
       fw_options_ = frank_wolfe_options(s, train, truth);
       fw_ = std::make_unique<PrivateFrankWolfe>(fw_options_);
     } else {
@@ -115,7 +154,29 @@ Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const s
 Trainer::~Trainer() = default;
 
 Model Trainer::train(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
-  return fw_ ? train_frank_wolfe(train, accountant) : train_als(train, accountant);
+  if (dpam_) return train_dpam(train, accountant);
+  Model m = fw_ ? train_frank_wolfe(train, accountant) : train_als(train, accountant);
+  if (std::isfinite(m.epsilon_spent)) m.private_baseline = comparison_baseline(train);
+  return m;
+}
+
+Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
+  const DpamAlsResult result = dpam_->train(train, &accountant);
+  Model m;
+  m.rank = dpam_options_.rank;
+  m.epsilon_spent = accountant.spent().epsilon;
+  m.notes = dpam_notes(*dpam_, result);
+  m.predict = served_predictor(result.model, dpam_options_.fold_in, train);
+  ItemModel baseline = result.model;  // the same release without the factors
+  baseline.item_factors.resize(baseline.items(), 0);
+  m.private_baseline = served_predictor(baseline, dpam_options_.fold_in, train);
+  return m;
+}
+
+RatingPredictor Trainer::comparison_baseline(const RatingsMatrix& train) const {
+  const DpamAlsOptions defaults = dpam_options(settings_);
+  PrivateBaseline baseline(defaults.baseline, defaults.target, 0.25, defaults.seed);
+  return served_predictor(baseline.train(train).model, defaults.fold_in, train);
 }
 
 Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {

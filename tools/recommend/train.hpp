@@ -1,11 +1,12 @@
-// dpstream-recommend's training: the method (fw | als | irls) × mechanism × mode, once on the training
+// dpstream-recommend's training: the method (dpam | fw | als | irls) × mechanism × mode, once on the training
 // matrix or, with --refresh-every B, streaming (the users arrive one by one in file order and the model
 // is retrained every B users on all users so far: streaming_completion.hpp, the budget split over the
 // planned refreshes).
 //
-// Privacy: the model is trained under the method's contract (private_frank_wolfe.hpp, private_als.hpp):
-// user-level joint DP for fw and for als/irls in rigorous mode; faithful als/irls reproduce seed 004 as
-// printed and prove nothing (its per-draw ε is printed next to the ε its draws really compose to).
+// Privacy: the model is trained under the method's contract (dpam_als.hpp, private_frank_wolfe.hpp,
+// private_als.hpp): user-level joint DP for dpam, fw and als/irls in rigorous mode; faithful als/irls
+// reproduce seed 004 as printed and prove nothing (its per-draw ε is printed next to the ε its draws
+// really compose to).
 //
 // A Training is built before any noise is drawn: its construction has the library check every option
 // (InvalidParameter → UsageError, exit 2); run() then trains (an error there: exit 1).
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "dpstream/completion/dpam_als.hpp"
 #include "dpstream/completion/metrics.hpp"
 #include "dpstream/completion/private_als.hpp"
 #include "dpstream/completion/private_frank_wolfe.hpp"
@@ -32,6 +34,10 @@ struct Model {
   Index rank = 0;
   double epsilon_spent = 0.0;  // +inf without noise
   std::string notes;           // privacy report lines
+  // The private baseline's predictor: dpam's own (the release its ALS is centred by, part of the
+  // model); for the other private methods a separate PrivateBaseline release at the same (ε, δ), shown
+  // for comparison and not counted in epsilon_spent. Unset without noise.
+  std::optional<completion::RatingPredictor> private_baseline;
 };
 
 // One method with its options checked (UsageError), for one training matrix's shape.
@@ -45,9 +51,15 @@ class Trainer {
  private:
   Model train_frank_wolfe(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
   Model train_als(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+  Model train_dpam(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+  // The comparison baseline of a private fw/als/irls run (Model::private_baseline).
+  completion::RatingPredictor comparison_baseline(const completion::RatingsMatrix& train) const;
 
+  RecommendSettings settings_;
   completion::FrankWolfeOptions fw_options_;
   completion::AlsOptions als_options_;
+  completion::DpamAlsOptions dpam_options_;
+  std::unique_ptr<completion::DpamAls> dpam_;
   std::unique_ptr<completion::PrivateFrankWolfe> fw_;
   std::unique_ptr<completion::PrivateAls> als_;
 };

@@ -1,0 +1,93 @@
+#include "dpstream/completion/item_model.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <Eigen/Cholesky>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::completion {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using privacy::format_value;
+
+void RatingScale::validate(const char* field) const {
+  if (!(std::isfinite(low) && std::isfinite(high) && low < high))
+    throw InvalidParameter(std::string(field) + ": the rating scale needs finite low < high, got [" + format_value(low) +
+                           ", " + format_value(high) + "]");
+}
+
+void FoldInOptions::validate() const {
+  if (!(std::isfinite(bias_shrinkage) && bias_shrinkage >= 0.0))
+    throw InvalidParameter("bias_shrinkage must be finite and >= 0, got " + format_value(bias_shrinkage));
+  if (!(std::isfinite(factor_regularization) && factor_regularization > 0.0))
+    throw InvalidParameter("factor_regularization must be finite and > 0, got " + format_value(factor_regularization));
+  if (!(std::isfinite(factor_bound) && factor_bound > 0.0))
+    throw InvalidParameter("factor_bound must be finite and > 0, got " + format_value(factor_bound));
+}
+
+namespace {
+
+void require_item(const ItemModel& model, Index item) {
+  if (item < 0 || item >= model.items())
+    throw InvalidParameter("item " + std::to_string(item) + " is outside the model's [0, " +
+                           std::to_string(model.items()) + ")");
+}
+
+}  // namespace
+
+double ItemModel::predict(const UserModel& user, Index item) const {
+  require_item(*this, item);
+  double value = item_baseline(item) + user.bias;
+  if (rank() > 0 && user.factor.size() == rank()) value += item_factors.row(item).dot(user.factor);
+  return scale.clip(value);
+}
+
+UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options,
+                       std::span<const std::pair<Index, double>> ratings) {
+  const Index rank = model.rank();
+  UserModel user;
+  user.factor = VectorXd::Zero(rank);
+  if (ratings.empty()) return user;
+  // Her bias: shrunk mean of her ratings against the public item baselines.
+  double residual_sum = 0.0;
+  for (const auto& [item, value] : ratings) {
+    require_item(model, item);
+    residual_sum += model.scale.clip(value) - model.item_baseline(item);
+  }
+  user.bias = residual_sum / (static_cast<double>(ratings.size()) + options.bias_shrinkage);
+  if (rank == 0) return user;
+  // Her factor: ridge regression of what the biases leave on the public item factors.
+  MatrixXd gram = options.factor_regularization * MatrixXd::Identity(rank, rank);
+  VectorXd rhs = VectorXd::Zero(rank);
+  for (const auto& [item, value] : ratings) {
+    const auto v = model.item_factors.row(item).transpose();
+    gram.selfadjointView<Eigen::Lower>().rankUpdate(v);
+    rhs += (model.scale.clip(value) - model.item_baseline(item) - user.bias) * v;
+  }
+  user.factor = gram.selfadjointView<Eigen::Lower>().ldlt().solve(rhs);
+  const double norm = user.factor.norm();
+  if (norm > options.factor_bound) {
+    user.factor *= options.factor_bound / norm;
+    user.factor_clipped = true;
+  }
+  return user;
+}
+
+UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options, const RatingsMatrix& ratings,
+                       Index user) {
+  if (user < 0 || user >= ratings.users())
+    throw InvalidParameter("user " + std::to_string(user) + " is outside the ratings' [0, " +
+                           std::to_string(ratings.users()) + ")");
+  std::vector<std::pair<Index, double>> own;
+  own.reserve(static_cast<std::size_t>(ratings.user_count(user)));
+  for (RatingsMatrix::ByUser::InnerIterator it(ratings.by_user(), user); it; ++it) own.emplace_back(it.col(), it.value());
+  return fold_in_user(model, options, own);
+}
+
+}  // namespace dpstream::completion
