@@ -61,9 +61,10 @@ TEST_CASE("MovieLens-shaped set: the marginal of rating levels is MovieLens-like
   }
   const double n = static_cast<double>(set.ratings.size()), mean = sum / n;
   const double sd = std::sqrt(sum_sq / n - mean * mean);
-  // Model: E ≈ 3.50, sd ≈ 1.04 (header). The mean's spread across seeds comes mostly from the 610
-  // user biases (0.45/√610 = 0.018) and the item biases weighted by popularity (≲ 0.5/√300 = 0.03):
-  // sd ≲ 0.035, so ±0.15 is over 4 sd; MovieLens's 3.50 is inside. The sd: ±0.1.
+  // Model: E ≈ 3.50, sd ≈ 1.04 (header). The mean's spread across seeds comes mostly from the user
+  // biases weighted by activity, (Σc)²/Σc² ≈ 173 users in effect (0.45/√173 = 0.034), and the item
+  // biases weighted by popularity, ≈ 1,450 items in effect (0.5/√1450 = 0.013): sd ≈ 0.037, so
+  // ±0.15 is 4 sd; MovieLens's 3.50 is inside. The sd: ±0.1.
   CHECK(std::abs(mean - 3.5) < 0.15);
   CHECK(std::abs(sd - 1.05) < 0.1);
   // Half the users rate in whole stars, the others on the half-star grid where about half the levels

@@ -377,6 +377,7 @@ SyntheticRatings movielens_shaped_ratings(const MovieLensShape& shape, std::uint
   out.timestamps.reserve(static_cast<std::size_t>(shape.ratings));
   // Row-major copies: each value reads contiguous rows, not the column-major factors' strided ones.
   const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> items = out.item_factors;
+  const Eigen::Index width = items.cols();
   Eigen::RowVectorXd user;
   std::vector<Eigen::Index> chosen;
   for (Eigen::Index i = 0; i < shape.users; ++i) {
@@ -385,7 +386,11 @@ SyntheticRatings movielens_shaped_ratings(const MovieLensShape& shape, std::uint
     const double step = whole_stars ? 1.0 : 0.5;
     user = out.user_factors.row(i);
     for (Eigen::Index j : chosen) {
-      const double value = std::round((user.dot(items.row(j)) + 0.75 * source.gaussian()) / step) * step;
+      // A scalar sum in column order, not Eigen's dot: its vectorised order follows the SIMD width
+      // (-march), and a different last bit could round a value to another half star.
+      double mean = 0.0;
+      for (Eigen::Index c = 0; c < width; ++c) mean += user[c] * items(j, c);
+      const double value = std::round((mean + 0.75 * source.gaussian()) / step) * step;
       out.ratings.push_back({i, j, std::clamp(value, step, 5.0)});
     }
     shaped_times(shape, arrival[static_cast<std::size_t>(i)], chosen.size(), source, out.timestamps);
