@@ -189,17 +189,20 @@ void validate_shape(const MovieLensShape& s) {
   if (s.max_per_user < s.min_per_user || s.max_per_user > s.items)
     refuse_shape("max_per_user", "in [min_per_user, items] = [" + str(s.min_per_user) + ", " + str(s.items) + "]",
                  str(s.max_per_user));
-  const Eigen::Index least = saturating_product(s.users, s.min_per_user), most = saturating_product(s.users, s.max_per_user);
+  const Eigen::Index least = saturating_product(s.users, s.min_per_user);
+  const Eigen::Index most = saturating_product(s.users, s.max_per_user);
   if (s.ratings < least || s.ratings > most)
     refuse_shape("ratings", "in [users * min_per_user, users * max_per_user] = [" + str(least) + ", " + str(most) + "]",
                  str(s.ratings));
   const auto num = [](double v) { return privacy::format_value(v); };
-  if (!(s.activity_tail > 0.0 && std::isfinite(s.activity_tail))) refuse_shape("activity_tail", "finite and > 0", num(s.activity_tail));
+  if (!(s.activity_tail > 0.0 && std::isfinite(s.activity_tail)))
+    refuse_shape("activity_tail", "finite and > 0", num(s.activity_tail));
   if (!(s.popularity_exponent >= 0.0 && std::isfinite(s.popularity_exponent)))
     refuse_shape("popularity_exponent", "finite and >= 0", num(s.popularity_exponent));
   if (!(s.popularity_offset > 0.0 && std::isfinite(s.popularity_offset)))
     refuse_shape("popularity_offset", "finite and > 0", num(s.popularity_offset));
-  if (!(s.whole_star_users >= 0.0 && s.whole_star_users <= 1.0)) refuse_shape("whole_star_users", "in [0, 1]", num(s.whole_star_users));
+  if (!(s.whole_star_users >= 0.0 && s.whole_star_users <= 1.0))
+    refuse_shape("whole_star_users", "in [0, 1]", num(s.whole_star_users));
   if (s.span_seconds < 1) refuse_shape("span_seconds", ">= 1", str(s.span_seconds));
   if (s.first_timestamp > std::numeric_limits<std::int64_t>::max() - s.span_seconds)
     refuse_shape("first_timestamp", "at most INT64_MAX - span_seconds", str(s.first_timestamp));
