@@ -30,21 +30,37 @@ void read_file(const RecommendSettings& s, Prepared& p) {
   p.description = s.input;
 }
 
+// The MovieLens-shaped presets (synthetic_ratings.hpp): their own size, rank and time span.
+void generate_shaped(const RecommendSettings& s, Prepared& p) {
+  const bool small = s.synthetic == "ml-latest-small";
+  const completion::MovieLensShape& shape = small ? ml_latest_small : ml_10m;
+  p.truth = movielens_shaped_ratings(shape, s.split_seed);
+  std::ostringstream d;
+  d << "generated MovieLens " << (small ? "latest-small" : "10M") << "-shaped set: " << shape.users << " users x "
+    << shape.items << " items, " << p.truth->ratings.size() << " half-star ratings 0.5..5, rank " << shape.rank
+    << ", power-law popularity and activity (>= " << shape.min_per_user << " each), timestamped";
+  p.description = d.str();
+}
+
 void generate(const RecommendSettings& s, Prepared& p) {
   const bool rank_one = s.synthetic == "seed001", movielens = s.synthetic == "movielens";
+  const bool shaped = s.synthetic == "ml-latest-small" || s.synthetic == "ml-10m";
   const Index users = s.synthetic_users ? s.synthetic_users : (rank_one ? 100000 : movielens ? 943 : 200);
   const Index items = s.synthetic_items ? s.synthetic_items : (rank_one ? 100 : movielens ? 1682 : 200);
   try {
     const Index movielens_ratings = std::llround(static_cast<double>(users) * (100000.0 / 943.0));
-    p.truth = rank_one    ? rank_one_ratings(users, items, s.per_user, s.split_seed)
-              : movielens ? movielens_like_ratings(users, items, movielens_ratings, s.synthetic_rank, s.split_seed)
-                          : uniform_factor_ratings(users, items, s.synthetic_rank, s.observed, s.split_seed);
+    if (shaped) generate_shaped(s, p);
+    else
+      p.truth = rank_one    ? rank_one_ratings(users, items, s.per_user, s.split_seed)
+                : movielens ? movielens_like_ratings(users, items, movielens_ratings, s.synthetic_rank, s.split_seed)
+                            : uniform_factor_ratings(users, items, s.synthetic_rank, s.observed, s.split_seed);
   } catch (const InvalidParameter& e) {
     throw UsageError(e.what());
   }
   p.table.ratings = p.truth->ratings;
-  for (Index i = 0; i < users; ++i) p.table.user_ids.push_back(i);
-  for (Index j = 0; j < items; ++j) p.table.item_ids.push_back(j);
+  for (Index i = 0; i < p.truth->user_factors.rows(); ++i) p.table.user_ids.push_back(i);
+  for (Index j = 0; j < p.truth->item_factors.rows(); ++j) p.table.item_ids.push_back(j);
+  if (shaped) return;
   std::ostringstream d;
   if (rank_one)
     d << "generated seed-001 set: rank one, " << users << " users x " << items << " items, " << s.per_user

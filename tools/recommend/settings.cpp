@@ -16,8 +16,10 @@ void add_data_options(CLI::App& app, RecommendSettings& s) {
       ->check(CLI::IsMember({"auto", "csv", "tsv", "colons", "pb"}))->capture_default_str();
   app.add_flag("--skip-malformed", s.skip_malformed, "count and skip malformed lines instead of stopping");
   app.add_option("--synthetic", s.synthetic,
-                 "without --input: seed001 (rank one, U[-1,1]), seed004 (U[0,1] factors) or movielens (MovieLens-100K-shaped)")
-      ->check(CLI::IsMember({"seed001", "seed004", "movielens"}))->capture_default_str();
+                 "without --input: seed001 (rank one, U[-1,1]), seed004 (U[0,1] factors), movielens (MovieLens-100K-shaped, "
+                 "1..5), ml-latest-small or ml-10m (MovieLens latest-small / 10M-shaped: half stars, power-law "
+                 "popularity and activity, timestamps; their own size and rank 10)")
+      ->check(CLI::IsMember({"seed001", "seed004", "movielens", "ml-latest-small", "ml-10m"}))->capture_default_str();
   app.add_option("--synthetic-users", s.synthetic_users, "generated set: users (default seed001 100000, seed004 200, movielens 943)")
       ->check(at_least(0));
   app.add_option("--synthetic-items", s.synthetic_items, "generated set: items (default seed001 100, seed004 200, movielens 1682)")
@@ -48,15 +50,15 @@ void add_model_options(CLI::App& app, RecommendSettings& s) {
   app.add_option("--iters", s.iterations, "fw: T rounds (default 10); als/irls: alternations (default 20)")
       ->check(at_least(0));
   app.add_option("--irls-iters", s.irls_iterations, "irls: inner R-IRLS steps K")->capture_default_str();
-  app.add_option("--lambda", s.lambda, "als/irls: ridge regularisation (default: 10 for files and movielens, 0.5 as seed 004 for generated sets)");
+  app.add_option("--lambda", s.lambda, "als/irls: ridge regularisation (default: 10 for files and the movielens / ml-* sets, 0.5 as seed 004 for seed001 / seed004)");
   app.add_option("--huber-alpha", s.huber_alpha, "irls: Huber transition of the weights")->capture_default_str();
   app.add_option("--noise-variance", s.noise_variance, "faithful als/irls: the noise variance (instead of deriving it from epsilon)");
-  app.add_option("--center", s.center, "public constant subtracted from every rating (default: 3 for files and movielens, else 0)");
+  app.add_option("--center", s.center, "public constant subtracted from every rating (default: 3 for files and the movielens / ml-* sets, else 0)");
   app.add_option("--rating-bound", s.rating_bound,
-                 "bound on |centred rating|: rigorous als/irls clip to it (counted); fw's L = bound x sqrt(xi) (default: 2 for files and movielens, seed001 1, seed004 the rank)");
+                 "bound on |centred rating|: rigorous als/irls clip to it (counted); fw's L = bound x sqrt(xi) (default: 2 for files and the movielens / ml-* sets, seed001 1, seed004 the rank)");
   app.add_option("--factor-bound", s.factor_bound, "dpam, rigorous als/irls: user-factor norm bound")->capture_default_str();
-  app.add_option("--rating-min", s.rating_min, "dpam: the public scale's lowest rating (files, movielens)")->capture_default_str();
-  app.add_option("--rating-max", s.rating_max, "dpam: the public scale's highest rating (files, movielens)")->capture_default_str();
+  app.add_option("--rating-min", s.rating_min, "dpam: the public scale's lowest rating (files, movielens / ml-* sets)")->capture_default_str();
+  app.add_option("--rating-max", s.rating_max, "dpam: the public scale's highest rating (files, movielens / ml-* sets)")->capture_default_str();
   app.add_option("--nuclear-norm", s.nuclear_norm, "fw: nuclear-norm bound k (default: rating bound x sqrt(users x items) / 4)");
   app.add_flag("--oracle-k", s.oracle_k, "fw on a generated set: k = the truth's nuclear norm (the oracle choice of Jain, Thakkar & Thakurta 2018, Section 4)");
   app.add_option("--row-norm-bound", s.row_norm_bound, "fw: per-user ratings norm bound L (default: rating bound x sqrt(max per user))");
@@ -96,6 +98,9 @@ void validate(const RecommendSettings& s) {
   if (s.method == "fw" && s.mechanism != "gaussian" && s.mechanism != "none")
     throw UsageError("--method fw adds Gaussian noise: --mechanism must be gaussian or none, got " + s.mechanism);
   if (s.top_items > 0 && s.generated()) throw UsageError("--top-items applies to a ratings file, not a generated set");
+  if (s.generated() && s.synthetic.starts_with("ml-") && (s.synthetic_users || s.synthetic_items))
+    throw UsageError("--synthetic-users / --synthetic-items apply to seed001, seed004 and movielens; --synthetic " +
+                     s.synthetic + " has the size of its MovieLens release");
   if (s.oracle_k && (!s.generated() || center_of(s) != 0.0))
     throw UsageError("--oracle-k needs a generated set without centring (seed001 or seed004)");
   if (s.center && !std::isfinite(*s.center)) throw UsageError("--center must be finite, got " + privacy::format_value(*s.center));
@@ -122,20 +127,24 @@ std::vector<RecommendId> parse_recommend_ids(const std::string& list) {
   return ids;
 }
 
+bool star_scale(const RecommendSettings& s) {
+  return !s.generated() || s.synthetic == "movielens" || s.synthetic == "ml-latest-small" || s.synthetic == "ml-10m";
+}
+
 double center_of(const RecommendSettings& s) {
   if (s.center) return *s.center;
-  return !s.generated() || s.synthetic == "movielens" ? 3.0 : 0.0;
+  return star_scale(s) ? 3.0 : 0.0;
 }
 
 double rating_bound_of(const RecommendSettings& s) {
   if (s.rating_bound) return *s.rating_bound;
-  if (!s.generated() || s.synthetic == "movielens") return 2.0;
+  if (star_scale(s)) return 2.0;
   return s.synthetic == "seed001" ? 1.0 : static_cast<double>(s.synthetic_rank);
 }
 
 std::pair<double, double> centred_scale_of(const RecommendSettings& s) {
   const double center = center_of(s);
-  if (!s.generated() || s.synthetic == "movielens") return {s.rating_min - center, s.rating_max - center};
+  if (star_scale(s)) return {s.rating_min - center, s.rating_max - center};
   const double bound = rating_bound_of(s);
   return {-bound, bound};
 }

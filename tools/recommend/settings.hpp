@@ -32,12 +32,12 @@ struct RecommendSettings {
   Index rank = 10;
   int iterations = 0;  // 0: the method's default (fw 10, als/irls 20)
   int irls_iterations = 20;
-  std::optional<double> lambda;  // unset: 0.5 (seed 004) for generated sets, 10 for files and movielens
+  std::optional<double> lambda;  // unset: 0.5 (seed 004) for seed001/seed004, 10 for star_scale sets
   double huber_alpha = 3.0;
   std::optional<double> noise_variance;  // faithful: overrides the variance derived from ε
   // Ratings are centred by a public constant before training (a data mean would be a query) and the
-  // bound applies to the centred values. Unset: 3 and 2 for a file or the MovieLens-shaped set (the
-  // 1..5 scale), 0 and 1 for seed001 (entries in [−1, 1]), 0 and the rank for seed004 (U, V ∈ [0, 1]).
+  // bound applies to the centred values. Unset: 3 and 2 for a file or a MovieLens-shaped set (the
+  // 1..5 scale: movielens, ml-latest-small, ml-10m), 0 and 1 for seed001 (entries in [−1, 1]), 0 and the rank for seed004 (U, V ∈ [0, 1]).
   std::optional<double> center, rating_bound;
   double factor_bound = 1.0;
   // dpam: the public rating scale of a file or the MovieLens-shaped sets (before centring)
@@ -73,6 +73,9 @@ std::vector<RecommendId> parse_recommend_ids(const std::string& list);
 // MovieLens-shaped sets, ±the rating bound for seed001 / seed004.
 std::pair<double, double> centred_scale_of(const RecommendSettings& s);
 
+// A ratings file or a MovieLens-shaped set (movielens, ml-latest-small, ml-10m): ratings on the
+// 1..5 star scale, whose defaults (centre, bound, λ) are the file's.
+bool star_scale(const RecommendSettings& s);
 // The centring constant, the bound on |centred rating| and ξ (0: no cap), by the rules above.
 double center_of(const RecommendSettings& s);
 double rating_bound_of(const RecommendSettings& s);

@@ -57,7 +57,7 @@ FrankWolfeOptions frank_wolfe_options(const RecommendSettings& s, const RatingsM
 AlsOptions als_options(const RecommendSettings& s) {
   AlsOptions o;
   o.rank = s.rank;
-  o.regularization = s.lambda ? *s.lambda : (!s.generated() || s.synthetic == "movielens" ? 10.0 : 0.5);
+  o.regularization = s.lambda ? *s.lambda : (star_scale(s) ? 10.0 : 0.5);
   o.iterations = s.iterations > 0 ? s.iterations : 20;
   o.irls_iterations = s.method == "irls" ? s.irls_iterations : 0;
   o.huber_alpha = s.huber_alpha;
