@@ -103,6 +103,7 @@ TEST_CASE("csv: header, comments, blank lines, dense indices in first-seen order
     CHECK(triples(t.ratings) == std::vector<Triple>{{0, 0, 2.5}, {0, 1, 3.0}, {1, 0, 4.0}});
     CHECK(t.lines == 3);
     CHECK(t.skipped == 0);
+    CHECK(t.timestamps.empty());  // the last line has none: all or nothing
     CHECK(t.user_index(7) == Index{1});
     CHECK(t.item_index(1029) == Index{1});
     CHECK_FALSE(t.user_index(31).has_value());
@@ -128,7 +129,18 @@ TEST_CASE("double colon (ratings.dat) with \\r\\n endings", "[ratings_io]") {
     CHECK(t.user_ids == Ids{1, 2});
     CHECK(t.item_ids == Ids{1193, 661});
     CHECK(triples(t.ratings) == std::vector<Triple>{{0, 0, 5.0}, {0, 1, 3.0}, {1, 0, 4.0}});
+    CHECK(t.timestamps == Ids{978300760, 978302109, 978298413});
   }
+}
+
+TEST_CASE("timestamps: kept parallel to the ratings, through skips and keep_top_items", "[ratings_io]") {
+  Fixture f;
+  const RatingsTable t = f.read("1,10,4,100\n1,11,x,101\n2,11,3,102\n2,10,5,103\n", RatingsFormat::csv, true);
+  CHECK(t.skipped == 1);
+  CHECK(t.timestamps == Ids{100, 102, 103});
+  const RatingsTable top = keep_top_items(t, 1);
+  REQUIRE(top.ratings.size() == 2);
+  CHECK(top.timestamps == Ids{100, 103});
 }
 
 TEST_CASE("a table filled by hand (no id maps) still answers look-ups", "[ratings_io]") {

@@ -158,6 +158,7 @@ class TableBuilder {
 
   void reserve(std::size_t expected_ratings) {
     table_.ratings.reserve(expected_ratings);
+    table_.timestamps.reserve(expected_ratings);
     position_of_rating_.reserve(expected_ratings);
     pair_index_.reserve(table_.ratings, expected_ratings);
   }
@@ -180,7 +181,8 @@ class TableBuilder {
     table_.lines += count;
   }
 
-  void add(std::int64_t user_id, std::int64_t item_id, double value, std::uint64_t position) {
+  void add(std::int64_t user_id, std::int64_t item_id, double value, std::uint64_t position,
+           std::optional<std::int64_t> timestamp = std::nullopt) {
     const Index user = dense_index(table_.user_index_of, table_.user_ids, user_id);
     const Index item = dense_index(table_.item_index_of, table_.item_ids, item_id);
     if (const std::optional<std::size_t> earlier = pair_index_.find_or_add(table_.ratings, user, item)) {
@@ -192,6 +194,8 @@ class TableBuilder {
     if (table_.ratings.size() >= PairIndex::kIndexBits - 1)
       throw CorruptInput(path_ + ": more than " + std::to_string(PairIndex::kIndexBits - 1) + " ratings");
     table_.ratings.push_back({user, item, value});
+    if (timestamp) table_.timestamps.push_back(*timestamp);
+    else untimed_ = true;
     position_of_rating_.push_back(position);
     ++table_.lines;
   }
@@ -206,6 +210,7 @@ class TableBuilder {
                            table_.first_skip_reason + ")");
       throw CorruptInput(path_ + ": no rating (" + nothing_read + ")");
     }
+    if (untimed_) table_.timestamps.clear();  // kept only when every rating had one
     return std::move(table_);
   }
 
@@ -222,6 +227,7 @@ class TableBuilder {
   RatingsTable table_;
   PairIndex pair_index_;
   std::vector<std::uint64_t> position_of_rating_;  // line or row of each kept rating, for duplicates
+  bool untimed_ = false;                           // a kept rating without a timestamp
 };
 
 // A row log opens with a length-delimited header whose first field is the magic: protobuf writers
@@ -340,7 +346,7 @@ bool none_numeric(const Fields& fields) {
 
 // "" when the fields make a rating (stored in user, item, value), else what is wrong.
 std::string parse_rating(const Fields& fields, RatingsFormat format, std::int64_t& user, std::int64_t& item,
-                         double& value) {
+                         double& value, std::optional<std::int64_t>& timestamp) {
   if (fields.count != 3 && fields.count != 4) {
     const char* separator = format == RatingsFormat::csv ? "','" : format == RatingsFormat::tsv ? "spaces/tabs" : "'::'";
     return "expected 3 or 4 fields (user, item, rating[, timestamp]) separated by " + std::string(separator) +
@@ -352,8 +358,12 @@ std::string parse_rating(const Fields& fields, RatingsFormat format, std::int64_
   if (!parse_double(fields.text[2], value)) return "rating " + quoted(fields.text[2]) + " is not a number";
   if (!std::isfinite(value))
     return "rating " + quoted(fields.text[2]) + " is not finite (" + privacy::format_value(value) + ")";
-  std::int64_t timestamp = 0;  // checked, not kept: nothing downstream orders ratings by time
-  return fields.count == 4 ? parse_integer(fields.text[3], 3, timestamp) : std::string();
+  timestamp.reset();
+  if (fields.count != 4) return std::string();
+  std::int64_t seconds = 0;
+  std::string bad = parse_integer(fields.text[3], 3, seconds);
+  if (bad.empty()) timestamp = seconds;
+  return bad;
 }
 
 // Streams the file through one reused buffer (a whole 10M-line file would cost its size in memory,
@@ -418,14 +428,15 @@ RatingsTable read_text(const std::string& path, RatingsFormat format, bool skip_
   bool first = true;
   std::int64_t user = 0, item = 0;
   double value = 0;
+  std::optional<std::int64_t> timestamp;
   const std::uint64_t lines = for_each_data_line(
       path, [&](std::size_t expected_lines) { builder.reserve(expected_lines); },
       [&](std::uint64_t line_number, std::string_view line) {
         if (format == RatingsFormat::automatic) format = detect_text_format(line);
         split_fields(line, format, fields);
         if (std::exchange(first, false) && format == RatingsFormat::csv && none_numeric(fields)) return;  // header
-        std::string problem = parse_rating(fields, format, user, item, value);
-        if (problem.empty()) return builder.add(user, item, value, line_number);
+        std::string problem = parse_rating(fields, format, user, item, value, timestamp);
+        if (problem.empty()) return builder.add(user, item, value, line_number, timestamp);
         if ((fields.count == 3 || fields.count == 4) && none_numeric(fields))
           problem += format == RatingsFormat::csv ? " (a header is allowed only as the first non-comment line)"
                                                   : " (this format has no header line)";
@@ -469,9 +480,13 @@ RatingsTable with_items(const RatingsTable& table, const std::vector<Index>& kep
     out.item_ids.push_back(table.item_ids[static_cast<std::size_t>(kept[k])]);
   }
   out.item_index_of = index_of(out.item_ids);
-  for (const Rating& r : table.ratings) {
+  const bool timed = table.timestamps.size() == table.ratings.size();
+  for (std::size_t k = 0; k < table.ratings.size(); ++k) {
+    const Rating& r = table.ratings[k];
     const Index item = new_index[static_cast<std::size_t>(r.item)];
-    if (item >= 0) out.ratings.push_back({r.user, item, r.value});
+    if (item < 0) continue;
+    out.ratings.push_back({r.user, item, r.value});
+    if (timed) out.timestamps.push_back(table.timestamps[k]);
   }
   return out;
 }

@@ -55,6 +55,9 @@ struct RatingsTable {
   std::vector<std::int64_t> user_ids;   // dense user index → id in the file (first-seen order)
   std::vector<std::int64_t> item_ids;   // dense item index → id in the file (first-seen order)
   std::vector<Rating> ratings;          // file order
+  // Unix seconds of each rating (the 4th field), parallel to `ratings` when every kept rating had
+  // one; empty otherwise (3-field lines anywhere, a row log). keep_* carry it along.
+  std::vector<std::int64_t> timestamps;
   std::uint64_t lines = 0;              // data lines read (ratings + skipped; row log: entries read
                                         // + skipped rows)
   std::uint64_t skipped = 0;            // malformed lines counted under skip_malformed
