@@ -2,7 +2,8 @@
 # dpstream-recommend end to end on a small generated MovieLens-format file: every method × mechanism ×
 # mode prints the JSON line with the documented keys in order and sane values; seeded runs repeat;
 # recommendations for a known user, a clear error for an unknown one; malformed lines stop the run
-# naming the line (or are counted with --skip-malformed); streaming refreshes; bad flags exit 2.
+# naming the line (or are counted with --skip-malformed); streaming refreshes; the online replay writes
+# its CSV and SVG; bad flags exit 2.
 #   usage: test_recommend_cli.sh PATH/TO/dpstream-recommend
 set -uo pipefail
 tool="$1"
@@ -82,6 +83,23 @@ run bad --input "$work/bad.data" --method als --mechanism none --iters 2
 run skip --input "$work/bad.data" --method als --mechanism none --iters 2 --skip-malformed
 [ "$status" -eq 0 ] && grep -q "1 malformed lines skipped" "$work/skip.out" || fail "--skip-malformed: status $status"
 
+# Online: users replayed in timestamp order, a release every 50; the CSV and SVG written, the JSON
+# keeps the batch keys first and gains the online ones; an existing output is refused without --force.
+check_run online --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
+[ "$(wc -l < "$work/online/online.csv" 2>/dev/null)" -eq 301 ] || fail "online.csv: want a header and 300 arrivals"
+grep -q "</svg>" "$work/online/online.svg" 2>/dev/null || fail "online.svg missing or cut"
+if command -v python3 > /dev/null; then
+  json online | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["online"] and d["online_releases"] == 6 and 0 < d["online_rmse"] < 5 and 0 < d["online_epsilon_spent"] <= 2 * (1 + 1e-6), d' ||
+    fail "online JSON: $(json online)"
+fi
+[ "$(grep -c '^online privacy spent' "$work/online.out")" -eq 1 ] || fail "online: the epsilon line is not printed once"
+run online_again --input "$work/u.data" --seed 3 --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
+[ "$status" -eq 2 ] && grep -q "exists: give --force" "$work/online_again.err" || fail "online over an existing CSV: status $status"
+check_run online_force --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online" --force
+cut -f1-3 "$work/u.data" > "$work/untimed.data"
+run untimed --input "$work/untimed.data" --online
+[ "$status" -eq 2 ] && grep -q "no timestamps" "$work/untimed.err" || fail "--online without timestamps: status $status"
+
 bad_flag() {
   run flag "$@"
   if [ "$status" -ne 2 ]; then fail "'$*' exited $status, want 2"; return; fi
@@ -94,6 +112,10 @@ bad_flag --input "$work/u.data" --method svd
 bad_flag --input "$work/u.data" --method fw --mechanism laplace
 bad_flag --input "$work/nonexistent.data"
 bad_flag --input "$work/u.data" --test-fraction 1
+bad_flag --input "$work/u.data" --online --refresh-every 10
+bad_flag --input "$work/u.data" --online --method als
+bad_flag --input "$work/u.data" --out "$work/x"
+bad_flag --synthetic seed004 --online
 
 [ "$failures" -eq 0 ] && echo "recommend_cli: all checks passed"
 exit $((failures > 0))

@@ -1,10 +1,12 @@
 #include "recommend/data.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -58,6 +60,7 @@ void generate(const RecommendSettings& s, Prepared& p) {
     throw UsageError(e.what());
   }
   p.table.ratings = p.truth->ratings;
+  p.table.timestamps = p.truth->timestamps;  // the ml-* sets' (empty for the others)
   for (Index i = 0; i < p.truth->user_factors.rows(); ++i) p.table.user_ids.push_back(i);
   for (Index j = 0; j < p.truth->item_factors.rows(); ++j) p.table.item_ids.push_back(j);
   if (shaped) return;
@@ -74,6 +77,17 @@ void generate(const RecommendSettings& s, Prepared& p) {
   p.description = d.str();
 }
 
+// Each user's first timestamp; empty without timestamps.
+std::vector<std::int64_t> arrivals(const RatingsTable& table) {
+  if (table.timestamps.empty() || table.timestamps.size() != table.ratings.size()) return {};
+  std::vector<std::int64_t> first(static_cast<std::size_t>(table.users()), std::numeric_limits<std::int64_t>::max());
+  for (std::size_t k = 0; k < table.ratings.size(); ++k) {
+    std::int64_t& f = first[static_cast<std::size_t>(table.ratings[k].user)];
+    f = std::min(f, table.timestamps[k]);
+  }
+  return first;
+}
+
 }  // namespace
 
 Prepared prepare(const RecommendSettings& s) {
@@ -84,6 +98,7 @@ Prepared prepare(const RecommendSettings& s) {
   if (center != 0.0)
     for (Rating& r : p.table.ratings) r.value -= center;
   if (s.top_items > 0) p.table = keep_top_items(p.table, s.top_items);
+  p.arrival = arrivals(p.table);
   RatingsSplit split = split_ratings(p.table.ratings, s.test_fraction, s.split_seed);
   p.test = std::move(split.test);
   if (const Index cap = effective_cap(s); cap > 0) {

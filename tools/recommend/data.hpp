@@ -26,6 +26,9 @@ struct Prepared {
   std::uint64_t dropped_by_cap = 0;
   Index users_capped = 0;
   std::optional<completion::SyntheticRatings> truth;  // generated sets only
+  // Per dense user, her first timestamp (INT64_MAX for a user left without ratings); empty when the
+  // ratings carry no timestamps (--online needs them).
+  std::vector<std::int64_t> arrival;
   std::string description;
 
   Index users() const { return table.users(); }

@@ -34,6 +34,7 @@ std::string RecommendRun::summary_text() const {
   if (e.all_entries_rmse) t += format("; RMSE over all entries of the truth %.4f", *e.all_entries_rmse);
   t += format("\nprivacy spent: ε = %.4g at δ = %s; training %.2f s\n", model_.epsilon_spent,
               privacy::format_value(s_.privacy.delta).c_str(), train_seconds_);
+  if (online_result_) t += online_text(s_, *online_result_);
   return t + recommendations_text();
 }
 
@@ -79,13 +80,14 @@ std::string RecommendRun::json_line() const {
       .add("epsilon_spent", model_.epsilon_spent)  // null without noise (JSON has no infinity)
       .add("seconds", std::round(seconds * 1000) / 1000);
   if (e.all_entries_rmse) j.add("rmse_all_entries", *e.all_entries_rmse);
-  return j.add("train_seconds", std::round(train_seconds_ * 1000) / 1000)
+  j.add("train_seconds", std::round(train_seconds_ * 1000) / 1000)
       .add("users", static_cast<std::int64_t>(data_.users()))
       .add("items", static_cast<std::int64_t>(data_.items()))
       .add("train", static_cast<std::uint64_t>(data_.train.size()))
       .add("test", static_cast<std::uint64_t>(data_.test.size()))
-      .add("input", data_.description)
-      .text();
+      .add("input", data_.description);
+  if (online_result_) add_online_json(j, *online_result_);
+  return j.text();
 }
 
 }  // namespace dpstream::tools::recommend

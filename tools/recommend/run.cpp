@@ -15,6 +15,7 @@ RecommendRun::RecommendRun(const RecommendSettings& s) : s_(s) {
   if (data_.test.empty()) throw UsageError("the test split is empty: raise --test-fraction");
   train_ = RatingsMatrix(data_.users(), data_.items(), data_.train);
   training_ = std::make_unique<Training>(s_, data_, train_);
+  if (s_.online) online_ = std::make_unique<OnlineReplay>(s_, data_);
 }
 
 RecommendRun::~RecommendRun() = default;
@@ -36,6 +37,7 @@ void RecommendRun::train() {
     evaluation_.all_entries_rmse =
         full_rmse(model_.predict, [&](Index u, Index i) { return truth.truth(u, i) - center; }, users, items);
   }
+  if (online_) online_result_ = online_->run();
 }
 
 }  // namespace dpstream::tools::recommend

@@ -8,7 +8,11 @@
 //
 // Output: a human summary and, as the last line of stdout, one JSON object {method, mechanism, mode,
 // epsilon, delta, rank, rmse, rmse_item_mean, rmse_global_mean, rmse_private_baseline, epsilon_spent,
-// seconds, ...} (epsilon_spent and rmse_private_baseline are null without noise).
+// seconds, ...} (epsilon_spent and rmse_private_baseline are null without noise); --online appends
+// its keys (online.hpp) after those.
+//
+// --online: after the batch model, the online Recommender replays the same split in timestamp order
+// (online.hpp): a release of its own, its ε printed once for the whole stream.
 #pragma once
 
 #include <chrono>
@@ -19,6 +23,7 @@
 
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "recommend/data.hpp"
+#include "recommend/online.hpp"
 #include "recommend/settings.hpp"
 #include "recommend/train.hpp"
 
@@ -57,6 +62,8 @@ class RecommendRun {
   Prepared data_;
   completion::RatingsMatrix train_;
   std::unique_ptr<Training> training_;
+  std::unique_ptr<OnlineReplay> online_;      // --online
+  std::optional<OnlineResult> online_result_;
   Model model_;
   Evaluation evaluation_;
   double train_seconds_ = 0;

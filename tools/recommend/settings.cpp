@@ -80,7 +80,33 @@ void add_recommend_options(CLI::App& app, RecommendSettings& s) {
       ->check(at_least(0));
   app.add_option("--planned-refreshes", s.planned_refreshes, "streaming: refreshes the budget is split over (default: users / B)")
       ->check(at_least(0));
+  app.add_flag("--online", s.online,
+               "online (dpam): replay the ratings in timestamp order; each user is served at her first timestamp from her "
+               "training ratings, scored on her held-out ones, then joins one continual release (one charge for the stream)");
+  app.add_option("--release-every", s.release_every, "online: users per release of the item model")
+      ->check(at_least(1))->capture_default_str();
+  app.add_option("--out", s.out, "online: folder for online.csv and online.svg (created); existing files are refused unless --force");
+  app.add_flag("--force", s.force, "online: replace online.csv and online.svg in --out");
 }
+
+namespace {
+
+void validate_online(const RecommendSettings& s) {
+  if (!s.online) {
+    if (!s.out.empty() || s.force) throw UsageError("--out and --force apply to --online runs");
+    return;
+  }
+  if (s.method != "dpam") throw UsageError("--online serves the dpam model: --method must be dpam, got " + s.method);
+  if (s.refresh_every > 0 || s.planned_refreshes > 0)
+    throw UsageError("--online releases the item model every --release-every users: --refresh-every and "
+                     "--planned-refreshes are for the batch retraining");
+  if (s.release_every < 1) throw UsageError("--release-every must be >= 1, got " + std::to_string(s.release_every));
+  if (s.force && s.out.empty()) throw UsageError("--force needs --out");
+  if (s.generated() && !s.synthetic.starts_with("ml-"))
+    throw UsageError("--online needs timestamps: --synthetic " + s.synthetic + " has none (use ml-latest-small or ml-10m, or a file)");
+}
+
+}  // namespace
 
 void validate(const RecommendSettings& s) {
   validate(s.privacy);
@@ -105,6 +131,7 @@ void validate(const RecommendSettings& s) {
     throw UsageError("--oracle-k needs a generated set without centring (seed001 or seed004)");
   if (s.center && !std::isfinite(*s.center)) throw UsageError("--center must be finite, got " + privacy::format_value(*s.center));
   if (s.planned_refreshes > 0 && s.refresh_every == 0) throw UsageError("--planned-refreshes needs --refresh-every");
+  validate_online(s);
   parse_recommend_ids(s.recommend);
 }
 

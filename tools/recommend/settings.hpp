@@ -52,6 +52,11 @@ struct RecommendSettings {
   // streaming
   Index refresh_every = 0;
   long planned_refreshes = 0;
+  // online (online.hpp): users arrive in timestamp order, are served, then join the continual release
+  bool online = false;
+  Index release_every = 50;
+  std::string out;     // --out DIR: DIR/online.csv and DIR/online.svg
+  bool force = false;  // replace those files if they exist
 
   bool generated() const { return input.empty(); }
   bool private_run() const { return mechanism != "none"; }

@@ -98,6 +98,8 @@ std::string als_notes(const AlsOptions& o, const AlsResult& result) {
   return notes;
 }
 
+}  // namespace
+
 DpamAlsOptions dpam_options(const RecommendSettings& s) {
   DpamAlsOptions o;
   o.rank = s.rank;
@@ -109,6 +111,8 @@ DpamAlsOptions dpam_options(const RecommendSettings& s) {
   o.seed = s.privacy.seed;
   return o;
 }
+
+namespace {
 
 std::string dpam_notes(const DpamAls& dpam, const DpamAlsResult& result) {
   const BaselineNoise& b = dpam.baseline_noise();

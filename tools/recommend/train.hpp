@@ -40,6 +40,9 @@ struct Model {
   std::optional<completion::RatingPredictor> private_baseline;
 };
 
+// dpam's options from the flags (the online Recommender shares them).
+completion::DpamAlsOptions dpam_options(const RecommendSettings& s);
+
 // One method with its options checked (UsageError), for one training matrix's shape.
 class Trainer {
  public:
