@@ -210,9 +210,9 @@ void Recommender::push_block() {
   part.guard.norm_bound = stream_->options().row_norm_bound;
   part.counts.seen = part.counts.accepted = pending_;
   part.packed_sum = block_sum_;
+  stream_->add_aggregate(part);  // releases (on_release) when the block completes
   pending_ = 0;
   block_sum_.setZero();
-  stream_->add_aggregate(part);  // releases (on_release) when the block completes
 }
 
 void Recommender::flush() {
