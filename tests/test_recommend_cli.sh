@@ -96,6 +96,8 @@ fi
 run online_again --input "$work/u.data" --seed 3 --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
 [ "$status" -eq 2 ] && grep -q "exists: give --force" "$work/online_again.err" || fail "online over an existing CSV: status $status"
 check_run online_force --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online" --force
+check_run online_blt --online --online-noise blt --release-every 100 --epsilon 2 --rank 3
+[ "$(field online_blt online_releases)" = "3" ] || fail "online BLT: want 3 releases: $(json online_blt)"
 cut -f1-3 "$work/u.data" > "$work/untimed.data"
 run untimed --input "$work/untimed.data" --online
 [ "$status" -eq 2 ] && grep -q "no timestamps" "$work/untimed.err" || fail "--online without timestamps: status $status"
@@ -116,6 +118,7 @@ bad_flag --input "$work/u.data" --online --refresh-every 10
 bad_flag --input "$work/u.data" --online --method als
 bad_flag --input "$work/u.data" --out "$work/x"
 bad_flag --synthetic seed004 --online
+bad_flag --input "$work/u.data" --online-noise blt
 
 [ "$failures" -eq 0 ] && echo "recommend_cli: all checks passed"
 exit $((failures > 0))

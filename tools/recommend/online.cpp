@@ -111,6 +111,11 @@ OnlineReplay::OnlineReplay(const RecommendSettings& s, const Prepared& data) : s
   options_.items = data_.items();
   options_.als = dpam_options(s_);
   options_.release_every = static_cast<std::uint64_t>(s_.release_every);
+  if (s_.online_noise == "blt") {  // the horizon: the releases this log makes (its length is public)
+    options_.strategy = stream::NoiseStrategy::blt;
+    const auto users = static_cast<std::uint64_t>(arrival_order(data_).size());
+    options_.horizon = std::max<std::uint64_t>(1, (users + options_.release_every - 1) / options_.release_every);
+  }
   try {
     Recommender check(options_);  // the options' checks; draws only the data-independent init
   } catch (const InvalidParameter& e) {
@@ -158,6 +163,7 @@ OnlineResult OnlineReplay::run() {
   out.scored = run.count;
   out.counts = rec.counts();
   out.items_left_out = rec.items_left_out();
+  if (rec.releases() > 0) out.item_sigma = rec.release_sigma() / rec.baseline_scale();
   out.seconds = seconds_since(start);
   if (!s_.out.empty()) {
     out.csv = out_file(s_, "online.csv");
@@ -174,9 +180,10 @@ OnlineResult OnlineReplay::run() {
 
 std::string online_text(const RecommendSettings& s, const OnlineResult& r) {
   const OnlinePoint last = r.curve.empty() ? OnlinePoint{} : r.curve.back();
-  std::string t = format("online: %zu users in timestamp order, a release every %lld users (%llu releases, plain tree); "
-                         "GDP mu %.4g, row bound L %.4g\n",
-                         r.curve.size(), (long long)s.release_every, (unsigned long long)r.releases, r.mu, r.row_norm_bound);
+  std::string t = format("online: %zu users in timestamp order, a release every %lld users (%llu releases, %s); "
+                         "GDP mu %.4g, row bound L %.4g, last release's item-count sigma %.4g\n",
+                         r.curve.size(), (long long)s.release_every, (unsigned long long)r.releases,
+                         s.online_noise == "blt" ? "BLT" : "plain tree", r.mu, r.row_norm_bound, r.item_sigma);
   t += format("online privacy spent, once for the whole stream: epsilon = %.4g at delta = %s (a release separate "
               "from the batch model above)\n",
               r.epsilon_spent, privacy::format_value(s.privacy.delta).c_str());

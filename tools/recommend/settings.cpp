@@ -85,6 +85,10 @@ void add_recommend_options(CLI::App& app, RecommendSettings& s) {
                "training ratings, scored on her held-out ones, then joins one continual release (one charge for the stream)");
   app.add_option("--release-every", s.release_every, "online: users per release of the item model")
       ->check(at_least(1))->capture_default_str();
+  app.add_option("--online-noise", s.online_noise,
+                 "online: the continual release's noise, tree (plain, unbounded) or blt (a fixed horizon: the log's "
+                 "number of releases, public)")
+      ->check(CLI::IsMember({"tree", "blt"}))->capture_default_str();
   app.add_option("--out", s.out, "online: folder for online.csv and online.svg (created); existing files are refused unless --force");
   app.add_flag("--force", s.force, "online: replace online.csv and online.svg in --out");
 }
@@ -93,7 +97,8 @@ namespace {
 
 void validate_online(const RecommendSettings& s) {
   if (!s.online) {
-    if (!s.out.empty() || s.force) throw UsageError("--out and --force apply to --online runs");
+    if (!s.out.empty() || s.force || s.online_noise != "tree")
+      throw UsageError("--out, --force and --online-noise apply to --online runs");
     return;
   }
   if (s.method != "dpam") throw UsageError("--online serves the dpam model: --method must be dpam, got " + s.method);

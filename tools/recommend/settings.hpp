@@ -55,6 +55,7 @@ struct RecommendSettings {
   // online (online.hpp): users arrive in timestamp order, are served, then join the continual release
   bool online = false;
   Index release_every = 50;
+  std::string online_noise = "tree";  // tree (plain, unbounded) | blt (horizon: the log's releases)
   std::string out;     // --out DIR: DIR/online.csv and DIR/online.svg
   bool force = false;  // replace those files if they exist
 
