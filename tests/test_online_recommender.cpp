@@ -270,4 +270,57 @@ TEST_CASE("online: an ml-latest-small-shaped stream in time order ends no worse 
   CHECK(served <= global);
 }
 
+TEST_CASE("online: the factors start from the init and learn the low-rank part when the noise allows", "[online][utility]") {
+  // test_dpam_als's strong rank-3 set (3 + b_i + c_j + u_iᵀv_j, sd of uᵀv ≈ 0.6, + N(0, 0.3²)):
+  // 1500 users each rating ~60 of 200 items, arriving in index order, a release every 100, ε = 1000
+  // (negligible noise). Scored on the last 500 arrivals: the served model against the same
+  // release's baseline (rank 0: μ̂ + b̂_j + her own b_i). If factors never started (all-zero training
+  // factors) the two would coincide.
+  const Index users = 1500, items = 200, rank = 3;
+  privacy::SeededNoiseSource source(21);
+  Eigen::MatrixXd u(users, rank), v(items, rank);
+  for (Index i = 0; i < users; ++i) u.row(i) << source.gaussian(), source.gaussian(), source.gaussian();
+  for (Index j = 0; j < items; ++j) v.row(j) << source.gaussian(), source.gaussian(), source.gaussian();
+  VectorXd bu(users), bv(items);
+  for (Index i = 0; i < users; ++i) bu[i] = 0.3 * source.gaussian();
+  for (Index j = 0; j < items; ++j) bv[j] = 0.4 * source.gaussian();
+  u *= 0.6 / std::sqrt(std::sqrt(3.0));
+  v *= 0.6 / std::sqrt(std::sqrt(3.0));
+  RecommenderOptions o;
+  o.items = items;
+  o.als.rank = rank;
+  o.als.baseline.scale = {0.5 - 3.0, 5.0 - 3.0};
+  o.als.target = privacy::EpsDelta(1000.0, 1e-6);
+  o.als.seed = 1;
+  o.release_every = 100;
+  Recommender rec(o);
+  double model = 0.0, baseline = 0.0;
+  std::size_t count = 0;
+  for (Index i = 0; i < users; ++i) {
+    Row train, test;
+    for (Index j = 0; j < items; ++j)
+      if (source.uniform_below(200) < 60) {
+        const double x = std::clamp(3.0 + bu[i] + bv[j] + u.row(i).dot(v.row(j)) + 0.3 * source.gaussian(), 0.5, 5.0) - 3.0;
+        (source.uniform_below(10) == 0 ? test : train).emplace_back(j, x);
+      }
+    if (i >= 1000) {
+      const UserModel served = rec.serve(train);
+      ItemModel base = rec.model();
+      base.item_factors.resize(items, 0);
+      const UserModel own = fold_in_user(base, o.als.fold_in, train);
+      for (const auto& [j, x] : test) {
+        const double e = rec.predict(served, j) - x, b = base.predict(own, j) - x;
+        model += e * e, baseline += b * b, ++count;
+      }
+    }
+    rec.add(train);
+  }
+  model = std::sqrt(model / count), baseline = std::sqrt(baseline / count);
+  INFO("model " << model << ", baseline " << baseline << " over " << count);
+  // Measured (seed 1): model 0.3929, baseline 0.4629 over 3,012 ratings (batch DpamAls: 0.361 against
+  // 0.471, test_dpam_als). The margin asked, 0.05, leaves 0.02 ≈ four standard errors of an RMSE over
+  // 3,012 ratings (≈ RMSE/√(2n) ≈ 0.005) below the measured gap.
+  CHECK(model < baseline - 0.05);
+}
+
 }  // namespace test_online_recommender
