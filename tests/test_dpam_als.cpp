@@ -134,6 +134,7 @@ TEST_CASE("fold-in: the bias and the factor are the user's own ridge solves, cli
   o.bias_shrinkage = 1.0;
   o.factor_regularization = 0.5;
   o.factor_bound = 100.0;
+  o.validate_factor = false;  // the algebra alone (the serving check: the next case)
   const Row ratings = {{0, 4.0}, {2, 2.5}, {5, 6.0}};  // 6.0 is clipped to the scale's 5
   const UserModel u = fold_in_user(m, o, ratings);
   double residual = (4.0 - m.item_baseline(0)) + (2.5 - m.item_baseline(2)) + (5.0 - m.item_baseline(5));
@@ -151,6 +152,27 @@ TEST_CASE("fold-in: the bias and the factor are the user's own ridge solves, cli
   CHECK(clipped.factor_clipped);
   CHECK(clipped.factor.norm() == Approx(o.factor_bound));
   CHECK_THROWS_AS(fold_in_user(m, o, Row{{6, 3.0}}), InvalidParameter);
+}
+
+TEST_CASE("fold-in for serving: a factor is kept when it predicts her held-out half, declined when not", "[dpam]") {
+  const ItemModel m = random_model(8, 2, 12);
+  FoldInOptions o;
+  o.factor_regularization = 1e-6;
+  o.factor_bound = 100.0;
+  o.bias_shrinkage = 0.0;
+  Eigen::Vector2d u(0.8, -0.5);
+  Row explained, bias_only;
+  for (Index j = 0; j < 8; ++j) {
+    explained.emplace_back(j, std::clamp(m.item_baseline(j) + 0.2 + m.item_factors.row(j).dot(u), 0.5, 5.0));
+    bias_only.emplace_back(j, std::clamp(m.item_baseline(j) + 0.2, 0.5, 5.0));
+  }
+  const UserModel kept = fold_in_user(m, o, explained);
+  CHECK_FALSE(kept.factor_declined);
+  CHECK(kept.factor.norm() > 0.5);
+  const UserModel declined = fold_in_user(m, o, bias_only);  // nothing for a factor to explain
+  CHECK(declined.factor_declined);
+  CHECK(declined.factor.norm() == 0.0);
+  CHECK(fold_in_user(m, o, Row{{0, 3.0}, {1, 4.0}, {2, 2.0}}).factor_declined);  // fewer than 4 ratings
 }
 
 TEST_CASE("V-step: removing any user moves the statistics by at most B_u sqrt(B_u^2 + B_r^2)", "[dpam][privacy]") {

@@ -104,8 +104,11 @@ std::uint64_t add_user_v_step_terms(const DpamAlsOptions& options, const ItemMod
                                     std::span<const std::pair<Eigen::Index, double>> ratings,
                                     Eigen::Ref<Eigen::VectorXd> statistics);
 
+// A V-step's fold-in: `serving` without validate_factor (item_model.hpp says why).
+FoldInOptions training_fold_in(const FoldInOptions& serving);
+
 // The exact (noiseless) statistics of a V-step against a public model: every user of `ratings` folds
-// in and adds her terms. For audits and tests (train() computes the same, then adds the noise).
+// in (training_fold_in) and adds her terms. For audits and tests (train() computes the same, then adds the noise).
 Eigen::VectorXd dpam_v_step_statistics(const DpamAlsOptions& options, const ItemModel& model,
                                        const RatingsMatrix& ratings);
 
