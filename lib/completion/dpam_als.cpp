@@ -98,11 +98,18 @@ std::uint64_t add_user_v_step_terms(const DpamAlsOptions& o, const ItemModel& mo
   return clipped;
 }
 
+FoldInOptions training_fold_in(const FoldInOptions& serving) {
+  FoldInOptions o = serving;
+  o.validate_factor = false;
+  return o;
+}
+
 VectorXd dpam_v_step_statistics(const DpamAlsOptions& options, const ItemModel& model, const RatingsMatrix& ratings) {
   VectorXd statistics = VectorXd::Zero(model.items() * statistics_stride(options.rank));
+  const FoldInOptions fold_in = training_fold_in(options.fold_in);
   for (Index i = 0; i < ratings.users(); ++i) {
     const auto row = row_of(ratings, i);
-    add_user_v_step_terms(options, model, fold_in_user(model, options.fold_in, row), row, statistics);
+    add_user_v_step_terms(options, model, fold_in_user(model, fold_in, row), row, statistics);
   }
   return statistics;
 }
@@ -179,10 +186,11 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
   for (Index i = 0; i < users; ++i) rows[static_cast<std::size_t>(i)] = row_of(train, i);
   VectorXd statistics(items * statistics_stride(rank));
   const privacy::GaussianMechanism release = privacy::GaussianMechanism::with_sigma(release_sensitivity(), release_sigma_);
+  const FoldInOptions fold_in = training_fold_in(o.fold_in);
   for (int t = 1; t <= o.iterations; ++t) {
     statistics.setZero();
     for (const auto& row : rows) {  // each user alone, from the public model
-      const UserModel user = fold_in_user(model, o.fold_in, row);
+      const UserModel user = fold_in_user(model, fold_in, row);
       if (user.factor_clipped) ++result.user_factors_clipped;
       result.residuals_clipped += add_user_v_step_terms(o, model, user, row, statistics);
     }

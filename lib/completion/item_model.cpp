@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -48,18 +49,59 @@ double ItemModel::predict(const UserModel& user, Index item) const {
   return scale.clip(value);
 }
 
+namespace {
+
+UserModel fit_user(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings);
+
+// Squared errors on `held_out` of a fit on `fitted`: with her factor, and with her bias alone.
+std::pair<double, double> held_out_errors(const ItemModel& model, const FoldInOptions& options,
+                                          std::span<const std::pair<Index, double>> fitted,
+                                          std::span<const std::pair<Index, double>> held_out) {
+  const UserModel user = fit_user(model, options, fitted);
+  UserModel bias_only = user;
+  bias_only.factor.setZero();
+  double with = 0.0, without = 0.0;
+  for (const auto& [item, value] : held_out) {
+    const double x = model.scale.clip(value);
+    with += std::pow(model.predict(user, item) - x, 2);
+    without += std::pow(model.predict(bias_only, item) - x, 2);
+  }
+  return {with, without};
+}
+
+// The two-fold check of FoldInOptions::validate_factor: true when the factor predicts better.
+bool factor_validates(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings) {
+  if (ratings.size() < 4) return false;
+  std::vector<std::pair<Index, double>> even, odd;
+  for (std::size_t k = 0; k < ratings.size(); ++k) (k % 2 == 0 ? even : odd).push_back(ratings[k]);
+  const auto [with_a, without_a] = held_out_errors(model, options, even, odd);
+  const auto [with_b, without_b] = held_out_errors(model, options, odd, even);
+  return with_a + with_b < without_a + without_b;
+}
+
+}  // namespace
+
 UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options,
                        std::span<const std::pair<Index, double>> ratings) {
+  for (const auto& [item, value] : ratings) require_item(model, item);
+  UserModel user = fit_user(model, options, ratings);
+  if (options.validate_factor && model.rank() > 0 && !factor_validates(model, options, ratings)) {
+    user.factor.setZero();
+    user.factor_declined = true;
+  }
+  return user;
+}
+
+namespace {
+
+UserModel fit_user(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings) {
   const Index rank = model.rank();
   UserModel user;
   user.factor = VectorXd::Zero(rank);
   if (ratings.empty()) return user;
   // Her bias: shrunk mean of her ratings against the public item baselines.
   double residual_sum = 0.0;
-  for (const auto& [item, value] : ratings) {
-    require_item(model, item);
-    residual_sum += model.scale.clip(value) - model.item_baseline(item);
-  }
+  for (const auto& [item, value] : ratings) residual_sum += model.scale.clip(value) - model.item_baseline(item);
   user.bias = residual_sum / (static_cast<double>(ratings.size()) + options.bias_shrinkage);
   if (rank == 0) return user;
   // Her factor: ridge regression of what the biases leave on the public item factors.
@@ -78,6 +120,8 @@ UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options,
   }
   return user;
 }
+
+}  // namespace
 
 UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options, const RatingsMatrix& ratings,
                        Index user) {

@@ -150,7 +150,7 @@ void Recommender::sparse_row(UserRatings ratings, Sparse& out) const {
   auto v_step = scratch_.segment(2 + 2 * items, items * stride);
   out = Sparse{};
   out.ratings_clipped = add_user_baseline_terms(options_.als.baseline.scale, ratings, global, baseline);
-  const UserModel user = fold_in_user(*training_, options_.als.fold_in, ratings);
+  const UserModel user = fold_in_user(*training_, training_fold_in(options_.als.fold_in), ratings);  // as DpamAls
   out.factor_clipped = user.factor_clipped;
   out.residuals_clipped = add_user_v_step_terms(options_.als, *training_, user, ratings, v_step);
   std::vector<Index> mine;

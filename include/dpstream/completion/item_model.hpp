@@ -38,6 +38,12 @@ struct FoldInOptions {
   double bias_shrinkage = 5.0;          // λ_b ≥ 0: b_i = Σ (x − μ − b_j) / (m_i + λ_b)
   double factor_regularization = 1.0;   // λ_u > 0 of the ridge solve for u_i
   double factor_bound = 1.0;            // B_u > 0: ‖u_i‖₂ clipped to it (the release's sensitivity needs it)
+  // Serving: the user keeps her factor only if, fitted on one half of her ratings, it predicts the
+  // other half better than her bias alone (two folds, alternate ratings); else u_i = 0 and she is
+  // served the baseline. Her own data only (joint DP unchanged). A noise-sized model cannot then make a
+  // user's predictions worse than the baseline's on her own evidence. Training (a V-step's
+  // contributions) fits without it: a factor switched off contributes nothing, and V would never start.
+  bool validate_factor = true;
   void validate() const;                // InvalidParameter naming the field
 };
 
@@ -46,6 +52,7 @@ struct UserModel {
   double bias = 0.0;
   Eigen::VectorXd factor;  // rank entries (empty at rank 0)
   bool factor_clipped = false;
+  bool factor_declined = false;  // validate_factor set her factor to 0
 };
 
 struct ItemModel {

@@ -11,7 +11,8 @@
 //   a_i = [ g·(1, (x̄_i − c)/B) | β·(w_i, w_i(x_ij − c)/B) per item | V-step terms per item ]
 // the first two blocks are user i's terms of the private baseline's global and item blocks
 // (add_user_baseline_terms, private_baseline.hpp), the third her terms of a DPAM V-step
-// (add_user_v_step_terms, dpam_als.hpp: w_ij·upper(u uᵀ) and w_ij·r_ij·u) against the current
+// (add_user_v_step_terms, dpam_als.hpp: w_ij·upper(u uᵀ) and w_ij·r_ij·u, u her training fold-in,
+// training_fold_in) against the current
 // TRAINING model: the latest release's μ̂, b̂_j, ĉ_j and item factors, solved where the item is active
 // and a data-independent N(0, init_sd²) draw elsewhere (so that factors can start). The serving model
 // is the same with 0 for inactive items (served by the baseline). Before the first release both use
