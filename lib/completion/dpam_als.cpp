@@ -19,14 +19,14 @@ using privacy::format_value;
 
 namespace {
 
-constexpr std::uint64_t kAlgorithmSeedOffset = 0x5eed'a15bULL;  // the initial V's stream, apart from the noise's
+constexpr std::uint64_t kDpamInitSeedOffset = 0x5eed'a15bULL;  // the initial V's stream, apart from the noise's
 
-void require_positive(const char* field, double value) {
+void require_positive_option(const char* field, double value) {
   if (!(std::isfinite(value) && value > 0.0))
     throw InvalidParameter(std::string("DpamAls: ") + field + " must be finite and > 0, got " + format_value(value));
 }
 
-void require_nonnegative(const char* field, double value) {
+void require_nonnegative_option(const char* field, double value) {
   if (!(std::isfinite(value) && value >= 0.0))
     throw InvalidParameter(std::string("DpamAls: ") + field + " must be finite and >= 0, got " + format_value(value));
 }
@@ -36,11 +36,11 @@ const DpamAlsOptions& validated(const DpamAlsOptions& o) {
   if (o.iterations < 1) throw InvalidParameter("DpamAls: iterations must be >= 1, got " + std::to_string(o.iterations));
   o.baseline.validate();
   o.fold_in.validate();
-  require_positive("residual_bound", o.residual_bound);
-  require_positive("item_regularization", o.item_regularization);
-  require_nonnegative("gram_noise_multiplier", o.gram_noise_multiplier);
-  require_nonnegative("min_item_count_sds", o.min_item_count_sds);
-  require_positive("init_sd", o.init_sd);
+  require_positive_option("residual_bound", o.residual_bound);
+  require_positive_option("item_regularization", o.item_regularization);
+  require_nonnegative_option("gram_noise_multiplier", o.gram_noise_multiplier);
+  require_nonnegative_option("min_item_count_sds", o.min_item_count_sds);
+  require_positive_option("init_sd", o.init_sd);
   if (!(o.item_weight_exponent >= 0.0 && o.item_weight_exponent <= 1.0))
     throw InvalidParameter("DpamAls: item_weight_exponent must be in [0, 1], got " + format_value(o.item_weight_exponent));
   if (!(o.global_share > 0.0 && o.baseline_share > 0.0 && o.global_share + o.baseline_share < 1.0))
@@ -50,7 +50,7 @@ const DpamAlsOptions& validated(const DpamAlsOptions& o) {
   return o;
 }
 
-std::vector<std::pair<Index, double>> row_of(const RatingsMatrix& ratings, Index user) {
+std::vector<std::pair<Index, double>> dpam_row_of(const RatingsMatrix& ratings, Index user) {
   std::vector<std::pair<Index, double>> row;
   row.reserve(static_cast<std::size_t>(ratings.user_count(user)));
   for (RatingsMatrix::ByUser::InnerIterator it(ratings.by_user(), user); it; ++it) row.emplace_back(it.col(), it.value());
@@ -108,7 +108,7 @@ VectorXd dpam_v_step_statistics(const DpamAlsOptions& options, const ItemModel& 
   VectorXd statistics = VectorXd::Zero(model.items() * statistics_stride(options.rank));
   const FoldInOptions fold_in = training_fold_in(options.fold_in);
   for (Index i = 0; i < ratings.users(); ++i) {
-    const auto row = row_of(ratings, i);
+    const auto row = dpam_row_of(ratings, i);
     add_user_v_step_terms(options, model, fold_in_user(model, fold_in, row), row, statistics);
   }
   return statistics;
@@ -140,7 +140,7 @@ DpamAls::DpamAls(const DpamAlsOptions& options) : options_(validated(options)) {
   release_sigma_ = release_sensitivity() * std::sqrt(static_cast<double>(o.iterations)) / (mu_ * std::sqrt(als_share));
   if (o.seed) {
     mechanism_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed);
-    algorithm_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed + kAlgorithmSeedOffset);
+    algorithm_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed + kDpamInitSeedOffset);
   } else {
     mechanism_source_ = privacy::make_secure_noise_source();
     algorithm_source_ = privacy::make_secure_noise_source();
@@ -183,7 +183,7 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
     if (!active[static_cast<std::size_t>(j)]) model.item_factors.row(j).setZero();
 
   std::vector<std::vector<std::pair<Index, double>>> rows(static_cast<std::size_t>(users));
-  for (Index i = 0; i < users; ++i) rows[static_cast<std::size_t>(i)] = row_of(train, i);
+  for (Index i = 0; i < users; ++i) rows[static_cast<std::size_t>(i)] = dpam_row_of(train, i);
   VectorXd statistics(items * statistics_stride(rank));
   const privacy::GaussianMechanism release = privacy::GaussianMechanism::with_sigma(release_sensitivity(), release_sigma_);
   const FoldInOptions fold_in = training_fold_in(o.fold_in);

@@ -19,7 +19,7 @@ namespace {
 
 constexpr double kBlockSensitivity = 1.4142135623730951;  // √2, both blocks (header)
 
-void require_positive(const char* field, double value) {
+void require_positive_baseline(const char* field, double value) {
   if (!(std::isfinite(value) && value > 0.0))
     throw InvalidParameter(std::string(field) + " must be finite and > 0, got " + format_value(value));
 }
@@ -28,8 +28,8 @@ void require_positive(const char* field, double value) {
 
 void BaselineOptions::validate() const {
   scale.validate("scale");
-  require_positive("item_shrinkage", item_shrinkage);
-  require_positive("item_bias_prior_sd", item_bias_prior_sd);
+  require_positive_baseline("item_shrinkage", item_shrinkage);
+  require_positive_baseline("item_bias_prior_sd", item_bias_prior_sd);
 }
 
 double BaselineNoise::mu() const {
@@ -102,8 +102,8 @@ ItemModel baseline_model(const Eigen::Ref<const VectorXd>& global, const Eigen::
 BaselineRelease release_baseline(const RatingsMatrix& train, const BaselineOptions& options,
                                  const BaselineNoise& noise, privacy::NoiseSource& source) {
   options.validate();
-  require_positive("global_sigma", noise.global_sigma);
-  require_positive("item_sigma", noise.item_sigma);
+  require_positive_baseline("global_sigma", noise.global_sigma);
+  require_positive_baseline("item_sigma", noise.item_sigma);
   BaselineRelease out;
   out.released = baseline_statistics(train, options.scale);
   privacy::GaussianMechanism::with_sigma(kBlockSensitivity, noise.global_sigma).add_noise(out.released.global, source);

@@ -8,6 +8,11 @@
 //    μ is the claim's.
 //  * Planted bug: weights per rating instead of per user (w = 1 for each of her m = 4 ratings, as if
 //    every rating were a user): the item block then moves by 2√2, and the audit must flag the claim.
+//  * The online Recommender (online_recommender.hpp): its first release, all users in one block, so
+//    every row is a function of its user's ratings alone; the attacker computes the rows
+//    (packed_row) and the exact likelihood ratio of the noisy prefix. Audited against the whole
+//    stream's μ (one release of a tree is at most that). Planted bug: the target added twice (two
+//    participations), which doubles her row and must be flagged.
 //  * DpamAls V-steps (slow): from release 2 on, the statistics are a function of the public model
 //    after release 1 (the baseline and V), so the attacker computes them exactly under D and D'
 //    (dpam_v_step_statistics) and the exact Gaussian log-likelihood ratio. The baseline release and
@@ -23,6 +28,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/completion/dpam_als.hpp"
+#include "dpstream/completion/online_recommender.hpp"
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
@@ -107,6 +113,62 @@ TEST_CASE("audit: planted bug — baseline weights per rating instead of per use
   const double claimed = gdp_epsilon(probe.noise().mu(), kAuditDelta);
   const auto result = run_audit("planted: baseline weights per rating", 502, kTrials, kAuditDelta, claimed,
                                 [&](bool n, std::uint64_t s) { return baseline_feature(probe.noise(), true, n, s); });
+  CHECK(result.epsilon_lb > claimed);
+}
+
+namespace {
+
+// One trial of the online Recommender's first release: all six users are added in one block (before
+// any release, so every row is a function of its user's ratings alone), and the attacker's exact
+// log-likelihood ratio of that release under D' against D. `twice` plants the bug: the target is
+// added twice (two participations: the contract's "call add() once per user" broken).
+VectorXd recommender_feature(const dpstream::completion::RecommenderOptions& options, bool twice, bool neighbour,
+                             std::uint64_t seed) {
+  auto o = options;
+  o.als.seed = seed;
+  dpstream::completion::Recommender recommender(o);
+  std::vector<std::vector<std::pair<Index, double>>> rows(kUsers);
+  for (const Rating& r : kShared) rows[static_cast<std::size_t>(r.user)].emplace_back(r.item, r.value);
+  for (const Rating& r : kTargetRatings) rows[kTarget].emplace_back(r.item, r.value);
+  VectorXd others = VectorXd::Zero(recommender.dimension());
+  for (Index i = 1; i < kUsers; ++i) others += recommender.packed_row(rows[static_cast<std::size_t>(i)]);
+  const VectorXd target = recommender.packed_row(rows[kTarget]) * (twice ? 2.0 : 1.0);
+  if (!neighbour) {
+    recommender.add(rows[kTarget]);
+    if (twice) recommender.add(rows[kTarget]);
+  }
+  for (Index i = 1; i < kUsers; ++i) recommender.add(rows[static_cast<std::size_t>(i)]);
+  recommender.flush();
+  const VectorXd& y = recommender.released();
+  const double variance = recommender.release_sigma() * recommender.release_sigma();
+  return VectorXd::Constant(1, 0.5 * ((y - others).squaredNorm() - (y - others - target).squaredNorm()) / variance);
+}
+
+dpstream::completion::RecommenderOptions audited_recommender() {
+  dpstream::completion::RecommenderOptions o;
+  o.items = kItems;
+  o.release_every = 64;  // one block: the flush makes the only release
+  o.als.rank = 1;
+  o.als.fold_in.factor_regularization = 1e-3;  // the target's factor reaches B_u
+  o.als.target = EpsDelta(2.0, 1e-3);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("audit: the online Recommender's release stays within the stream's claim", "[audit][completion]") {
+  const auto options = audited_recommender();
+  const double claimed = gdp_epsilon(dpstream::completion::Recommender(options).mu(), kAuditDelta);
+  const auto result = run_audit("online recommender (first release)", 504, kTrials, kAuditDelta, claimed,
+                                [&](bool n, std::uint64_t s) { return recommender_feature(options, false, n, s); });
+  CHECK(result.epsilon_lb <= claimed);
+}
+
+TEST_CASE("audit: planted bug — a user added twice to the online stream is caught", "[audit][planted]") {
+  const auto options = audited_recommender();
+  const double claimed = gdp_epsilon(dpstream::completion::Recommender(options).mu(), kAuditDelta);
+  const auto result = run_audit("planted: recommender user added twice", 505, kTrials, kAuditDelta, claimed,
+                                [&](bool n, std::uint64_t s) { return recommender_feature(options, true, n, s); });
   CHECK(result.epsilon_lb > claimed);
 }
 
