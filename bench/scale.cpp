@@ -17,7 +17,8 @@
 //  * replay/ingest, the figure the issue asks ≥ 0.6 at d = 784 (k = 10), ≥ 0.5 at d = 2048 and ≥ 0.3
 //    at d = 4096 (k = 32); ingest/GEMM bound;
 //  * CPU per release of each worker thread: S (stream), L (private learner: follow the release,
-//    score the block), E (evaluation: follow-the-leader's refresh, the regret meter);
+//    score the block), E (evaluation: follow-the-leader's refresh, the regret meter); L_CQ and
+//    L_full: the private learner's block products Ĉ·Q and full eigendecompositions per refresh;
 //  * peak RSS: VmHWM after resetting it (/proc/self/clear_refs) before the replay, less the bench's
 //    own copy of the rows (rows·d·8 bytes), i.e. what the replay itself held at its peak.
 // The PSD projection: a noisy covariance (Σ a aᵀ of 2000 rows plus symmetric Gaussian noise of
@@ -26,12 +27,13 @@
 //
 // Default: d ∈ {256, 784, 2048}, k = 10, projection at d ∈ {256, 784} (a minute or two on the 2-core
 // VM). --full: d ∈ {256, 784, 2048, 4096} × k ∈ {10, 32}, projection also at 2048. --psd: the
-// projection alone.
+// projection alone. --d D: that d only (both parts).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -41,6 +43,7 @@
 
 #include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
+#include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -125,6 +128,7 @@ struct Figures {
   std::uint64_t rows = 0;
   double gemm_rate = 0, ingest = 0, replay = 0, final_s = 0, peak_mb = 0;
   double stream_ms = 0, learner_ms = 0, eval_ms = 0;  // CPU per release (per block for E)
+  double products = 0, full_solves = 0;  // the private learner's block products and full solves a refresh
 };
 
 double ingest_rows_per_second(const MatrixXd& data, const replay::ReplaySettings& s) {
@@ -170,6 +174,10 @@ Figures run(Index d, Index k, std::uint64_t rows) {
   f.stream_ms = 1e3 * pipeline.cpu_stream() / blocks;
   f.learner_ms = 1e3 * pipeline.cpu_learner() / blocks;
   f.eval_ms = 1e3 * pipeline.cpu_eval() / blocks;
+  const dpstream::pca::RefreshStats stats = pipeline.private_learner()->state().tracker.stats;
+  const double refreshes = std::max<double>(1, static_cast<double>(stats.refreshes));
+  f.products = static_cast<double>(stats.iterations) / refreshes;
+  f.full_solves = static_cast<double>(stats.full_solves) / refreshes;
   checksum += pipeline.meter().opt();
   return f;
 }
@@ -177,10 +185,10 @@ Figures run(Index d, Index k, std::uint64_t rows) {
 void print(const Figures& f) {
   const double d2 = static_cast<double>(f.d) * static_cast<double>(f.d);
   const double gemm_bound = f.gemm_rate / d2;
-  std::printf("%5ld %3ld %6llu %7.1f %9.0f %9.0f %7.3f %9.0f %7.3f %8.2f %8.2f %8.2f %7.2f %8.1f\n",
+  std::printf("%5ld %3ld %6llu %7.1f %9.0f %9.0f %7.3f %9.0f %7.3f %8.2f %8.2f %8.2f %7.2f %8.1f %6.2f %6.3f\n",
               static_cast<long>(f.d), static_cast<long>(f.k), static_cast<unsigned long long>(f.rows),
               f.gemm_rate / 1e9, gemm_bound, f.ingest, f.ingest / gemm_bound, f.replay, f.replay / f.ingest,
-              f.stream_ms, f.learner_ms, f.eval_ms, f.final_s, f.peak_mb);
+              f.stream_ms, f.learner_ms, f.eval_ms, f.final_s, f.peak_mb, f.products, f.full_solves);
 }
 
 struct Projection {
@@ -221,13 +229,16 @@ Projection time_projection(Index d) {
 
 int main(int argc, char** argv) {
   bool full = false, psd_only = false;
+  Index only_d = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--full") == 0) {
       full = true;
     } else if (std::strcmp(argv[i], "--psd") == 0) {
       psd_only = true;
+    } else if (std::strcmp(argv[i], "--d") == 0 && i + 1 < argc) {
+      only_d = std::atol(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_scale [--full] [--psd: the PSD projection only]\n");
+      std::fprintf(stderr, "usage: bench_scale [--full] [--psd: the PSD projection only] [--d D: this d only]\n");
       return 2;
     }
   }
@@ -237,12 +248,14 @@ int main(int argc, char** argv) {
     dims.push_back(4096);
     ks.push_back(32);
   }
+  if (only_d > 0) dims = {only_d};
   if (psd_only) dims.clear();
   std::printf("replay (BLT, GOE, eps 1, seed 1, blocks of %llu) on synthetic unit-norm rows; rates in rows/s; "
               "CPU ms per release; peak RSS in MB (less the bench's copy of the rows)\n",
               static_cast<unsigned long long>(kBlock));
-  std::printf("%5s %3s %6s %7s %9s %9s %7s %9s %7s %8s %8s %8s %7s %8s\n", "d", "k", "rows", "GFLOP/s", "gemm_bnd",
-              "ingest", "ing/bnd", "replay", "rep/ing", "S_ms", "L_ms", "E_ms", "final_s", "peak_MB");
+  std::printf("%5s %3s %6s %7s %9s %9s %7s %9s %7s %8s %8s %8s %7s %8s %6s %6s\n", "d", "k", "rows", "GFLOP/s",
+              "gemm_bnd", "ingest", "ing/bnd", "replay", "rep/ing", "S_ms", "L_ms", "E_ms", "final_s", "peak_MB", "L_CQ",
+              "L_full");
   std::vector<Figures> figures;
   for (Index d : dims)
     for (Index k : ks) {
@@ -254,7 +267,9 @@ int main(int argc, char** argv) {
 
   std::printf("PSD projection (--nonnegative), median of 3, ms: full eigendecomposition vs one side (MRRR)\n");
   std::vector<Projection> projections;
-  for (Index d : full ? std::vector<Index>{256, 784, 2048} : std::vector<Index>{256, 784}) {
+  std::vector<Index> psd_dims = full ? std::vector<Index>{256, 784, 2048} : std::vector<Index>{256, 784};
+  if (only_d > 0) psd_dims = {only_d};
+  for (Index d : psd_dims) {
     projections.push_back(time_projection(d));
     const Projection& p = projections.back();
     std::printf("%5ld full %9.1f one_side %9.1f speedup %6.2f max|diff|/max|C| %.2e\n", static_cast<long>(p.d),
