@@ -94,7 +94,8 @@ bool one_side(Eigen::Ref<MatrixXd> c) {
   double norm = 0;  // ‖T‖₁ = max row sum: bounds every eigenvalue
   for (Index i = 0; i < d; ++i)
     norm = std::max(norm, std::abs(a(i)) + (i > 0 ? std::abs(b(i - 1)) : 0.0) + (i + 1 < d ? std::abs(b(i)) : 0.0));
-  if (norm == 0) return true;  // c = 0: already PSD
+  if (norm == 0) return true;       // c = 0: already PSD
+  if (!std::isfinite(norm)) return false;  // not for MRRR: the full solve passes it through
   VectorXd values;
   MatrixXd z;
   if (!tridiagonal_pairs(a, b, values, z)) return false;
