@@ -10,7 +10,8 @@ DPSTREAM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 #   libcli11-dev — command lines of the tools; zlib1g-dev — gzipped IDX (MNIST) files, read
 #   through zlib rather than a hand-written inflater; python3-protobuf — the test that Python's
 #   protobuf and the C++ reader agree on the row log format (scripts/rowlog_interop.py);
-#   liblbfgspp-dev — L-BFGS (header-only) for the BLT optimiser;
+#   liblbfgspp-dev — L-BFGS (header-only) for the BLT optimiser; liblapack-dev — dstemr (MRRR) for the
+#   PSD projection of --nonnegative (linalg/psd_projection.hpp);
 #   python3-dev + pybind11-dev — the Python package's C extension (python/), built against
 #   /usr/bin/python3; python3-numpy — its arrays in and out; python3-pytest — its tests;
 #   python3-dask + python3-distributed — dpstream.dask and its LocalCluster tests.
@@ -18,7 +19,7 @@ DPSTREAM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # read it run when it is installed and say they were skipped otherwise).
 DPSTREAM_PACKAGES=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libprotobuf-dev
                    protobuf-compiler libsodium-dev libboost-dev libcli11-dev zlib1g-dev python3-protobuf
-                   liblbfgspp-dev python3-dev pybind11-dev python3-numpy python3-pytest python3-dask
+                   liblbfgspp-dev liblapack-dev python3-dev pybind11-dev python3-numpy python3-pytest python3-dask
                    python3-distributed)
 
 dpstream_install_packages() {

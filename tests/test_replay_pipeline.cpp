@@ -6,15 +6,20 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "common/guarded_reader.hpp"
 #include "common/input.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
+#include "dpstream/io/state_codecs.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "dpstream/stream/stationary_estimate.hpp"
+#include "learner_states.pb.h"
 #include "replay/report.hpp"
 #include "replay/run.hpp"
 #include "temp_dir.hpp"
@@ -197,6 +202,53 @@ TEST_CASE("the JSON line: the fixed keys first, null for what a non-private run 
   CHECK(json.find("\"seed\":null") != std::string::npos);
   CHECK(json.find("nan") == std::string::npos);
   CHECK(json.back() == '}');
+}
+
+TEST_CASE("the stationary estimate's checkpoint: symmetric sums packed; an earlier version's full matrices still read") {
+  using State = stream::StationaryEstimate<Eigen::MatrixXd>::State;
+  const auto symmetric = [](int seed) {
+    std::srand(static_cast<unsigned>(seed));
+    const Eigen::MatrixXd g = Eigen::MatrixXd::Random(6, 6);
+    return Eigen::MatrixXd(g + g.transpose());
+  };
+  State state;
+  state.steps = 3;
+  state.weighted_increments = symmetric(1);
+  state.previous_release = symmetric(2);
+  state.numerator = symmetric(3);
+  state.denominator = 2.5;
+  const auto same = [](const State& a, const State& b) {
+    return a.steps == b.steps && a.weighted_increments == b.weighted_increments &&
+           a.previous_release == b.previous_release && a.numerator == b.numerator && a.denominator == b.denominator;
+  };
+
+  proto::StationaryEstimate packed;
+  io::put(state, packed);
+  CHECK(packed.packed_numerator().lower_size() == 21);  // 6·7/2 values, not 36
+  CHECK(packed.numerator().values_size() == 0);
+  CHECK(same(io::get(packed, "stationary"), state));  // bit for bit
+
+  // What an earlier version wrote: the full matrices in fields 2-4.
+  proto::StationaryEstimate earlier;
+  earlier.set_steps(state.steps);
+  io::put(state.weighted_increments, *earlier.mutable_weighted_increments());
+  io::put(state.previous_release, *earlier.mutable_previous_release());
+  io::put(state.numerator, *earlier.mutable_numerator());
+  earlier.set_denominator(state.denominator);
+  CHECK(same(io::get(earlier, "stationary"), state));
+  CHECK(packed.ByteSizeLong() < 0.65 * static_cast<double>(earlier.ByteSizeLong()));
+
+  // A matrix that is not exactly symmetric is written full, and read back as it was.
+  State skewed = state;
+  skewed.numerator(0, 1) += 1e-12;
+  proto::StationaryEstimate written;
+  io::put(skewed, written);
+  CHECK_FALSE(written.has_packed_numerator());
+  CHECK(same(io::get(written, "stationary"), skewed));
+
+  packed.mutable_packed_numerator()->mutable_lower()->RemoveLast();
+  CHECK_THROWS_AS(io::get(packed, "stationary"), CorruptInput);
+  CHECK_THROWS_WITH(io::get(packed, "stationary"), Catch::Contains("stationary.numerator") && Catch::Contains("20 values"));
 }
 
 }  // namespace test_replay_pipeline

@@ -368,6 +368,28 @@ TEST_CASE("tracker: cold start, unchanged matrix, reset, set_start, small and de
   REQUIRE(zero.current().values.cwiseAbs().maxCoeff() == 0.0);
 }
 
+TEST_CASE("tracker: above cold_full_solve_max_dimension the cold start is the iteration, certified as any refresh") {
+  // Lowered to 0 so that d = 200 counts as large: no full solve, yet the answer meets the stopping
+  // rule (residuals ≤ 1e-4·‖Ĉ‖₂ bound OPT − tr by k·1e-4·‖Ĉ‖₂ = 10·1e-4·150 against OPT ≈ 775:
+  // relative 2e-4, checked at 1e-3).
+  std::mt19937_64 gen(73);
+  const Index d = 200, k = 10;
+  const MatrixXd c = known_spectrum(signal_over_bulk(d, k), gen);
+  RefreshOptions options;
+  options.cold_full_solve_max_dimension = 0;
+  SubspaceTracker iterated(d, k, options);
+  iterated.refresh(c);
+  CHECK(iterated.stats().full_solves == 0);
+  CHECK(iterated.stats().fallbacks == 0);
+  CHECK(iterated.stats().last_iterations >= 2);
+  CHECK(relative_variance_gap(c, iterated.current().vectors, k) < 1e-3);
+  CHECK(iterated.basis().cols() == k + options.oversample);
+  // At the default threshold the same d still cold-starts with the exact full solve.
+  SubspaceTracker exact(d, k);
+  exact.refresh(c);
+  CHECK(exact.stats().full_solves == 1);
+}
+
 TEST_CASE("inputs are validated and errors name the bad value") {
   std::mt19937_64 gen(81);
   const Index d = 10;

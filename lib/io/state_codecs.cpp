@@ -1,5 +1,8 @@
 #include "dpstream/io/state_codecs.hpp"
 
+#include <cstdint>
+#include <string>
+
 #include "dpstream/errors.hpp"
 #include "learner_states.pb.h"
 
@@ -56,20 +59,61 @@ pca::SubspaceTracker::State get(const proto::SubspaceTracker& m, const std::stri
   return s;
 }
 
+namespace {
+
+// A square matrix whose triangles are equal bit for bit goes packed into packed(), any other into
+// full(). The accessors create their field: only the one used may be called (presence is read back).
+template <class Packed, class Full>
+void put_symmetric(const Eigen::MatrixXd& m, Packed packed, Full full) {
+  if (m.rows() != m.cols() || m != m.transpose()) {
+    put(m, *full());
+    return;
+  }
+  proto::SymmetricMatrix& out = *packed();
+  out.set_size(m.rows());
+  auto& lower = *out.mutable_lower();
+  lower.Reserve(static_cast<int>(m.rows() * (m.rows() + 1) / 2));
+  for (Eigen::Index j = 0; j < m.cols(); ++j) lower.Add(m.col(j).data() + j, m.col(j).data() + m.rows());
+}
+
+// Whichever of the two was written (an earlier version wrote only `full`).
+Eigen::MatrixXd get_symmetric(const proto::SymmetricMatrix& packed, const proto::Matrix& full,
+                              bool has_packed, const std::string& field) {
+  if (!has_packed) return get(full, field);
+  const std::int64_t n = packed.size();
+  if (n < 0 || packed.lower_size() != n * (n + 1) / 2)
+    throw CorruptInput(field + ": " + std::to_string(packed.lower_size()) + " values for the lower triangle of a " +
+                       std::to_string(n) + " x " + std::to_string(n) + " matrix");
+  Eigen::MatrixXd m(n, n);
+  const double* next = packed.lower().data();
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = j; i < n; ++i) m(i, j) = m(j, i) = *next++;
+  return m;
+}
+
+}  // namespace
+
 void put(const stream::StationaryEstimate<Eigen::MatrixXd>::State& s, proto::StationaryEstimate& out) {
   out.set_steps(s.steps);
-  put(s.weighted_increments, *out.mutable_weighted_increments());
-  put(s.previous_release, *out.mutable_previous_release());
-  put(s.numerator, *out.mutable_numerator());
+  put_symmetric(
+      s.weighted_increments, [&] { return out.mutable_packed_weighted_increments(); },
+      [&] { return out.mutable_weighted_increments(); });
+  put_symmetric(
+      s.previous_release, [&] { return out.mutable_packed_previous_release(); },
+      [&] { return out.mutable_previous_release(); });
+  put_symmetric(
+      s.numerator, [&] { return out.mutable_packed_numerator(); }, [&] { return out.mutable_numerator(); });
   out.set_denominator(s.denominator);
 }
 
 stream::StationaryEstimate<Eigen::MatrixXd>::State get(const proto::StationaryEstimate& m, const std::string& field) {
   stream::StationaryEstimate<Eigen::MatrixXd>::State s;
   s.steps = m.steps();
-  s.weighted_increments = get(m.weighted_increments(), field + ".weighted_increments");
-  s.previous_release = get(m.previous_release(), field + ".previous_release");
-  s.numerator = get(m.numerator(), field + ".numerator");
+  s.weighted_increments = get_symmetric(m.packed_weighted_increments(), m.weighted_increments(),
+                                        m.has_packed_weighted_increments(), field + ".weighted_increments");
+  s.previous_release = get_symmetric(m.packed_previous_release(), m.previous_release(), m.has_packed_previous_release(),
+                                     field + ".previous_release");
+  s.numerator = get_symmetric(m.packed_numerator(), m.numerator(), m.has_packed_numerator(), field + ".numerator");
   s.denominator = m.denominator();
   return s;
 }

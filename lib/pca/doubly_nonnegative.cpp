@@ -2,9 +2,8 @@
 
 #include <string>
 
-
 #include "dpstream/errors.hpp"
-#include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/subspace.hpp"
 
 namespace dpstream::pca {
@@ -17,19 +16,10 @@ void project_doubly_nonnegative(Eigen::Ref<MatrixXd> c, int rounds) {
     throw InvalidParameter("project_doubly_nonnegative: rounds must be >= 1, got " + std::to_string(rounds));
   require_symmetric("project_doubly_nonnegative", c);
   const Index d = c.rows();
-  linalg::SymmetricEigenSolver eigen(d);
-  MatrixXd scaled;
   for (int round = 0; round < rounds; ++round) {
-    eigen.compute(c);  // reads the lower triangle, which the last round left equal to the upper
-    const auto& values = eigen.eigenvalues();  // ascending
-    Index positive = 0;
-    while (positive < d && values(d - 1 - positive) > 0) ++positive;
-    // PSD projection V₊Λ₊V₊ᵀ: only the positive eigenpairs, one d × d × p product.
-    const auto vectors = eigen.eigenvectors().rightCols(positive);
-    scaled.noalias() = vectors * values.tail(positive).asDiagonal();
-    c.noalias() = scaled * vectors.transpose();
-    // Orthant projection on the lower triangle, mirrored: the product's two triangles differ in the
-    // last bits, and the result must be exactly symmetric (released covariances are).
+    linalg::project_psd(c);  // reads the lower triangle, which the last round left equal to the upper
+    // Orthant projection, entry by entry on the lower triangle and mirrored: the result stays exactly
+    // symmetric (released covariances are).
     for (Index j = 0; j < d; ++j)
       for (Index i = j; i < d; ++i) {
         const double entry = c(i, j) > 0 ? c(i, j) : 0.0;

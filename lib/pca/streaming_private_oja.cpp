@@ -199,7 +199,7 @@ void StreamingPrivateOja::step() {
                           privacy::snap_granularity(sigma_h));
   }
   // Forward secrecy of checkpoints, as ContinualSum: the saved key cannot regenerate this noise.
-  if (auto* secure = dynamic_cast<privacy::SecureNoiseSource*>(source_.get())) secure->ratchet();
+  source_->ratchet();
   ++steps_;
   // Post-processing of the two releases: Oja's step, the retraction, the next clip scale.
   const double eta = step_size(steps_);

@@ -476,6 +476,14 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
   if (c.rows() != dimension_)
     throw InvalidParameter("SubspaceTracker::refresh: matrix must be " + dims(dimension_, dimension_) +
                            ", got " + dims(c.rows(), c.cols()));
+  if (!has_basis() && dimension_ > options_.cold_full_solve_max_dimension) {
+    // Cold start at large d: the iteration from the first coordinate axis (the rest of its block is
+    // pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
+    MatrixXd next;
+    current_ = krylov_refresh(c, summary, MatrixXd::Identity(dimension_, 1), k_, options_, stats_, next, *workspace_);
+    block_ = std::move(next);
+    return current_;
+  }
   if (!has_basis()) {
     // Cold start: the exact answer, once; later refreshes start from it.
     ++stats_.refreshes;

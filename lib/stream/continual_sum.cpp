@@ -236,7 +236,7 @@ void ContinualSum<Accumulator>::release_step() {
   noise_->advance(*source_, release_noise_);
   // Forward secrecy of checkpoints: from now on the secure source's state cannot regenerate the
   // noise just drawn (noise_source.hpp, SecureNoiseSource::ratchet).
-  if (auto* secure = dynamic_cast<privacy::SecureNoiseSource*>(source_.get())) secure->ratchet();
+  source_->ratchet();
   ++steps_;
   rows_released_ = rows();
   const double variance = noise_->release_variance(steps_);

@@ -147,7 +147,7 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
   app.add_flag("--nonnegative", s.nonnegative,
                "the rows have no negative entry (pixels, counts): a row with one is refused like any bad row, and the "
                "private learner follows each release projected onto the PSD, then the entrywise nonnegative matrices "
-               "(post-processing; one d x d eigendecomposition a release, O(d^3): 0.25 s at d = 784)");
+               "(post-processing; one PSD projection a release, O(d^3): ~0.16 s at d = 784)");
   app.add_option("--shuffle", s.shuffle,
                  "replay in the order of a permutation seeded by SEED (reproducible; holds all rows in memory)");
   app.add_option("--limit", s.limit,

@@ -119,6 +119,13 @@ struct RefreshOptions {
   // product Ĉ·V of the k wanted vectors), so the stopping rule above holds for Ĉ itself. Used only
   // when tolerance and variance_tolerance (if set) are ≥ 1e-5; below that the products stay double.
   bool single_precision = true;
+  // SubspaceTracker's cold start (no basis yet): a full eigendecomposition up to this dimension (the
+  // exact answer; what every earlier version did, so seeded results at such d are unchanged), above
+  // it the refresh iteration itself from a start of coordinate axes and pseudo-random columns (same
+  // stopping rule and fallback as any refresh). Why: the full solve is O(d³) — 5–8 s at d = 2048 and
+  // ~40 s at 4096 on the 2-core VM — and a replay cold-starts three trackers (private learner,
+  // follow-the-leader, the meter's OPT), which was most of its evaluation time at those d.
+  Eigen::Index cold_full_solve_max_dimension = 1024;
 };
 
 struct RefreshStats {
@@ -141,8 +148,9 @@ TopEigen refresh_top_k(const Eigen::Ref<const Eigen::MatrixXd>& c,
                        const RefreshOptions& options = {}, RefreshStats* stats = nullptr);
 
 // Holds the k + p basis between releases, so an online PCA calls refresh(Ĉ_t) once per release.
-// The first refresh (or the first after reset()) is a full solve; later ones start from the last
-// basis.
+// The first refresh (or the first after reset()) is a full solve up to
+// RefreshOptions::cold_full_solve_max_dimension, the iteration from a data-independent start above
+// it; later ones start from the last basis.
 class SubspaceTracker {
  public:
   // Throws InvalidParameter unless dimension ≥ 1, 1 ≤ k ≤ dimension and the options are valid.

@@ -54,6 +54,10 @@ class NoiseSource {
 
   // True only for sources fit for releasing private data.
   virtual bool is_secure() const noexcept = 0;
+  // Forward secrecy after a release: a source whose saved state could regenerate the noise just
+  // drawn makes that impossible (SecureNoiseSource); the others have nothing secret and do nothing.
+  // A virtual call rather than a dynamic_cast on every release (ContinualSum, StreamingPrivateOja).
+  virtual void ratchet() {}
 
   // Raw uniform 64-bit words (buffered; refills call the source's generator in bulk).
   std::uint64_t next_word() {
@@ -161,7 +165,7 @@ class SecureNoiseSource final : public NoiseSource {
   // Forward secrecy: key ← BLAKE2b-256(key), counter 0, buffered words dropped (never used, so the
   // law is unchanged). A state saved after a ratchet cannot regenerate noise drawn before it (the
   // hash is one-way); ContinualSum ratchets after every release.
-  void ratchet();
+  void ratchet() override;
 
  protected:
   void generate(std::span<std::uint64_t> out) override;
