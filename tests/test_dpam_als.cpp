@@ -11,6 +11,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
+#include "random_ratings.hpp"
 #include "dpstream/completion/dpam_als.hpp"
 #include "dpstream/completion/item_model.hpp"
 #include "dpstream/completion/metrics.hpp"
@@ -32,16 +33,9 @@ using Row = std::vector<std::pair<Index, double>>;
 
 namespace {
 
-// A small random ratings matrix on the half-star scale [0.5, 5], some ratings outside it.
-std::vector<std::vector<std::pair<Index, double>>> random_rows(Index users, Index items, std::uint64_t seed) {
-  privacy::SeededNoiseSource source(seed);
-  std::vector<Row> rows(static_cast<std::size_t>(users));
-  for (auto& row : rows) {
-    for (Index j = 0; j < items; ++j)
-      if (source.uniform_open() < 0.4) row.emplace_back(j, std::round(source.uniform_open() * 12.0) / 2.0 - 0.5);
-    if (row.empty()) row.emplace_back(0, 3.0);
-  }
-  return rows;
+// Random users (random_ratings.hpp), each item rated with probability 0.4.
+std::vector<Row> random_rows(Index users, Index items, std::uint64_t seed) {
+  return testing::random_rating_rows(users, items, 0.4, seed);
 }
 
 RatingsMatrix matrix_of(const std::vector<Row>& rows, Index items, Index skip = -1) {

@@ -11,6 +11,7 @@
 
 #include <Eigen/Core>
 
+#include "random_ratings.hpp"
 #include "dpstream/completion/item_model.hpp"
 #include "dpstream/completion/online_recommender.hpp"
 #include "dpstream/completion/ratings_io.hpp"
@@ -39,16 +40,9 @@ RecommenderOptions small_options(Index items, std::uint64_t release_every, std::
   return o;
 }
 
-// Random users on the half-star scale, some ratings outside it (-0.5 and 5.5).
+// Random users (random_ratings.hpp), each item rated with probability 0.3.
 std::vector<Row> random_users(Index users, Index items, std::uint64_t seed) {
-  privacy::SeededNoiseSource source(seed);
-  std::vector<Row> rows(static_cast<std::size_t>(users));
-  for (auto& row : rows) {
-    for (Index j = 0; j < items; ++j)
-      if (source.uniform_open() < 0.3) row.emplace_back(j, std::round(source.uniform_open() * 12.0) / 2.0 - 0.5);
-    if (row.empty()) row.emplace_back(0, 3.0);
-  }
-  return rows;
+  return testing::random_rating_rows(users, items, 0.3, seed);
 }
 
 }  // namespace
