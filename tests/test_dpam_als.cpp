@@ -202,9 +202,11 @@ TEST_CASE("DpamAls: mu^2 is split exactly, one charge before the data, reproduci
   const double mu = gdp_mu_for_target(o.target);
   const BaselineNoise& b = dpam.baseline_noise();
   const double als = 4.0 * std::pow(dpam.release_sensitivity() / dpam.release_sigma(), 2);
+  const double gate = std::pow(o.gate_bound / dpam.gate_sigma(), 2);
   CHECK(dpam.mu() == Approx(mu));
-  CHECK(std::sqrt(2.0 / (b.global_sigma * b.global_sigma) + 2.0 / (b.item_sigma * b.item_sigma) + als) ==
+  CHECK(std::sqrt(2.0 / (b.global_sigma * b.global_sigma) + 2.0 / (b.item_sigma * b.item_sigma) + als + gate) ==
         Approx(mu).epsilon(1e-12));
+  CHECK(gate / (mu * mu) == Approx(o.gate_share).epsilon(1e-12));
   CHECK_FALSE(dpam.secure());
   const SyntheticRatings set = movielens_like_ratings(200, 60, 6000, 3, 2);
   const RatingsMatrix train(200, 60, set.ratings);
@@ -222,6 +224,81 @@ TEST_CASE("DpamAls: mu^2 is split exactly, one charge before the data, reproduci
   o.global_share = 0.5;
   o.baseline_share = 0.5;
   CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
+  o.global_share = 0.4;
+  o.baseline_share = 0.4;
+  o.gate_share = 0.2;  // the three shares leave the ALS nothing
+  CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
+  o.gate_share = 0.1;
+  o.gate_bound = 0.0;
+  CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
+  o.gate_bound = 0.1;
+  o.gate_margin = -1.0;
+  CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
+}
+
+TEST_CASE("model gate: a user's term is her held-out gain clipped to the bound; none below 4 ratings", "[dpam][privacy]") {
+  ItemModel model;
+  model.global_mean = 3.0;
+  model.item_bias = VectorXd::Zero(4);
+  model.item_factors.resize(4, 1);
+  model.item_factors << 1.0, -1.0, 1.0, -1.0;
+  model.item_weight = VectorXd::Constant(4, 10.0);
+  DpamAlsOptions o;
+  o.gate_bound = 0.1;
+  bool clipped = false;
+  const Row fits = {{0, 5.0}, {1, 1.0}, {2, 5.0}, {3, 1.0}};  // her factor explains every rating
+  const auto gain = held_out_factor_gain(model, o.fold_in, fits);
+  REQUIRE(gain.has_value());
+  CHECK(gain->ratings == 4);
+  CHECK(gain->mean > 1.0);
+  CHECK(*dpam_gate_term(o, model, fits, clipped) == 0.1);
+  CHECK(clipped);
+  // All 5s: each half's factor points the other half's items (the opposite sign of v) down: it hurts.
+  const Row against = {{0, 5.0}, {1, 5.0}, {2, 5.0}, {3, 5.0}};
+  CHECK(held_out_factor_gain(model, o.fold_in, against)->mean < -1.0);
+  CHECK(*dpam_gate_term(o, model, against, clipped) == -0.1);
+  CHECK(clipped);
+  o.gate_bound = 100.0;
+  CHECK(*dpam_gate_term(o, model, fits, clipped) == Approx(gain->mean).epsilon(1e-15));
+  CHECK_FALSE(clipped);
+  CHECK_FALSE(dpam_gate_term(o, model, Row{{0, 5.0}, {1, 1.0}, {2, 5.0}}, clipped).has_value());
+}
+
+TEST_CASE("model gate: closed on a set with no low-rank part (the baseline alone is served), open on a strong one",
+          "[dpam][utility]") {
+  // Biases and noise only (rank 0 truth): every factor is fitted noise, so the users' noiseless gate
+  // sum is negative, and the gate (margin 2 σ_c) must stay closed; the model then has rank 0 and
+  // serves exactly its baseline. Seeded; the noiseless sum is checked, not assumed.
+  const Index users = 400, items = 60;
+  privacy::SeededNoiseSource source(31);
+  VectorXd bu(users), bv(items);
+  for (Index i = 0; i < users; ++i) bu[i] = 0.3 * source.gaussian();
+  for (Index j = 0; j < items; ++j) bv[j] = 0.4 * source.gaussian();
+  std::vector<Rating> ratings;
+  for (Index i = 0; i < users; ++i)
+    for (Index j = 0; j < items; ++j)
+      if (source.uniform_below(3) == 0) ratings.push_back({i, j, std::clamp(3.0 + bu[i] + bv[j] + 0.8 * source.gaussian(), 0.5, 5.0)});
+  const RatingsMatrix train(users, items, ratings);
+  DpamAlsOptions o;
+  o.target = privacy::EpsDelta(4.0, 1e-6);
+  o.seed = 2;
+  ItemModel last;
+  const DpamAlsResult r = DpamAls(o).train(train, nullptr, "dpam", [&](const DpamRelease& release) { last = release.model; });
+  double noiseless = 0.0;
+  for (Index i = 0; i < users; ++i) {
+    Row row;
+    for (RatingsMatrix::ByUser::InnerIterator it(train.by_user(), i); it; ++it) row.emplace_back(it.col(), it.value());
+    bool clipped = false;
+    noiseless += dpam_gate_term(o, last, row, clipped).value_or(0.0);
+  }
+  REQUIRE(r.gate.has_value());
+  INFO("noiseless gate sum " << noiseless << ", released " << r.gate->noisy_sum << ", threshold " << r.gate->threshold);
+  CHECK(r.gate->users == static_cast<std::uint64_t>(users));
+  CHECK(noiseless < 0.0);
+  CHECK_FALSE(r.gate->open);
+  CHECK(r.model.rank() == 0);
+  o.gate_share = 0.0;  // no gate: the factors are served
+  CHECK_FALSE(DpamAls(o).train(train).gate.has_value());
 }
 
 namespace {
@@ -298,6 +375,7 @@ TEST_CASE("DpamAls: learns the low-rank part when the noise allows", "[dpam][uti
   o.seed = 1;
   const auto [model, baseline] = model_and_baseline_rmse(o, train, split.test);
   INFO("model " << model << ", baseline " << baseline);
+  CHECK(DpamAls(o).train(train).gate->open);
   CHECK(model < baseline - 0.05);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,13 @@ const DpamAlsOptions& validated(const DpamAlsOptions& o) {
   require_positive_option("init_sd", o.init_sd);
   if (!(o.item_weight_exponent >= 0.0 && o.item_weight_exponent <= 1.0))
     throw InvalidParameter("DpamAls: item_weight_exponent must be in [0, 1], got " + format_value(o.item_weight_exponent));
-  if (!(o.global_share > 0.0 && o.baseline_share > 0.0 && o.global_share + o.baseline_share < 1.0))
-    throw InvalidParameter("DpamAls: global_share and baseline_share must be > 0 with a sum < 1, got " +
-                           format_value(o.global_share) + " and " + format_value(o.baseline_share));
+  if (!(o.global_share > 0.0 && o.baseline_share > 0.0 && o.gate_share >= 0.0 &&
+        o.global_share + o.baseline_share + o.gate_share < 1.0))
+    throw InvalidParameter("DpamAls: global_share and baseline_share must be > 0, gate_share >= 0, with a sum < 1; got " +
+                           format_value(o.global_share) + ", " + format_value(o.baseline_share) + " and " +
+                           format_value(o.gate_share));
+  require_positive_option("gate_bound", o.gate_bound);
+  require_nonnegative_option("gate_margin", o.gate_margin);
   if (!(o.target.delta() > 0.0)) throw InvalidParameter("DpamAls: the mechanism is Gaussian: target delta must be > 0");
   return o;
 }
@@ -98,6 +103,16 @@ std::uint64_t add_user_v_step_terms(const DpamAlsOptions& o, const ItemModel& mo
   return clipped;
 }
 
+std::optional<double> dpam_gate_term(const DpamAlsOptions& o, const ItemModel& model,
+                                     std::span<const std::pair<Index, double>> ratings, bool& clipped) {
+  clipped = false;
+  const std::optional<HeldOutGain> gain = held_out_factor_gain(model, o.fold_in, ratings);
+  if (!gain) return std::nullopt;
+  if (std::fabs(gain->mean) <= o.gate_bound) return gain->mean;
+  clipped = true;
+  return std::copysign(o.gate_bound, gain->mean);
+}
+
 FoldInOptions training_fold_in(const FoldInOptions& serving) {
   FoldInOptions o = serving;
   o.validate_factor = false;
@@ -136,8 +151,9 @@ DpamAls::DpamAls(const DpamAlsOptions& options) : options_(validated(options)) {
   const double block = std::sqrt(2.0);
   baseline_noise_.global_sigma = block / (mu_ * std::sqrt(o.global_share));
   baseline_noise_.item_sigma = block / (mu_ * std::sqrt(o.baseline_share));
-  const double als_share = 1.0 - o.global_share - o.baseline_share;
+  const double als_share = 1.0 - o.global_share - o.baseline_share - o.gate_share;
   release_sigma_ = release_sensitivity() * std::sqrt(static_cast<double>(o.iterations)) / (mu_ * std::sqrt(als_share));
+  if (o.gate_share > 0.0) gate_sigma_ = o.gate_bound / (mu_ * std::sqrt(o.gate_share));
   if (o.seed) {
     mechanism_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed);
     algorithm_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed + kDpamInitSeedOffset);
@@ -199,6 +215,26 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
       if (active[static_cast<std::size_t>(j)])
         model.item_factors.row(j) = solve_item_factor(o, statistics.data() + j * statistics_stride(rank), release_sigma_).transpose();
     if (observer) observer(DpamRelease{t, statistics, model});
+  }
+  if (o.gate_share > 0.0) {
+    ModelGate gate;
+    gate.sigma = gate_sigma_;
+    gate.threshold = o.gate_margin * gate_sigma_;
+    double sum = 0.0;
+    for (const auto& row : rows) {  // each user alone, from the public model
+      bool clipped = false;
+      if (const std::optional<double> term = dpam_gate_term(o, model, row, clipped)) {
+        sum += *term;
+        ++gate.users;
+        if (clipped) ++gate.users_clipped;
+      }
+    }
+    VectorXd released = VectorXd::Constant(1, sum);
+    privacy::GaussianMechanism::with_sigma(o.gate_bound, gate_sigma_).add_noise(released, *mechanism_source_);
+    gate.noisy_sum = released[0];
+    gate.open = gate.noisy_sum > gate.threshold;
+    if (!gate.open) model.item_factors.resize(items, 0);  // the baseline alone
+    result.gate = gate;
   }
   return result;
 }

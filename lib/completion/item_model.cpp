@@ -1,5 +1,6 @@
 #include "dpstream/completion/item_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -30,6 +31,8 @@ void FoldInOptions::validate() const {
     throw InvalidParameter("factor_regularization must be finite and > 0, got " + format_value(factor_regularization));
   if (!(std::isfinite(factor_bound) && factor_bound > 0.0))
     throw InvalidParameter("factor_bound must be finite and > 0, got " + format_value(factor_bound));
+  if (!(std::isfinite(validation_margin) && validation_margin >= 0.0))
+    throw InvalidParameter("validation_margin must be finite and >= 0, got " + format_value(validation_margin));
 }
 
 namespace {
@@ -53,30 +56,50 @@ namespace {
 
 UserModel fit_user(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings);
 
-// Squared errors on `held_out` of a fit on `fitted`: with her factor, and with her bias alone.
-std::pair<double, double> held_out_errors(const ItemModel& model, const FoldInOptions& options,
-                                          std::span<const std::pair<Index, double>> fitted,
-                                          std::span<const std::pair<Index, double>> held_out) {
+// Adds, for each rating of `held_out`, how much a fit on `fitted` predicts it better with her factor
+// than with her bias alone (the difference of squared errors) to `gains`.
+void add_held_out_gains(const ItemModel& model, const FoldInOptions& options,
+                        std::span<const std::pair<Index, double>> fitted,
+                        std::span<const std::pair<Index, double>> held_out, std::vector<double>& gains) {
   const UserModel user = fit_user(model, options, fitted);
   UserModel bias_only = user;
   bias_only.factor.setZero();
-  double with = 0.0, without = 0.0;
   for (const auto& [item, value] : held_out) {
     const double x = model.scale.clip(value);
-    with += std::pow(model.predict(user, item) - x, 2);
-    without += std::pow(model.predict(bias_only, item) - x, 2);
+    gains.push_back(std::pow(model.predict(bias_only, item) - x, 2) - std::pow(model.predict(user, item) - x, 2));
   }
-  return {with, without};
 }
 
-// The two-fold check of FoldInOptions::validate_factor: true when the factor predicts better.
-bool factor_validates(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings) {
-  if (ratings.size() < 4) return false;
+}  // namespace
+
+std::optional<HeldOutGain> held_out_factor_gain(const ItemModel& model, const FoldInOptions& options,
+                                                std::span<const std::pair<Index, double>> ratings) {
+  if (ratings.size() < 4) return std::nullopt;
   std::vector<std::pair<Index, double>> even, odd;
   for (std::size_t k = 0; k < ratings.size(); ++k) (k % 2 == 0 ? even : odd).push_back(ratings[k]);
-  const auto [with_a, without_a] = held_out_errors(model, options, even, odd);
-  const auto [with_b, without_b] = held_out_errors(model, options, odd, even);
-  return with_a + with_b < without_a + without_b;
+  std::vector<double> gains;
+  gains.reserve(ratings.size());
+  add_held_out_gains(model, options, even, odd, gains);
+  add_held_out_gains(model, options, odd, even, gains);
+  const double n = static_cast<double>(gains.size());
+  double sum = 0.0, sum_squares = 0.0;
+  for (double g : gains) {
+    sum += g;
+    sum_squares += g * g;
+  }
+  HeldOutGain out;
+  out.ratings = gains.size();
+  out.mean = sum / n;
+  out.standard_error = std::sqrt(std::max(0.0, (sum_squares - sum * sum / n) / (n - 1.0)) / n);
+  return out;
+}
+
+namespace {
+
+// The check of FoldInOptions::validate_factor: her held-out gain above validation_margin standard errors.
+bool factor_validates(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings) {
+  const std::optional<HeldOutGain> gain = held_out_factor_gain(model, options, ratings);
+  return gain && gain->mean > options.validation_margin * gain->standard_error;
 }
 
 }  // namespace

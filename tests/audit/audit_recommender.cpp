@@ -18,11 +18,16 @@
 //    (dpam_v_step_statistics) and the exact Gaussian log-likelihood ratio. The baseline release and
 //    release 1 (computed from the initial V, not released) are left out: the audit measures T − 1 of
 //    the T V-steps, against the claim of those alone.
+//  * DpamAls's model gate: one Gaussian sum of the users' clipped held-out gains against a public
+//    model. The attacker computes every term (dpam_gate_term) under D and D' and the exact likelihood
+//    ratio. The target's factor fits her ratings perfectly, so her gain is far over the bound and the
+//    sensitivity gate_bound is attained. Planted bug: her term not clipped, which must be flagged.
 //
 // Trials as in audit_completion.cpp: 40000 a side, δ' = 0.1, confidence 1 − 1e-4.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -206,6 +211,78 @@ TEST_CASE("audit: DpamAls V-steps 2..T stay within their claim", "[audit][comple
   // not reach the worst case in every item here, so this audit is weak evidence; the sensitivity itself
   // is checked exactly in test_dpam_als ("V-step: removing any user ...").
   CHECK(result.epsilon_lb <= claimed);
+}
+
+namespace {
+
+// The public model the gate is computed against: one factor, +1 on even items and −1 on odd ones.
+dpstream::completion::ItemModel gate_model() {
+  dpstream::completion::ItemModel model;
+  model.global_mean = 3.0;
+  model.item_bias = VectorXd::Zero(kItems);
+  model.item_factors.resize(kItems, 1);
+  model.item_factors << 1.0, -1.0, 1.0, -1.0;
+  model.item_weight = VectorXd::Constant(kItems, 10.0);
+  return model;
+}
+
+const std::vector<std::pair<Index, double>> kGateTarget = {{0, 5.0}, {1, 1.0}, {2, 5.0}, {3, 1.0}};
+
+// One trial of the gate's release: the exact log-likelihood ratio of D' against D. `unclipped` plants
+// the bug: the target's term enters at its raw mean gain.
+VectorXd gate_feature(const dpstream::completion::DpamAlsOptions& options, double sigma, bool unclipped,
+                      bool neighbour, std::uint64_t seed) {
+  const auto model = gate_model();
+  const RatingsMatrix shared = data(false);
+  double others = 0.0;
+  for (Index i = 0; i < shared.users(); ++i) {
+    std::vector<std::pair<Index, double>> row;
+    for (RatingsMatrix::ByUser::InnerIterator it(shared.by_user(), i); it; ++it) row.emplace_back(it.col(), it.value());
+    bool clipped = false;
+    others += dpstream::completion::dpam_gate_term(options, model, row, clipped).value_or(0.0);
+  }
+  auto target_options = options;
+  if (unclipped) target_options.gate_bound = 1e9;
+  bool clipped = false;
+  const double with_target = others + *dpstream::completion::dpam_gate_term(target_options, model, kGateTarget, clipped);
+  dpstream::privacy::SeededNoiseSource source(seed);
+  VectorXd y = VectorXd::Constant(1, neighbour ? others : with_target);
+  dpstream::privacy::GaussianMechanism::with_sigma(options.gate_bound, sigma).add_noise(y, source);
+  const double llr = 0.5 * (std::pow(y[0] - others, 2) - std::pow(y[0] - with_target, 2)) / (sigma * sigma);
+  return VectorXd::Constant(1, llr);
+}
+
+dpstream::completion::DpamAlsOptions audited_gate() {
+  dpstream::completion::DpamAlsOptions o;
+  o.target = EpsDelta(2.0, 1e-3);
+  o.gate_share = 0.5;  // a large share: a strong gate to audit
+  o.global_share = 0.1;
+  o.baseline_share = 0.1;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("audit: the DpamAls model gate stays within its claim", "[audit][completion]") {
+  const auto o = audited_gate();
+  const dpstream::completion::DpamAls probe(o);
+  const double claimed = gdp_epsilon(o.gate_bound / probe.gate_sigma(), kAuditDelta);
+  bool clipped = false;
+  REQUIRE(*dpstream::completion::dpam_gate_term(o, gate_model(), kGateTarget, clipped) == o.gate_bound);
+  REQUIRE(clipped);  // the sensitivity is attained
+  const auto result = run_audit("dpam model gate", 506, kTrials, kAuditDelta, claimed,
+                                [&](bool n, std::uint64_t s) { return gate_feature(o, probe.gate_sigma(), false, n, s); });
+  CHECK(result.epsilon_lb <= claimed);
+  CHECK(result.epsilon_lb > 0.3 * claimed);  // not vacuous: the bound is attained
+}
+
+TEST_CASE("audit: planted bug — a gate term left unclipped is caught", "[audit][planted]") {
+  const auto o = audited_gate();
+  const dpstream::completion::DpamAls probe(o);
+  const double claimed = gdp_epsilon(o.gate_bound / probe.gate_sigma(), kAuditDelta);
+  const auto result = run_audit("planted: gate term unclipped", 507, kTrials, kAuditDelta, claimed,
+                                [&](bool n, std::uint64_t s) { return gate_feature(o, probe.gate_sigma(), true, n, s); });
+  CHECK(result.epsilon_lb > claimed);
 }
 
 }  // namespace audit_recommender

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -114,6 +115,15 @@ DpamAlsOptions dpam_options(const RecommendSettings& s) {
 
 namespace {
 
+std::string gate_note(const std::optional<ModelGate>& gate) {
+  if (!gate) return "model gate: none (the factors are served)\n";
+  return format_line("model gate: noisy sum of %.0f users' held-out gains %.4g", static_cast<double>(gate->users),
+                     gate->noisy_sum) +
+         format_line(" against threshold %.4g (sigma %.4g): ", gate->threshold, gate->sigma) +
+         (gate->open ? "open, the factors are served" : "closed, the baseline alone is served") +
+         format_line("; %.0f terms clipped\n", static_cast<double>(gate->users_clipped));
+}
+
 std::string dpam_notes(const DpamAls& dpam, const DpamAlsResult& result) {
   const BaselineNoise& b = dpam.baseline_noise();
   return format_line("dpam: GDP mu %.4g; baseline sigma %.4g (global), %.4g (items)", dpam.mu(), b.global_sigma,
@@ -123,7 +133,8 @@ std::string dpam_notes(const DpamAls& dpam, const DpamAlsResult& result) {
          format_line("clipped: %.0f ratings to the scale, %.0f residual terms,", static_cast<double>(result.ratings_clipped),
                      static_cast<double>(result.residuals_clipped)) +
          format_line(" %.0f user-factor solves; %.0f items below the count threshold (served by the baseline)\n",
-                     static_cast<double>(result.user_factors_clipped), static_cast<double>(result.items_left_out));
+                     static_cast<double>(result.user_factors_clipped), static_cast<double>(result.items_left_out)) +
+         gate_note(result.gate);
 }
 
 // Every user's local part, folded in against the released model (joint DP: each from her own ratings).

@@ -7,6 +7,8 @@
 //   ratings ─▶ baseline release (μ̂, b̂_j, noisy counts ĉ_j; private_baseline.hpp)
 //           ─▶ T times: every user folds in locally (b_i, u_i against the public side; item_model.hpp)
 //                       ─▶ one release of every item's weighted Gram and right-hand side ─▶ v_j solves
+//           ─▶ model gate: one release of Σ_i (user i's held-out gain of her factor, clipped) — the
+//                       factors are served only if it is clearly positive, else the baseline alone
 //           ─▶ ItemModel (public): μ̂, b̂_j, v_j; users fold themselves in to be served
 //
 // V-step release t: for every item j, G_j = Σ_{i rated j} w_ij upper(u_i u_iᵀ) and
@@ -19,6 +21,15 @@
 // noise's spectral norm: a direction the noise dominates is shrunk, not inverted); items whose noisy
 // count ĉ_j is below min_item_count_sds·σ_b keep v_j = 0 and are served by the baseline.
 //
+// Model gate (why): where the noise leaves the item factors nothing to carry (few users, small ε), a
+// model served anyway adds noise to every prediction, and each user's own two-fold check
+// (FoldInOptions::validate_factor) lets a few percent of users through by chance. The gate asks all
+// users at once: g_i = clip(mean held-out gain of her factor over her bias alone, ±gate_bound)
+// (held_out_factor_gain), S = Σ g_i + N(0, σ_c²); the factors are served only when S > gate_margin·σ_c,
+// else the released model is the baseline alone (rank 0), which then serves exactly the baseline's
+// predictions. When the factors add nothing, S's mean is ≤ 0 and they are served with probability at
+// most Φ(−gate_margin) (2.3% at 2).
+//
 // Privacy contract
 //  * Unit: one user, all her ratings. Neighbours: add/remove one user (user-level). The catalogue,
 //    the scale and every option are public.
@@ -27,10 +38,12 @@
 //    by w_ij·r·u, ‖upper(uuᵀ)‖² ≤ ‖u‖⁴ ≤ B_u⁴ and ‖r u‖² ≤ B_r²B_u², and Σ_j w_ij² = 1. Everybody
 //    else's w, b, u and r are functions of their own ratings and of earlier releases, so they do not
 //    move (adaptive composition). No cap on a user's ratings is needed for the bound.
-//  * Mechanism: the 2 + T releases are Gaussian, composed adaptively: μ-GDP with
-//    μ² = 2/σ_g² + 2/σ_b² + T·Δ_a²/σ_a² (Dong, Roth & Su 2019, Thm 3.2). Calibration: μ = 1/σ of the
-//    analytic Gaussian at sensitivity 1 for the target (Balle & Wang 2018), so the run is exactly
-//    (ε, δ)-DP; μ² is split global_share : baseline_share : the rest (ALS).
+//    The gate's sum: Δ_c = gate_bound (her one clipped term; others' terms depend on their own ratings
+//    and the public model only).
+//  * Mechanism: the 3 + T releases are Gaussian, composed adaptively: μ-GDP with
+//    μ² = 2/σ_g² + 2/σ_b² + T·Δ_a²/σ_a² + Δ_c²/σ_c² (Dong, Roth & Su 2019, Thm 3.2). Calibration: μ = 1/σ
+//    of the analytic Gaussian at sensitivity 1 for the target (Balle & Wang 2018), so the run is exactly
+//    (ε, δ)-DP; μ² is split global_share : baseline_share : gate_share : the rest (ALS).
 //  * Accounting: train() charges the accountant ONCE, before reading any data, as one Gaussian release
 //    of sensitivity μ at σ = 1 with the target as its single-release guarantee.
 //  * Joint DP: users' biases and factors (UserModel) are computed by each user alone from the public
@@ -73,6 +86,11 @@ struct DpamAlsOptions {
   double init_sd = 0.1;                 // > 0: the initial V ~ N(0, init_sd²), data-independent
   double global_share = 0.05;           // shares of μ², both in (0, 1), sum < 1; the ALS gets the rest
   double baseline_share = 0.20;
+  // The model gate (header): its share of μ² (0: no gate, the factors are always served), the bound
+  // on a user's term (a mean gain per rating, in squared rating units) and the margin in σ_c.
+  double gate_share = 0.02;
+  double gate_bound = 0.1;
+  double gate_margin = 2.0;
   privacy::EpsDelta target{1.0, 1e-6};  // the whole run; δ > 0
   std::optional<std::uint64_t> seed;    // set: reproducible, NOT secure
 };
@@ -85,12 +103,23 @@ struct DpamRelease {
   const ItemModel& model;
 };
 
+// The model gate's release and decision (header).
+struct ModelGate {
+  double noisy_sum = 0.0;           // Σ g_i + N(0, σ_c²)
+  double sigma = 0.0;               // σ_c
+  double threshold = 0.0;           // gate_margin·σ_c
+  std::uint64_t users = 0;          // users with a term (≥ 4 ratings)
+  std::uint64_t users_clipped = 0;  // terms clipped to ±gate_bound
+  bool open = false;                // the factors are served
+};
+
 struct DpamAlsResult {
   ItemModel model;                      // public: the baseline's μ̂, b̂ and the last V-step's factors
   std::uint64_t ratings_clipped = 0;    // ratings outside the scale (clipped once, before the releases)
   std::uint64_t residuals_clipped = 0;  // residual terms over B_r, over all V-steps
   std::uint64_t user_factors_clipped = 0;  // local solves with ‖u_i‖ > B_u, over all V-steps
   Eigen::Index items_left_out = 0;      // items below the count threshold (served by the baseline)
+  std::optional<ModelGate> gate;        // set when gate_share > 0; closed: `model` has rank 0
 };
 
 // DPAM's weight of item j before a user's normalisation: a_j = (ĉ_j + 1)^(−p), from the public noisy
@@ -105,6 +134,12 @@ double dpam_item_weight(double noisy_count, double exponent);
 std::uint64_t add_user_v_step_terms(const DpamAlsOptions& options, const ItemModel& model, const UserModel& user,
                                     std::span<const std::pair<Eigen::Index, double>> ratings,
                                     Eigen::Ref<Eigen::VectorXd> statistics);
+
+// One user's term of the model gate's sum: her held-out gain (held_out_factor_gain with the serving
+// fold-in) clipped to ±gate_bound; none below 4 ratings. `clipped` is set when the clip moved it. The
+// only place a user's data enters the gate.
+std::optional<double> dpam_gate_term(const DpamAlsOptions& options, const ItemModel& model,
+                                     std::span<const std::pair<Eigen::Index, double>> ratings, bool& clipped);
 
 // A V-step's fold-in: `serving` without validate_factor (item_model.hpp says why).
 FoldInOptions training_fold_in(const FoldInOptions& serving);
@@ -128,6 +163,7 @@ class DpamAls {
   double mu() const noexcept { return mu_; }                    // the run's GDP μ
   const BaselineNoise& baseline_noise() const noexcept { return baseline_noise_; }
   double release_sigma() const noexcept { return release_sigma_; }  // σ_a of every V-step coordinate
+  double gate_sigma() const noexcept { return gate_sigma_; }        // σ_c (0 without a gate)
   double release_sensitivity() const noexcept;                      // Δ_a
   bool secure() const noexcept;
 
@@ -141,6 +177,7 @@ class DpamAls {
   double mu_ = 0.0;
   BaselineNoise baseline_noise_;
   double release_sigma_ = 0.0;
+  double gate_sigma_ = 0.0;
   std::unique_ptr<privacy::NoiseSource> mechanism_source_;
   std::unique_ptr<privacy::NoiseSource> algorithm_source_;  // the initial V
 };

@@ -80,7 +80,8 @@ struct RecommenderOptions {
   Eigen::Index items = 0;               // the public catalogue, ≥ 1
   // rank, baseline (scale, shrinkage), fold_in, residual_bound, item_regularization,
   // gram_noise_multiplier, item_weight_exponent, min_item_count_sds, init_sd, global_share,
-  // baseline_share, target and seed as DpamAls; `iterations` is not used (one row per user).
+  // baseline_share, target and seed as DpamAls; `iterations` and the model gate (gate_*) are not used
+  // (one row per user; no gate: a user is served before the data to judge the factors exists).
   DpamAlsOptions als;
   std::uint64_t release_every = 50;     // B ≥ 1: users per release
   stream::NoiseStrategy strategy = stream::NoiseStrategy::plain_tree;  // plain_tree or blt
