@@ -98,16 +98,18 @@ run bad --input "$work/bad.data" --method als --mechanism none --iters 2
 run skip --input "$work/bad.data" --method als --mechanism none --iters 2 --skip-malformed
 [ "$status" -eq 0 ] && grep -q "1 malformed lines skipped" "$work/skip.out" || fail "--skip-malformed: status $status"
 
-# Online: users replayed in timestamp order, a release every 50; the CSV and SVG written, the JSON
-# keeps the batch keys first and gains the online ones; an existing output is refused without --force.
+# Online: users replayed in timestamp order, a release every 50, the stream alone (no batch model: its
+# ε is the run's); the CSV and SVG written, the JSON keeps the common keys first (rmse, epsilon_spent
+# the stream's) and gains the online ones; an existing output is refused without --force.
 check_run online --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
 [ "$(wc -l < "$work/online/online.csv" 2>/dev/null)" -eq 301 ] || fail "online.csv: want a header and 300 arrivals"
 grep -q "</svg>" "$work/online/online.svg" 2>/dev/null || fail "online.svg missing or cut"
 if command -v python3 > /dev/null; then
-  json online | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["online"] and d["online_releases"] == 6 and 0 < d["online_rmse"] < 5 and 0 < d["online_epsilon_spent"] <= 2 * (1 + 1e-6), d' ||
+  json online | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["online"] and d["online_releases"] == 6 and 0 < d["online_rmse"] < 5 and 0 < d["online_epsilon_spent"] <= 2 * (1 + 1e-6) and d["epsilon_spent"] == d["online_epsilon_spent"] and d["rmse"] == d["online_rmse"], d' ||
     fail "online JSON: $(json online)"
 fi
 [ "$(grep -c '^online privacy spent' "$work/online.out")" -eq 1 ] || fail "online: the epsilon line is not printed once"
+[ "$(grep -c 'privacy spent' "$work/online.out")" -eq 1 ] || fail "online: a second privacy line (a batch model trained too?)"
 run online_again --input "$work/u.data" --seed 3 --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
 [ "$status" -eq 2 ] && grep -q "exists: give --force" "$work/online_again.err" || fail "online over an existing CSV: status $status"
 check_run online_force --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online" --force

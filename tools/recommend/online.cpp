@@ -184,8 +184,7 @@ std::string online_text(const RecommendSettings& s, const OnlineResult& r) {
                          "GDP mu %.4g, row bound L %.4g, last release's item-count sigma %.4g\n",
                          r.curve.size(), (long long)s.release_every, (unsigned long long)r.releases,
                          s.online_noise == "blt" ? "BLT" : "plain tree", r.mu, r.row_norm_bound, r.item_sigma);
-  t += format("online privacy spent, once for the whole stream: epsilon = %.4g at delta = %s (a release separate "
-              "from the batch model above)\n",
+  t += format("online privacy spent, once for the whole stream: epsilon = %.4g at delta = %s\n",
               r.epsilon_spent, privacy::format_value(s.privacy.delta).c_str());
   t += format("online running RMSE over %llu held-out ratings, each scored when its user was served: %.4f (private "
               "baseline %.4f, global mean of earlier users %.4f); top-%lld hits %llu of %llu shown\n",

@@ -25,6 +25,10 @@ std::string RecommendRun::summary_text() const {
                          s_.mechanism.c_str(), s_.mode.c_str(), privacy::format_value(s_.privacy.epsilon).c_str(),
                          privacy::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
                          s_.privacy.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise");
+  if (online_result_)  // its own lines, the ε once; the non-private baselines of the batch split beside them
+    return t + online_text(s_, *online_result_) +
+           format("non-private baselines on the same test ratings: item mean %.4f, global mean %.4f\n", e.item_mean_rmse,
+                  e.global_mean_rmse);
   t += model_.notes;
   t += format("test RMSE %.4f (item mean %.4f, global mean %.4f", e.rmse, e.item_mean_rmse, e.global_mean_rmse);
   if (e.private_baseline_rmse)
@@ -34,7 +38,6 @@ std::string RecommendRun::summary_text() const {
   if (e.all_entries_rmse) t += format("; RMSE over all entries of the truth %.4f", *e.all_entries_rmse);
   t += format("\nprivacy spent: ε = %.4g at δ = %s; training %.2f s\n", model_.epsilon_spent,
               privacy::format_value(s_.privacy.delta).c_str(), train_seconds_);
-  if (online_result_) t += online_text(s_, *online_result_);
   return t + recommendations_text();
 }
 

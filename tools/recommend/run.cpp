@@ -14,21 +14,34 @@ RecommendRun::RecommendRun(const RecommendSettings& s) : s_(s) {
   users_ = resolve_users(data_, ids_);
   if (data_.test.empty()) throw UsageError("the test split is empty: raise --test-fraction");
   train_ = RatingsMatrix(data_.users(), data_.items(), data_.train);
-  training_ = std::make_unique<Training>(s_, data_, train_);
-  if (s_.online) online_ = std::make_unique<OnlineReplay>(s_, data_);
+  if (s_.online)  // the stream alone: its one charge is the run's whole ε
+    online_ = std::make_unique<OnlineReplay>(s_, data_);
+  else
+    training_ = std::make_unique<Training>(s_, data_, train_);
 }
 
 RecommendRun::~RecommendRun() = default;
 
 void RecommendRun::train() {
+  const MeanBaselines baselines = fit_mean_baselines(train_);
+  evaluation_.item_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_item(u, i); }, data_.test);
+  evaluation_.global_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_global(u, i); }, data_.test);
+  if (online_) {
+    online_result_ = online_->run();
+    const OnlineResult& r = *online_result_;
+    model_.rank = s_.rank;
+    model_.epsilon_spent = r.epsilon_spent;
+    train_seconds_ = r.seconds;
+    if (!r.curve.empty()) {  // each held-out rating scored when its user was served
+      evaluation_.rmse = r.curve.back().rmse;
+      evaluation_.private_baseline_rmse = r.curve.back().private_baseline_rmse;
+    }
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   model_ = training_->run();
   train_seconds_ = seconds_since(t0);
-
-  const MeanBaselines baselines = fit_mean_baselines(train_);
   evaluation_.rmse = rmse(model_.predict, data_.test);
-  evaluation_.item_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_item(u, i); }, data_.test);
-  evaluation_.global_mean_rmse = rmse([&](Index u, Index i) { return baselines.predict_global(u, i); }, data_.test);
   if (model_.private_baseline) evaluation_.private_baseline_rmse = rmse(*model_.private_baseline, data_.test);
   const Index users = data_.users(), items = data_.items();
   if (data_.truth && static_cast<double>(users) * static_cast<double>(items) <= 1e7) {
@@ -37,7 +50,6 @@ void RecommendRun::train() {
     evaluation_.all_entries_rmse =
         full_rmse(model_.predict, [&](Index u, Index i) { return truth.truth(u, i) - center; }, users, items);
   }
-  if (online_) online_result_ = online_->run();
 }
 
 }  // namespace dpstream::tools::recommend

@@ -11,8 +11,10 @@
 // seconds, ...} (epsilon_spent and rmse_private_baseline are null without noise); --online appends
 // its keys (online.hpp) after those.
 //
-// --online: after the batch model, the online Recommender replays the same split in timestamp order
-// (online.hpp): a release of its own, its ε printed once for the whole stream.
+// --online: instead of the batch model, the online Recommender replays the same split in timestamp
+// order (online.hpp), its ε printed once for the whole stream. The JSON's rmse and
+// rmse_private_baseline are then the running figures over every held-out rating, each scored when its
+// user was served; epsilon_spent is the stream's.
 #pragma once
 
 #include <chrono>

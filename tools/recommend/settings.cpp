@@ -107,6 +107,9 @@ void validate_online(const RecommendSettings& s) {
                      "--planned-refreshes are for the batch retraining");
   if (s.release_every < 1) throw UsageError("--release-every must be >= 1, got " + std::to_string(s.release_every));
   if (s.force && s.out.empty()) throw UsageError("--force needs --out");
+  if (!s.recommend.empty())
+    throw UsageError("--recommend lists a batch model's top items; --online serves each user at her arrival (its top "
+                     "--top hits are counted in online_top_hits)");
   if (s.generated() && !s.synthetic.starts_with("ml-"))
     throw UsageError("--online needs timestamps: --synthetic " + s.synthetic + " has none (use ml-latest-small or ml-10m, or a file)");
 }
