@@ -1,5 +1,6 @@
 #include "dpstream/pca/doubly_nonnegative.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,28 +15,42 @@ using Eigen::MatrixXd;
 
 namespace {
 
-// Orthant projection, entry by entry on the lower triangle and mirrored: the result stays exactly
-// symmetric (released covariances are).
-void clip_nonnegative_symmetric(Eigen::Ref<MatrixXd> c) {
+// The lower triangle copied onto the upper, 32 × 32 tiles at a time (a column-major row-by-row mirror
+// writes one cache line per entry: at d = 784 it took as long as the rest of a cheap release).
+void mirror_lower_tiled(Eigen::Ref<MatrixXd> c) {
+  constexpr Index kTile = 32;
   const Index d = c.rows();
-  for (Index j = 0; j < d; ++j)
-    for (Index i = j; i < d; ++i) {
-      const double entry = c(i, j) > 0 ? c(i, j) : 0.0;
-      c(i, j) = entry;
-      c(j, i) = entry;
+  for (Index j0 = 0; j0 < d; j0 += kTile)
+    for (Index i0 = j0; i0 < d; i0 += kTile) {
+      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
+      for (Index i = i0; i < i0 + in; ++i)       // upper row j ← lower column j, tile by tile:
+        for (Index j = j0; j < std::min(j0 + jn, i); ++j) c(j, i) = c(i, j);
     }
 }
 
-// max(c + n, 0) entrywise, lower triangle mirrored (c and n symmetric: exactly symmetric result).
+// Orthant projection on the lower triangle (contiguous in each column), then mirrored: the result is
+// exactly symmetric (released covariances are).
+void clip_nonnegative_symmetric(Eigen::Ref<MatrixXd> c) {
+  const Index d = c.rows();
+  for (Index j = 0; j < d; ++j) {
+    double* column = &c(0, j);
+    for (Index i = j; i < d; ++i) column[i] = column[i] > 0 ? column[i] : 0.0;
+  }
+  mirror_lower_tiled(c);
+}
+
+// max(c + n, 0) entrywise on the lower triangle, then mirrored (n exactly symmetric: so is the result).
 void clip_corrected_symmetric(Eigen::Ref<MatrixXd> c, const MatrixXd& n) {
   const Index d = c.rows();
-  for (Index j = 0; j < d; ++j)
+  for (Index j = 0; j < d; ++j) {
+    double* column = &c(0, j);
+    const double* correction = &n(0, j);
     for (Index i = j; i < d; ++i) {
-      const double sum = c(i, j) + n(i, j);
-      const double entry = sum > 0 ? sum : 0.0;
-      c(i, j) = entry;
-      c(j, i) = entry;
+      const double sum = column[i] + correction[i];
+      column[i] = sum > 0 ? sum : 0.0;
     }
+  }
+  mirror_lower_tiled(c);
 }
 
 }  // namespace
@@ -73,9 +88,7 @@ void DoublyNonnegativeReader::apply(Eigen::Ref<MatrixXd> c) {
   require_symmetric("DoublyNonnegativeReader::apply", c);
   const std::uint64_t t = releases_ + 1;
   if (full_release(t, last_full_, options_.refresh_ratio)) {
-    // The lower triangle is what is read: mirrored first, so that N is exactly symmetric.
-    for (Index j = 0; j < d_; ++j)
-      for (Index i = j + 1; i < d_; ++i) c(j, i) = c(i, j);
+    mirror_lower_tiled(c);  // the lower triangle is what is read: mirrored first, so that N is exactly symmetric
     correction_ = c;
     linalg::project_psd(c);
     correction_ = c - correction_;  // P₊(C) − C: both exactly symmetric, so is N
