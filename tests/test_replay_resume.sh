@@ -176,7 +176,8 @@ same sep-resumed sep sep-ref sep-ref
 # ---- --nonnegative: the reader's schedule and the PSD correction it reuses between full solves are in
 # the checkpoint too (pca::DoublyNonnegativeReader). Nonnegative CSV rows (d = 12, 94 releases of 32, the last partial):
 # checkpoints every 20 releases, killed at block 50, so the resume starts at release 40 with the
-# correction of release 37 (α = 1/4: full solves at 1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 29, 37, 47, ...). ----
+# correction of release 35 (the replay's α = 1/3: full solves at 1, 2, 3, 5, 7, 10, 14, 19, 26, 35, 47,
+# 63, 85). ----
 awk 'BEGIN { srand(11); for (i = 0; i < 3000; i++) { line = ""; a = rand();
        for (j = 0; j < 12; j++) line = line (j ? "," : "") sprintf("%.6f", (j < 4 ? 2 * a : 0) + rand());
        print line } }' > "$work/nonneg.csv"
