@@ -83,9 +83,9 @@ std::string private_learner_text(const ReplayRun& run) {
     const int rounds = reader->options().rounds;
     t += format("      followed: read as doubly nonnegative (PSD, entries >= 0; --nonnegative): %llu of %llu releases "
                 "projected exactly (%d round%s), the others by the last exact one's PSD correction, then entries "
-                ">= 0 (refresh ratio %s)\n",
+                ">= 0 (refresh ratio %.4g)\n",
                 (ull)reader->full_solves(), (ull)reader->releases(), rounds, rounds == 1 ? "" : "s",
-                privacy::format_value(reader->options().refresh_ratio).c_str());
+                reader->options().refresh_ratio);
   }
   const auto& stats = p.private_learner()->refresh_stats();
   t += format("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n", s.privacy.noise_text().c_str(),
