@@ -40,7 +40,8 @@ void project_doubly_nonnegative(Eigen::Ref<Eigen::MatrixXd> c, int rounds = 1);
 
 struct DoublyNonnegativeOptions {
   int rounds = 1;               // rounds of project_doubly_nonnegative at a full solve; ≥ 1
-  double refresh_ratio = 0.25;  // α: finite, ≥ 0; 0 = a full solve at every release (exact)
+  double refresh_ratio = 1.0 / 3.0;  // α: finite, ≥ 0; 0 = a full solve at every release (exact).
+                                     // 1/3: the replay's choice (figures below)
 };
 
 // DoublyNonnegativeReader: the reading above applied to a sequence of releases C_1, C_2, … of one
@@ -57,8 +58,8 @@ struct DoublyNonnegativeOptions {
 // Why a stale correction works: a continual estimate after t releases changes by O(1/t) relative
 // from one release to the next (the stationary estimate of --mechanism separable is a weighted mean
 // of all blocks so far), so its negative eigenspace — which GOE-shaped noise fills with about half
-// the spectrum — moves slowly, and a geometric schedule (recompute once the rows since the last full
-// solve exceed α × the rows at it) keeps the correction's age a bounded fraction of the stream: full
+// the spectrum — moves slowly, and a geometric schedule (recompute once the releases since the last
+// full solve exceed α × the releases at it; with a release every B rows, the same in rows) keeps the correction's age a bounded fraction of the stream: full
 // solves ≈ 1/α early ones + ln(T/(1/α))/ln(1 + α) over T releases, instead of T.
 //
 // What guarantee is lost. The exact reading is two Frobenius projections onto closed convex sets that
