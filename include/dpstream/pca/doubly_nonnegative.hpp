@@ -75,7 +75,7 @@ struct DoublyNonnegativeOptions {
 // 1-1.6 ms at d = 784. Memory: one d × d matrix (N).
 // Measured: dpstream-replay --mechanism separable --noise-shape goe --nonnegative --seed S (Fashion-MNIST,
 // d = 784, 469 releases), regret/OPT for seeds 1, 2, 3 and full solves:
-//   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall, seed 1)
+//   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall; seed 1 re-run, 2-3 from before the reader)
 //   α = 1/8:        5.056, 5.122, 5.014%   38
 //   α = 1/4:        5.084, 5.152, 5.041%   23   (1.41-1.70× the plain run's wall, 12 pairs)
 //   α = 1/3:        5.108, 5.175, 5.061%   18   (1.29-1.49×, 6 pairs; the replay's choice)
