@@ -1,17 +1,23 @@
 // The doubly nonnegative projection of a noisy second-moment matrix (pca/doubly_nonnegative.hpp):
 // a fixed point on its set, never farther from a truth in the set (round by round), entrywise
 // nonnegative and exactly symmetric output, better top-k subspaces on nonnegative data, and bad
-// input named.
+// input named. DoublyNonnegativeReader: with refresh ratio 0 it is the exact projection; its full
+// solves are where the schedule says and its other releases are max(C_t + N_s, 0); a reader restored
+// from another's state continues bit for bit; bad options and states are named.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
+#include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"
@@ -20,6 +26,8 @@ namespace test_doubly_nonnegative {
 
 using dpstream::InvalidParameter;
 using dpstream::pca::captured_variance;
+using dpstream::pca::DoublyNonnegativeOptions;
+using dpstream::pca::DoublyNonnegativeReader;
 using dpstream::pca::project_doubly_nonnegative;
 using dpstream::pca::top_k_eigen;
 using dpstream::privacy::SeededNoiseSource;
@@ -45,6 +53,24 @@ MatrixXd symmetric_noise(Index d, double sd, SeededNoiseSource& source) {
   MatrixXd e = (g + g.transpose()) * (sd / 2.0);
   e.diagonal() = g.diagonal() * sd;
   return e;
+}
+
+// Releases C_1..C_T of a continual estimate of Σ a aᵀ over nonnegative rows: C_t = t·truth + W_t, W_t
+// the running sum of t GOE-shaped draws (sd `noise_sd` each), so the noise of consecutive releases is
+// correlated as a continual release's is, and about half of each C_t's spectrum is negative when the
+// noise dominates. Each C_t is exactly symmetric, as a release is (the product's triangles may differ
+// in the last bit, so the truth is symmetrised; W_t is a sum of exactly symmetric draws): the reader
+// reads the lower triangle, and the checks below compare whole matrices bit for bit.
+std::vector<MatrixXd> release_sequence(int releases, Index d, double noise_sd, SeededNoiseSource& source) {
+  const MatrixXd product = nonnegative_second_moment(300, d, source);
+  const MatrixXd truth = (product + product.transpose()) / 2.0;
+  MatrixXd walk = MatrixXd::Zero(d, d);
+  std::vector<MatrixXd> out;
+  for (int t = 1; t <= releases; ++t) {
+    walk += symmetric_noise(d, noise_sd, source);
+    out.push_back(static_cast<double>(t) * truth + walk);
+  }
+  return out;
 }
 
 }  // namespace
@@ -136,6 +162,116 @@ TEST_CASE("doubly nonnegative projection: bad input is named", "[doubly_nonnegat
   MatrixXd asymmetric = ok;
   asymmetric(0, 2) = 0.5;
   CHECK_THROWS_NAMING(project_doubly_nonnegative(asymmetric), InvalidParameter, Contains("not symmetric"));
+}
+
+TEST_CASE("doubly nonnegative reader: refresh ratio 0 is the exact projection at every release", "[doubly_nonnegative]") {
+  // The same operations on the same input (project_psd, then the clip), so equal bit for bit.
+  SeededNoiseSource source(21);
+  const Index d = 24;
+  const std::vector<MatrixXd> releases = release_sequence(12, d, 2.0, source);
+  for (int rounds : {1, 2}) {
+    DoublyNonnegativeReader reader(d, {.rounds = rounds, .refresh_ratio = 0.0});
+    for (const MatrixXd& c : releases) {
+      MatrixXd read = c, exact = c;
+      reader.apply(read);
+      project_doubly_nonnegative(exact, rounds);
+      REQUIRE(read == exact);
+    }
+    CHECK(reader.releases() == 12);
+    CHECK(reader.full_solves() == 12);
+    CHECK(reader.cheap_steps() == 0);
+  }
+}
+
+TEST_CASE("doubly nonnegative reader: full solves where the schedule says, max(C_t + N_s, 0) between them",
+          "[doubly_nonnegative]") {
+  // α = 1/4: release t is full if t − s > s/4 (s the last full one): 1, 2, 3, 4, 6, 8, 11, 14, 18, 23,
+  // 29, 37, 47, 59 within 60 (worked by hand from the header's rule).
+  const std::vector<std::uint64_t> expected = {1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 29, 37, 47, 59};
+  SeededNoiseSource source(22);
+  const Index d = 16;
+  const std::vector<MatrixXd> releases = release_sequence(60, d, 3.0, source);
+  DoublyNonnegativeReader reader(d, {.rounds = 1, .refresh_ratio = 0.25});
+  std::vector<std::uint64_t> full;
+  MatrixXd correction;  // N_s = P₊(C_s) − C_s, computed here independently of the reader
+  for (std::uint64_t t = 1; t <= releases.size(); ++t) {
+    const MatrixXd& c = releases[t - 1];
+    const bool due = reader.next_is_full();
+    REQUIRE(due == DoublyNonnegativeReader::full_release(t, full.empty() ? 0 : full.back(), 0.25));
+    MatrixXd read = c;
+    reader.apply(read);
+    INFO("release " << t);
+    if (due) {
+      full.push_back(t);
+      MatrixXd exact = c;
+      project_doubly_nonnegative(exact);
+      REQUIRE(read == exact);  // a full release is the exact projection (bit for bit, as above)
+      MatrixXd psd = c;
+      dpstream::linalg::project_psd(psd);
+      correction = psd - c;
+      REQUIRE(reader.state().correction == correction);
+      CHECK(reader.last_full() == t);
+    } else {
+      // Entry by entry the same sum and comparison: bit for bit.
+      REQUIRE(read == (c + correction).cwiseMax(0.0));
+    }
+    REQUIRE(read.minCoeff() >= 0.0);
+    REQUIRE(read == read.transpose());  // exactly
+  }
+  CHECK(full == expected);
+  CHECK(reader.full_solves() == expected.size());
+  CHECK(reader.cheap_steps() == 60 - expected.size());
+  // The correction is PSD (−P₋(C_s)): its smallest eigenvalue is ≥ 0 up to the eigensolver's
+  // backward error, ~d·2⁻⁵³·‖C‖ ≪ 1e-9·‖C‖_F.
+  const Eigen::SelfAdjointEigenSolver<MatrixXd> spectrum(correction);
+  CHECK(spectrum.eigenvalues().minCoeff() >= -1e-9 * releases.back().norm());
+}
+
+TEST_CASE("doubly nonnegative reader: a reader restored from another's state continues bit for bit",
+          "[doubly_nonnegative]") {
+  SeededNoiseSource source(23);
+  const Index d = 12;
+  const std::vector<MatrixXd> releases = release_sequence(40, d, 3.0, source);
+  const DoublyNonnegativeOptions options{.rounds = 1, .refresh_ratio = 0.5};
+  DoublyNonnegativeReader first(d, options);
+  // α = 1/2: full at 1, 2, 4, 7, 11, 17, 26, 40. The first reader stops after release 17, so the
+  // restored one reads 18..25 with the saved N, then solves afresh at 26 and 40.
+  for (int t = 0; t < 17; ++t) {
+    MatrixXd read = releases[static_cast<std::size_t>(t)];
+    first.apply(read);
+  }
+  REQUIRE_FALSE(first.next_is_full());
+  DoublyNonnegativeReader second(d, options);
+  second.restore(first.state());
+  for (std::size_t t = 17; t < releases.size(); ++t) {
+    MatrixXd a = releases[t], b = releases[t];
+    first.apply(a);
+    second.apply(b);
+    REQUIRE(a == b);
+  }
+  CHECK(second.full_solves() == first.full_solves());
+  CHECK(second.releases() == 40);
+}
+
+TEST_CASE("doubly nonnegative reader: bad options, input and states are named", "[doubly_nonnegative]") {
+  CHECK_THROWS_NAMING(DoublyNonnegativeReader(4, {.rounds = 0}), InvalidParameter, Contains("rounds must be >= 1, got 0"));
+  for (double bad : {-0.25, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+    CHECK_THROWS_NAMING(DoublyNonnegativeReader(4, {.refresh_ratio = bad}), InvalidParameter,
+                        Contains("refresh_ratio must be finite and >= 0"));
+  CHECK_THROWS_NAMING(DoublyNonnegativeReader(0), InvalidParameter, Contains("d must be >= 1, got 0"));
+  DoublyNonnegativeReader reader(3);
+  MatrixXd wrong = MatrixXd::Identity(4, 4);
+  CHECK_THROWS_NAMING(reader.apply(wrong), InvalidParameter, Contains("a 4 x 4 matrix, expected 3 x 3"));
+  MatrixXd asymmetric = MatrixXd::Identity(3, 3);
+  asymmetric(0, 2) = 0.5;
+  CHECK_THROWS_NAMING(reader.apply(asymmetric), InvalidParameter, Contains("not symmetric"));
+  CHECK(reader.releases() == 0);  // nothing read
+  DoublyNonnegativeReader::State bad_counts{.releases = 2, .full_solves = 3, .last_full = 1,
+                                            .correction = MatrixXd::Zero(3, 3)};
+  CHECK_THROWS_NAMING(reader.restore(bad_counts), InvalidParameter, Contains("inconsistent counts"));
+  DoublyNonnegativeReader::State bad_shape{.releases = 2, .full_solves = 1, .last_full = 1,
+                                           .correction = MatrixXd::Zero(2, 2)};
+  CHECK_THROWS_NAMING(reader.restore(bad_shape), InvalidParameter, Contains("correction is 2 x 2, expected 3 x 3"));
 }
 
 }  // namespace test_doubly_nonnegative

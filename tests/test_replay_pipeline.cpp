@@ -251,4 +251,29 @@ TEST_CASE("the stationary estimate's checkpoint: symmetric sums packed; an earli
   CHECK_THROWS_WITH(io::get(packed, "stationary"), Catch::Contains("stationary.numerator") && Catch::Contains("20 values"));
 }
 
+TEST_CASE("the nonnegative reader's checkpoint: counts and the packed correction, bit for bit; a short one refused") {
+  using State = pca::DoublyNonnegativeReader::State;
+  std::srand(4u);
+  const Eigen::MatrixXd g = Eigen::MatrixXd::Random(5, 5);
+  const State state{.releases = 9, .full_solves = 6, .last_full = 8, .correction = g + g.transpose()};
+  const Eigen::MatrixXd& n = state.correction;
+  REQUIRE(n == n.transpose());  // as the reader's N is: exactly symmetric
+  proto::DoublyNonnegativeReader written;
+  io::put(state, written);
+  CHECK(written.correction().lower_size() == 15);  // 5·6/2
+  const State read = io::get(written, "nonnegative");
+  CHECK(read.releases == 9);
+  CHECK(read.full_solves == 6);
+  CHECK(read.last_full == 8);
+  CHECK(read.correction == state.correction);
+  written.mutable_correction()->mutable_lower()->RemoveLast();
+  CHECK_THROWS_WITH(io::get(written, "nonnegative"),
+                    Catch::Contains("nonnegative.correction") && Catch::Contains("14 values"));
+  // Not exactly symmetric: refused when written (the reader never makes one).
+  State skewed = state;
+  skewed.correction(0, 1) += 1e-12;
+  proto::DoublyNonnegativeReader refused;
+  CHECK_THROWS_AS(io::put(skewed, refused), InvalidParameter);
+}
+
 }  // namespace test_replay_pipeline

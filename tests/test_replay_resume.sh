@@ -173,6 +173,27 @@ run sep-resumed "${sep[@]}" --checkpoint "$work/sep.ckpt" --resume --out "$work/
 [ "$status" -eq 0 ] || fail "separable resume exited $status: $(cat "$work/sep-resumed.err")"
 same sep-resumed sep sep-ref sep-ref
 
+# ---- --nonnegative: the reader's schedule and the PSD correction it reuses between full solves are in
+# the checkpoint too (pca::DoublyNonnegativeReader). Nonnegative CSV rows (d = 12, 94 releases of 32, the last partial):
+# checkpoints every 20 releases, killed at block 50, so the resume starts at release 40 with the
+# correction of release 35 (the replay's α = 1/3: full solves at 1, 2, 3, 5, 7, 10, 14, 19, 26, 35, 47,
+# 63, 85). ----
+awk 'BEGIN { srand(11); for (i = 0; i < 3000; i++) { line = ""; a = rand();
+       for (j = 0; j < 12; j++) line = line (j ? "," : "") sprintf("%.6f", (j < 4 ? 2 * a : 0) + rand());
+       print line } }' > "$work/nonneg.csv"
+nn=(--input "$work/nonneg.csv" --k 3 --block 32 --seed 5 --mechanism separable --noise-shape goe --nonnegative)
+run nn-ref "${nn[@]}" --out "$work/nn-ref"
+[ "$status" -eq 0 ] || fail "--nonnegative run exited $status: $(cat "$work/nn-ref.err")"
+grep -q 'releases projected exactly' "$work/nn-ref.out" || fail "--nonnegative run: no reader line in the report: $(cat "$work/nn-ref.out")"
+run nn-killed "${nn[@]}" --checkpoint "$work/nn.ckpt" --checkpoint-every 20 --test-kill-at-block 50 --out "$work/nn"
+[ "$status" -eq 137 ] || fail "--nonnegative kill: status $status: $(cat "$work/nn-killed.err")"
+run nn-resumed "${nn[@]}" --checkpoint "$work/nn.ckpt" --resume --out "$work/nn"
+[ "$status" -eq 0 ] || fail "--nonnegative resume exited $status: $(cat "$work/nn-resumed.err")"
+grep -q 'resumed at release 40' "$work/nn-resumed.out" || fail "--nonnegative resume did not start at release 40"
+same nn-resumed nn nn-ref nn-ref
+grep 'releases projected exactly' "$work/nn-resumed.out" | grep -q -- "$(grep -o '[0-9]* of [0-9]* releases' "$work/nn-ref.out")" ||
+  fail "--nonnegative resume: full solves differ: $(grep 'projected exactly' "$work/nn-resumed.out" "$work/nn-ref.out")"
+
 # ---- flags ----
 run noflag "${common[@]}" --resume --out "$work/noflag"
 [ "$status" -eq 2 ] && grep -q -- '--resume needs --checkpoint' "$work/noflag.err" ||

@@ -169,4 +169,25 @@ eval::RegretMeter::State get(const proto::RegretMeter& m, const std::string& fie
   return s;
 }
 
+// The correction is exactly symmetric (pca/doubly_nonnegative.hpp), so it always goes packed.
+void put(const pca::DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeReader& out) {
+  out.set_releases(s.releases);
+  out.set_full_solves(s.full_solves);
+  out.set_last_full(s.last_full);
+  put_symmetric(
+      s.correction, [&] { return out.mutable_correction(); },
+      [&]() -> proto::Matrix* {
+        throw InvalidParameter("DoublyNonnegativeReader state: the correction is not exactly symmetric");
+      });
+}
+
+pca::DoublyNonnegativeReader::State get(const proto::DoublyNonnegativeReader& m, const std::string& field) {
+  pca::DoublyNonnegativeReader::State s;
+  s.releases = m.releases();
+  s.full_solves = m.full_solves();
+  s.last_full = m.last_full();
+  s.correction = get_symmetric(m.correction(), proto::Matrix(), true, field + ".correction");
+  return s;
+}
+
 }  // namespace dpstream::io

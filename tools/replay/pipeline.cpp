@@ -72,7 +72,7 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
   if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise()))
     stationary_.emplace(separable->strategy());
-  nonnegative_ = s.nonnegative;
+  if (s.nonnegative) nonnegative_.emplace(d, pca::DoublyNonnegativeOptions{kNonnegativeRounds, kNonnegativeRefreshRatio});
   // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
   sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
   private_index_ = meter_->learner("private");
@@ -148,6 +148,7 @@ void Pipeline::save(pb::ReplayCheckpoint& out) const {
     out.set_continual_sum(sum_->serialize());
     io::put(private_->state(), *out.mutable_private_learner());
     if (stationary_) io::put(stationary_->state(), *out.mutable_stationary());
+    if (nonnegative_) io::put(nonnegative_->state(), *out.mutable_nonnegative());
   }
   io::put(ftl_->state(), *out.mutable_ftl());
   io::put(meter_->state(), *out.mutable_meter());
@@ -215,6 +216,17 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
       throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
                          std::to_string(b));
   }
+  if (nonnegative_) {
+    try {
+      nonnegative_->restore(io::get(from.nonnegative(), "nonnegative"));
+    } catch (const InvalidParameter& e) {
+      throw CorruptInput(std::string("nonnegative reader: ") + e.what());
+    }
+    if (nonnegative_->releases() != b - 1)
+      throw CorruptInput("nonnegative reader: " + std::to_string(nonnegative_->releases()) +
+                         " releases read, expected " + std::to_string(b - 1) +
+                         " (a checkpoint written before the reader kept its state cannot resume --nonnegative)");
+  }
   if (private_) copy_followed(sum_->noisy_prefix(), release_copy_[b % 2]);  // release b, which L follows at block b
 }
 
@@ -262,10 +274,10 @@ void Pipeline::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
     slot = release;
 }
 
-// The private learner follows `followed` (a copy of what copy_followed gives), projected first
-// under --nonnegative (post-processing, in place).
+// The private learner follows `followed` (a copy of what copy_followed gives), read first under
+// --nonnegative (post-processing, in place; the releases in order, so the reader's schedule is theirs).
 void Pipeline::follow(MatrixXd& followed) {
-  if (nonnegative_) pca::project_doubly_nonnegative(followed, kNonnegativeRounds);
+  if (nonnegative_) nonnegative_->apply(followed);
   private_->follow(followed);
 }
 

@@ -35,7 +35,9 @@
 // block b and touch nothing), and save() records that point: the stream after releases 1..b (its
 // own serialize(): exact sums, held node noise, the noise source's state, the accountant's ledger),
 // the private learner after following releases 1..b−1 (release b is the stream's latest; L follows
-// it at block b), FTL and the meter after block b − 1. A pipeline built from such a checkpoint starts
+// it at block b) and, under --nonnegative, its reader after reading them (its schedule and the PSD
+// correction it reuses, so that a resumed run reads every later release as the uninterrupted one),
+// FTL and the meter after block b − 1. A pipeline built from such a checkpoint starts
 // every counter at b, so its workers continue exactly where the saved ones stopped.
 #pragma once
 
@@ -49,6 +51,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
@@ -59,9 +62,17 @@
 
 namespace dpstream::tools::replay {
 
-// --nonnegative: rounds of (PSD, nonnegative) projection a release (doubly_nonnegative.hpp). One:
-// on Fashion-MNIST (separable, GOE, seed 1) 1, 2 and 4 rounds gave regret/OPT 5.022%, 5.025%, 5.025%.
+// --nonnegative: rounds of (PSD, nonnegative) projection at a full release (doubly_nonnegative.hpp).
+// One: on Fashion-MNIST (separable, GOE, seed 1) 1, 2 and 4 rounds gave regret/OPT 5.022%, 5.025%, 5.025%.
 constexpr int kNonnegativeRounds = 1;
+// --nonnegative: the reader's refresh ratio α (pca::DoublyNonnegativeReader): a full PSD solve once
+// the releases since the last one exceed α × the releases at it; the others reuse its correction.
+// On Fashion-MNIST (separable, GOE, seeds 1-3; every release exact: 5.022%, 5.094%, 4.987%, 72 s wall)
+// α = 1/8, 1/4, 1/3, 1/2 gave regret/OPT 5.056/5.122/5.014%, 5.084/5.152/5.041%, 5.108/5.175/5.061%,
+// 5.150/5.211/5.105% with 38, 23, 18 and 13 full solves of 469. 1/3: within 0.1 point of the exact
+// reading on every seed (+0.075 to +0.086) and 1.29-1.49× the plain run's wall time (6 pairs back to
+// back); 1/4 took 1.41-1.70× (12 pairs, 6 over the 1.5× budget; docs/tools.md).
+constexpr double kNonnegativeRefreshRatio = 1.0 / 3.0;
 
 class Pipeline {
  public:
@@ -109,6 +120,8 @@ class Pipeline {
   std::vector<LearnerFigures> learner_figures() const;
   // --mechanism separable: what the private learner follows; nullptr otherwise.
   const stream::StationaryEstimate<Eigen::MatrixXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
+  // --nonnegative (with a private learner): its reader (full solves and cheap steps); nullptr otherwise.
+  const pca::DoublyNonnegativeReader* nonnegative() const { return nonnegative_ ? &*nonnegative_ : nullptr; }
   std::size_t private_index() const { return private_index_; }
   std::size_t ftl_index() const { return ftl_index_; }
   // CPU seconds of the worker threads (so that other processes on the machine do not count).
@@ -145,7 +158,8 @@ class Pipeline {
   privacy::EpsDelta share_{1.0, 1e-6};  // each private learner's share of the target
   std::size_t main_index_ = 0;
   std::optional<stream::StationaryEstimate<Eigen::MatrixXd>> stationary_;  // --mechanism separable
-  bool nonnegative_ = false;  // --nonnegative: the learner follows the doubly nonnegative projection
+  // --nonnegative: what the learner follows is read by it first (doubly nonnegative, post-processing)
+  std::optional<pca::DoublyNonnegativeReader> nonnegative_;
   std::size_t private_index_ = 0, ftl_index_ = 0;
   Eigen::MatrixXd ring_[kRing];
   Eigen::VectorXd gains_[kRing];

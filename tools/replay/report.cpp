@@ -79,9 +79,14 @@ std::string private_learner_text(const ReplayRun& run) {
     t += format("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
                 steps * steps * estimate->step_sum_variance(sum->noise().draw_sigma()), (ull)estimate->steps());
   }
-  if (s.nonnegative)
-    t += format("      followed: projected onto the doubly nonnegative matrices (PSD, entries >= 0), %d round%s a "
-                "release (--nonnegative)\n", kNonnegativeRounds, kNonnegativeRounds == 1 ? "" : "s");
+  if (const auto* reader = p.nonnegative()) {
+    const int rounds = reader->options().rounds;
+    t += format("      followed: read as doubly nonnegative (PSD, entries >= 0; --nonnegative): %llu of %llu releases "
+                "projected exactly (%d round%s), the others by the last exact one's PSD correction, then entries "
+                ">= 0 (refresh ratio %.4g)\n",
+                (ull)reader->full_solves(), (ull)reader->releases(), rounds, rounds == 1 ? "" : "s",
+                reader->options().refresh_ratio);
+  }
   const auto& stats = p.private_learner()->refresh_stats();
   t += format("      noise: %s; refreshes %llu (block products %llu, full solves %llu)\n", s.privacy.noise_text().c_str(),
               (ull)p.private_learner()->refreshes(), (ull)stats.iterations, (ull)stats.full_solves);

@@ -1,7 +1,8 @@
 // The learners' and the regret meter's states (plain State values) to and from their Protobuf
 // messages (lib/proto/learner_states.proto), for checkpoints of whatever embeds them. The
 // ContinualSum has its own serialize(); these cover what sits beside it in a pipeline:
-// FplOnlinePca, SubspaceTracker, RegretMeter and the separable strategy's StationaryEstimate.
+// FplOnlinePca, SubspaceTracker, RegretMeter, the separable strategy's StationaryEstimate and the
+// --nonnegative reading's DoublyNonnegativeReader.
 //
 // Every reading function throws CorruptInput naming the field that does not fit (a matrix whose
 // values do not match its shape, a learner of another mode); the states' own restore() checks the
@@ -14,6 +15,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
@@ -24,6 +26,7 @@ class SubspaceTracker;
 class FplLearner;
 class RegretMeter;
 class StationaryEstimate;
+class DoublyNonnegativeReader;
 }  // namespace dpstream::proto
 
 namespace dpstream::io {
@@ -43,5 +46,8 @@ eval::RegretMeter::State get(const proto::RegretMeter& m, const std::string& fie
 
 void put(const stream::StationaryEstimate<Eigen::MatrixXd>::State& s, proto::StationaryEstimate& out);
 stream::StationaryEstimate<Eigen::MatrixXd>::State get(const proto::StationaryEstimate& m, const std::string& field);
+
+void put(const pca::DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeReader& out);
+pca::DoublyNonnegativeReader::State get(const proto::DoublyNonnegativeReader& m, const std::string& field);
 
 }  // namespace dpstream::io
