@@ -55,12 +55,6 @@ const DpamAlsOptions& validated(const DpamAlsOptions& o) {
   return o;
 }
 
-std::vector<std::pair<Index, double>> dpam_row_of(const RatingsMatrix& ratings, Index user) {
-  std::vector<std::pair<Index, double>> row;
-  row.reserve(static_cast<std::size_t>(ratings.user_count(user)));
-  for (RatingsMatrix::ByUser::InnerIterator it(ratings.by_user(), user); it; ++it) row.emplace_back(it.col(), it.value());
-  return row;
-}
 
 }  // namespace
 
@@ -123,7 +117,7 @@ VectorXd dpam_v_step_statistics(const DpamAlsOptions& options, const ItemModel& 
   VectorXd statistics = VectorXd::Zero(model.items() * statistics_stride(options.rank));
   const FoldInOptions fold_in = training_fold_in(options.fold_in);
   for (Index i = 0; i < ratings.users(); ++i) {
-    const auto row = dpam_row_of(ratings, i);
+    const auto row = ratings.user_ratings(i);
     add_user_v_step_terms(options, model, fold_in_user(model, fold_in, row), row, statistics);
   }
   return statistics;
@@ -199,7 +193,7 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
     if (!active[static_cast<std::size_t>(j)]) model.item_factors.row(j).setZero();
 
   std::vector<std::vector<std::pair<Index, double>>> rows(static_cast<std::size_t>(users));
-  for (Index i = 0; i < users; ++i) rows[static_cast<std::size_t>(i)] = dpam_row_of(train, i);
+  for (Index i = 0; i < users; ++i) rows[static_cast<std::size_t>(i)] = train.user_ratings(i);
   VectorXd statistics(items * statistics_stride(rank));
   const privacy::GaussianMechanism release = privacy::GaussianMechanism::with_sigma(release_sensitivity(), release_sigma_);
   const FoldInOptions fold_in = training_fold_in(o.fold_in);

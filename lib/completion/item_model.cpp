@@ -151,10 +151,7 @@ UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options, con
   if (user < 0 || user >= ratings.users())
     throw InvalidParameter("user " + std::to_string(user) + " is outside the ratings' [0, " +
                            std::to_string(ratings.users()) + ")");
-  std::vector<std::pair<Index, double>> own;
-  own.reserve(static_cast<std::size_t>(ratings.user_count(user)));
-  for (RatingsMatrix::ByUser::InnerIterator it(ratings.by_user(), user); it; ++it) own.emplace_back(it.col(), it.value());
-  return fold_in_user(model, options, own);
+  return fold_in_user(model, options, ratings.user_ratings(user));
 }
 
 }  // namespace dpstream::completion

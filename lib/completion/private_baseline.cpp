@@ -66,12 +66,8 @@ std::uint64_t add_user_baseline_terms(const RatingScale& scale, std::span<const 
 BaselineStatistics baseline_statistics(const RatingsMatrix& train, const RatingScale& scale) {
   scale.validate("scale");
   BaselineStatistics out{VectorXd::Zero(2), VectorXd::Zero(2 * train.items()), 0};
-  std::vector<std::pair<Index, double>> row;
-  for (Index i = 0; i < train.users(); ++i) {
-    row.clear();
-    for (RatingsMatrix::ByUser::InnerIterator it(train.by_user(), i); it; ++it) row.emplace_back(it.col(), it.value());
-    out.ratings_clipped += add_user_baseline_terms(scale, row, out.global, out.items);
-  }
+  for (Index i = 0; i < train.users(); ++i)
+    out.ratings_clipped += add_user_baseline_terms(scale, train.user_ratings(i), out.global, out.items);
   return out;
 }
 

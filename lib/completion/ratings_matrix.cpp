@@ -49,6 +49,13 @@ Eigen::Index RatingsMatrix::user_count(Eigen::Index user) const {
   return by_user_.outerIndexPtr()[user + 1] - by_user_.outerIndexPtr()[user];
 }
 
+std::vector<std::pair<Eigen::Index, double>> RatingsMatrix::user_ratings(Eigen::Index user) const {
+  std::vector<std::pair<Eigen::Index, double>> row;
+  row.reserve(static_cast<std::size_t>(user_count(user)));  // checks the range
+  for (ByUser::InnerIterator it(by_user_, user); it; ++it) row.emplace_back(it.col(), it.value());
+  return row;
+}
+
 Eigen::Index RatingsMatrix::item_count(Eigen::Index item) const {
   if (item < 0 || item >= items())
     throw InvalidParameter("ratings matrix: item " + std::to_string(item) + " outside [0, " + std::to_string(items()) + ")");

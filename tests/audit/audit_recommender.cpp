@@ -72,8 +72,7 @@ dpstream::completion::BaselineStatistics blocks(const RatingsMatrix& ratings, bo
   if (!per_rating) return dpstream::completion::baseline_statistics(ratings, scale);
   dpstream::completion::BaselineStatistics out{VectorXd::Zero(2), VectorXd::Zero(2 * ratings.items()), 0};
   for (Index i = 0; i < ratings.users(); ++i) {
-    std::vector<std::pair<Index, double>> row;
-    for (RatingsMatrix::ByUser::InnerIterator it(ratings.by_user(), i); it; ++it) row.emplace_back(it.col(), it.value());
+    const std::vector<std::pair<Index, double>> row = ratings.user_ratings(i);
     for (const auto& rating : row) {
       VectorXd ignored = VectorXd::Zero(2);  // the global block keeps its per-user terms
       dpstream::completion::add_user_baseline_terms(scale, {&rating, 1}, ignored, out.items);
@@ -236,10 +235,8 @@ VectorXd gate_feature(const dpstream::completion::DpamAlsOptions& options, doubl
   const RatingsMatrix shared = data(false);
   double others = 0.0;
   for (Index i = 0; i < shared.users(); ++i) {
-    std::vector<std::pair<Index, double>> row;
-    for (RatingsMatrix::ByUser::InnerIterator it(shared.by_user(), i); it; ++it) row.emplace_back(it.col(), it.value());
     bool clipped = false;
-    others += dpstream::completion::dpam_gate_term(options, model, row, clipped).value_or(0.0);
+    others += dpstream::completion::dpam_gate_term(options, model, shared.user_ratings(i), clipped).value_or(0.0);
   }
   auto target_options = options;
   if (unclipped) target_options.gate_bound = 1e9;

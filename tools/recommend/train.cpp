@@ -301,12 +301,7 @@ Model Training::run_streaming() {
     model.notes = refreshed.notes;
     return refreshed.predict;
   });
-  const auto& by_user = train_.by_user();
-  for (Index i = 0; i < train_.users(); ++i) {
-    std::vector<std::pair<Index, double>> row;
-    for (RatingsMatrix::ByUser::InnerIterator it(by_user, i); it; ++it) row.emplace_back(it.col(), it.value());
-    stream.add_user(row);
-  }
+  for (Index i = 0; i < train_.users(); ++i) stream.add_user(train_.user_ratings(i));
   if (stream.pending_users() > 0) stream.refresh();
   model.predict = stream.model();
   model.epsilon_spent = stream.accountant().spent().epsilon;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -43,6 +44,9 @@ class RatingsMatrix {
   const ByItem& by_item() const noexcept { return by_item_; }
 
   Eigen::Index user_count(Eigen::Index user) const;  // |Ω_i|
+  // User i's (item, rating) pairs, items ascending (what the per-user code of the recommenders reads).
+  // InvalidParameter for a user out of range.
+  std::vector<std::pair<Eigen::Index, double>> user_ratings(Eigen::Index user) const;
   Eigen::Index item_count(Eigen::Index item) const;  // |Ω̃_j|
   // The largest ‖P_Ω(X_i)‖₂ over users (0 without ratings): what a user-level bound L must cover.
   double max_user_norm() const;
