@@ -26,11 +26,6 @@ using Eigen::VectorXd;
 
 namespace {
 
-void mirror_lower(Eigen::Ref<MatrixXd> c) {
-  for (Index j = 0; j < c.cols(); ++j)
-    for (Index i = j + 1; i < c.rows(); ++i) c(j, i) = c(i, j);
-}
-
 void full_solve(Eigen::Ref<MatrixXd> c) {
   const Index d = c.rows();
   const SymmetricEigenSolver eigen(c);
@@ -117,6 +112,17 @@ bool one_side(Eigen::Ref<MatrixXd> c) {
 }
 
 }  // namespace
+
+void mirror_lower(Eigen::Ref<MatrixXd> c) {
+  constexpr Index kTile = 32;
+  const Index d = c.rows();
+  for (Index j0 = 0; j0 < d; j0 += kTile)
+    for (Index i0 = j0; i0 < d; i0 += kTile) {
+      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
+      for (Index i = i0; i < i0 + in; ++i)  // upper row j ← lower column j, tile by tile
+        for (Index j = j0; j < std::min(j0 + jn, i); ++j) c(j, i) = c(i, j);
+    }
+}
 
 PsdRoute project_psd(Eigen::Ref<MatrixXd> c, PsdRoute route) {
   if (c.rows() == 0) return route;

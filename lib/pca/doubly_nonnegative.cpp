@@ -1,6 +1,5 @@
 #include "dpstream/pca/doubly_nonnegative.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -15,19 +14,6 @@ using Eigen::MatrixXd;
 
 namespace {
 
-// The lower triangle copied onto the upper, 32 × 32 tiles at a time (a column-major row-by-row mirror
-// writes one cache line per entry: at d = 784 it took as long as the rest of a cheap release).
-void mirror_lower_tiled(Eigen::Ref<MatrixXd> c) {
-  constexpr Index kTile = 32;
-  const Index d = c.rows();
-  for (Index j0 = 0; j0 < d; j0 += kTile)
-    for (Index i0 = j0; i0 < d; i0 += kTile) {
-      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
-      for (Index i = i0; i < i0 + in; ++i)       // upper row j ← lower column j, tile by tile:
-        for (Index j = j0; j < std::min(j0 + jn, i); ++j) c(j, i) = c(i, j);
-    }
-}
-
 // Orthant projection on the lower triangle (contiguous in each column), then mirrored: the result is
 // exactly symmetric (released covariances are).
 void clip_nonnegative_symmetric(Eigen::Ref<MatrixXd> c) {
@@ -36,7 +22,7 @@ void clip_nonnegative_symmetric(Eigen::Ref<MatrixXd> c) {
     double* column = &c(0, j);
     for (Index i = j; i < d; ++i) column[i] = column[i] > 0 ? column[i] : 0.0;
   }
-  mirror_lower_tiled(c);
+  linalg::mirror_lower(c);
 }
 
 // max(c + n, 0) entrywise on the lower triangle, then mirrored (n exactly symmetric: so is the result).
@@ -50,7 +36,7 @@ void clip_corrected_symmetric(Eigen::Ref<MatrixXd> c, const MatrixXd& n) {
       column[i] = sum > 0 ? sum : 0.0;
     }
   }
-  mirror_lower_tiled(c);
+  linalg::mirror_lower(c);
 }
 
 }  // namespace
@@ -88,7 +74,7 @@ void DoublyNonnegativeReader::apply(Eigen::Ref<MatrixXd> c) {
   require_symmetric("DoublyNonnegativeReader::apply", c);
   const std::uint64_t t = releases_ + 1;
   if (full_release(t, last_full_, options_.refresh_ratio)) {
-    mirror_lower_tiled(c);  // the lower triangle is what is read: mirrored first, so that N is exactly symmetric
+    linalg::mirror_lower(c);  // the lower triangle is what is read: mirrored first, so that N is exactly symmetric
     correction_ = c;
     linalg::project_psd(c);
     correction_ = c - correction_;  // P₊(C) − C: both exactly symmetric, so is N
