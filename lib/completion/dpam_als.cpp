@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/completion/private_als.hpp"  // statistics_stride, v_step_sensitivity
+#include "dpstream/completion/private_als.hpp"  // statistics_stride
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"

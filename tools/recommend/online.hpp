@@ -63,7 +63,7 @@ class OnlineReplay {
 
 // The summary lines (the ε spent printed once, for the whole stream).
 std::string online_text(const RecommendSettings& s, const OnlineResult& r);
-// The online keys of the JSON line, appended after the batch run's.
+// The online keys of the JSON line, appended after the common ones (rmse, epsilon_spent: the stream's).
 void add_online_json(JsonLine& j, const OnlineResult& r);
 
 // The three running-RMSE curves as a self-contained SVG (online_plot.cpp).
