@@ -56,17 +56,25 @@ namespace {
 
 UserModel fit_user(const ItemModel& model, const FoldInOptions& options, std::span<const std::pair<Index, double>> ratings);
 
+// Sums over held-out ratings of the gain g (baseline's squared error minus the factor's) and of g².
+struct GainSums {
+  double count = 0.0, sum = 0.0, sum_squares = 0.0;
+};
+
 // Adds, for each rating of `held_out`, how much a fit on `fitted` predicts it better with her factor
-// than with her bias alone (the difference of squared errors) to `gains`.
+// than with her bias alone to `sums`.
 void add_held_out_gains(const ItemModel& model, const FoldInOptions& options,
                         std::span<const std::pair<Index, double>> fitted,
-                        std::span<const std::pair<Index, double>> held_out, std::vector<double>& gains) {
+                        std::span<const std::pair<Index, double>> held_out, GainSums& sums) {
   const UserModel user = fit_user(model, options, fitted);
   UserModel bias_only = user;
   bias_only.factor.setZero();
   for (const auto& [item, value] : held_out) {
     const double x = model.scale.clip(value);
-    gains.push_back(std::pow(model.predict(bias_only, item) - x, 2) - std::pow(model.predict(user, item) - x, 2));
+    const double g = std::pow(model.predict(bias_only, item) - x, 2) - std::pow(model.predict(user, item) - x, 2);
+    sums.count += 1.0;
+    sums.sum += g;
+    sums.sum_squares += g * g;
   }
 }
 
@@ -77,20 +85,14 @@ std::optional<HeldOutGain> held_out_factor_gain(const ItemModel& model, const Fo
   if (ratings.size() < 4) return std::nullopt;
   std::vector<std::pair<Index, double>> even, odd;
   for (std::size_t k = 0; k < ratings.size(); ++k) (k % 2 == 0 ? even : odd).push_back(ratings[k]);
-  std::vector<double> gains;
-  gains.reserve(ratings.size());
-  add_held_out_gains(model, options, even, odd, gains);
-  add_held_out_gains(model, options, odd, even, gains);
-  const double n = static_cast<double>(gains.size());
-  double sum = 0.0, sum_squares = 0.0;
-  for (double g : gains) {
-    sum += g;
-    sum_squares += g * g;
-  }
+  GainSums sums;
+  add_held_out_gains(model, options, even, odd, sums);
+  add_held_out_gains(model, options, odd, even, sums);
+  const double n = sums.count;
   HeldOutGain out;
-  out.ratings = gains.size();
-  out.mean = sum / n;
-  out.standard_error = std::sqrt(std::max(0.0, (sum_squares - sum * sum / n) / (n - 1.0)) / n);
+  out.ratings = ratings.size();
+  out.mean = sums.sum / n;
+  out.standard_error = std::sqrt(std::max(0.0, (sums.sum_squares - sums.sum * sums.sum / n) / (n - 1.0)) / n);
   return out;
 }
 
