@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/svg_text.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/atomic_file.hpp"
 
@@ -11,36 +12,10 @@ namespace dpstream::tools {
 
 namespace {
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0 text; spaces keep the layout.
-        out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
-    }
-  }
-  return out;
-}
-
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-// A "nice" tick step (1, 2 or 5 × 10^n) giving about `target` intervals over `span`.
-double nice_step(double span, int target) {
-  if (!(span > 0)) return 1.0;
-  const double raw = span / target;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double f = raw / mag;
-  return (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * mag;
 }
 
 // Tick label: 0, 0.5, 250, 20k, 1.5M …, with as many decimals as the step needs.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/svg_text.hpp"
 #include "common/text.hpp"
 #include "recommend/online.hpp"
 
@@ -14,24 +15,6 @@ namespace dpstream::tools::recommend {
 namespace {
 
 constexpr double W = 800, H = 500, x0 = 84, x1 = 772, y0 = 74, y1 = 428;
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-  }
-  return out;
-}
-
-double nice_step(double span, int target) {
-  if (!(span > 0)) return 1.0;
-  const double raw = span / target, mag = std::pow(10.0, std::floor(std::log10(raw))), f = raw / mag;
-  return (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * mag;
-}
 
 struct Scale {
   double xmax = 1, ymin = 0, ymax = 1, xstep = 1, ystep = 0.1;
