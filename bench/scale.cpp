@@ -27,7 +27,7 @@
 //
 // Default: d ∈ {256, 784, 2048}, k = 10, projection at d ∈ {256, 784} (a minute or two on the 2-core
 // VM). --full: d ∈ {256, 784, 2048, 4096} × k ∈ {10, 32}, projection also at 2048. --psd: the
-// projection alone. --d D: that d only (both parts).
+// projection alone. --d D: that d only (both parts). --k K: that k only (the replay part).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -229,7 +229,7 @@ Projection time_projection(Index d) {
 
 int main(int argc, char** argv) {
   bool full = false, psd_only = false;
-  Index only_d = 0;
+  Index only_d = 0, only_k = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--full") == 0) {
       full = true;
@@ -237,8 +237,10 @@ int main(int argc, char** argv) {
       psd_only = true;
     } else if (std::strcmp(argv[i], "--d") == 0 && i + 1 < argc) {
       only_d = std::atol(argv[++i]);
+    } else if (std::strcmp(argv[i], "--k") == 0 && i + 1 < argc) {
+      only_k = std::atol(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_scale [--full] [--psd: the PSD projection only] [--d D: this d only]\n");
+      std::fprintf(stderr, "usage: bench_scale [--full] [--psd: the PSD projection only] [--d D: this d only] [--k K: this k only]\n");
       return 2;
     }
   }
@@ -249,6 +251,7 @@ int main(int argc, char** argv) {
     ks.push_back(32);
   }
   if (only_d > 0) dims = {only_d};
+  if (only_k > 0) ks = {only_k};
   if (psd_only) dims.clear();
   std::printf("replay (BLT, GOE, eps 1, seed 1, blocks of %llu) on synthetic unit-norm rows; rates in rows/s; "
               "CPU ms per release; peak RSS in MB (less the bench's copy of the rows)\n",

@@ -1,6 +1,7 @@
 // The PSD projection (linalg/psd_projection.hpp): the one-side route (tridiagonal MRRR on the smaller
 // side of the spectrum) agrees with the full eigendecomposition to round-off, really runs (no silent
-// fallback), and its output has the projection's defining properties whatever route made it.
+// fallback), and its output has the projection's defining properties whatever route made it. Also
+// linalg/symmetric_product.hpp, the refresh's product C·Q, against Eigen's.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
+#include "dpstream/linalg/symmetric_product.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"
 
@@ -142,6 +144,40 @@ TEST_CASE("PSD projection: only the lower triangle is read", "[psd_projection]")
   project_psd(lower_only);
   project_psd(full);
   CHECK(lower_only == full);
+}
+
+// Every remainder path of the kernel (d not a multiple of 4 or of the vector width, b not a
+// multiple of 3, b = 1, d = 1), blocks with an outer stride, both precisions. Tolerance: each entry
+// is a dot product of length d, whose rounding in any order is ≤ d·u·Σ_j |c_ij||q_jc| (Higham,
+// Accuracy and Stability, §3.1); the check uses that bound entry by entry, against Eigen's product.
+TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within the dot-product bound",
+          "[psd_projection][symmetric_product]") {
+  SeededNoiseSource source(41);
+  for (const Index d : {1, 3, 4, 7, 9, 16, 33, 70}) {
+    for (const Index b : {1, 2, 3, 5, 7}) {
+      const MatrixXd g = gaussian_matrix(d, d, source);
+      const MatrixXd c = g + g.transpose();
+      const MatrixXd wide = gaussian_matrix(d, b + 2, source);
+      const auto q = wide.middleCols(1, b);  // outer stride d, not b's own
+      const MatrixXd bound = static_cast<double>(d) * c.cwiseAbs() * q.cwiseAbs();
+      INFO("d = " << d << ", b = " << b);
+
+      MatrixXd out = MatrixXd::Constant(d, b + 1, 7.0);
+      dpstream::linalg::symmetric_product(c, q, out.leftCols(b));
+      CHECK(((out.leftCols(b) - c * q).array().abs() <= kEpsilon * bound.array()).all());
+      CHECK((out.col(b).array() == 7.0).all());  // nothing written past w
+
+      const Eigen::MatrixXf cf = c.cast<float>(), qf = q.cast<float>();
+      Eigen::MatrixXf outf(d, b);
+      dpstream::linalg::symmetric_product(cf, qf, outf);
+      const MatrixXd exact = cf.cast<double>() * qf.cast<double>();
+      const double unit = std::numeric_limits<float>::epsilon();
+      CHECK(((outf.cast<double>() - exact).array().abs() <= unit * (bound.array() + exact.array().abs())).all());
+    }
+  }
+  MatrixXd wrong(3, 2);
+  CHECK_THROWS_AS(dpstream::linalg::symmetric_product(MatrixXd::Identity(4, 4), MatrixXd::Ones(4, 2), wrong),
+                  std::invalid_argument);
 }
 
 }  // namespace test_psd_projection

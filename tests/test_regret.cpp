@@ -5,8 +5,8 @@
 // SelfAdjointEigenSolver of the exact Σ a aᵀ. Tolerance scales: sums of ≤ 10³ products of O(1)
 // numbers in a different order agree to ~10³·2⁻⁵³ ≈ 1e-13 relative (1e-12 used); a backward-stable
 // symmetric eigensolver returns eigenvalues within ~p(d)·2⁻⁵³·‖C‖₂ (< 1e-13 relative at d ≤ 20;
-// 1e-10 used). The curve's OPT_t comes from a warm refresh certified to 1e-6 of the captured
-// variance (regret.hpp), so it is compared with 1e-6 relative.
+// 1e-10 used). The curve's OPT_t comes from leader(), a warm refresh certified to kLeaderTolerance
+// (1e-5) of the captured variance (regret.hpp), so it is compared with 1e-5 relative.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -147,7 +147,7 @@ TEST_CASE("RegretMeter: gains equal a direct computation and OPT the top-k eigen
   CHECK(meter.opt() == Approx(opt).epsilon(1e-10));
 }
 
-TEST_CASE("RegretMeter curve: samples at the end of blocks crossing multiples of sample_every, OPT_t within 1e-6, finish() adds the last sample once",
+TEST_CASE("RegretMeter curve: samples at the end of blocks crossing multiples of sample_every, OPT_t within 1e-5, finish() adds the last sample once",
           "[regret][curve]") {
   const Index d = 12, k = 3;
   const std::uint64_t every = 50;
@@ -191,7 +191,7 @@ TEST_CASE("RegretMeter curve: samples at the end of blocks crossing multiples of
       REQUIRE(sample.gains.size() == 1);
       CHECK(sample.gains[0] == Approx(expected[s].gain).epsilon(1e-12));
       const double opt = exact_opt(a.topRows(static_cast<Index>(sample.rows)), k);
-      CHECK(std::abs(sample.opt - opt) <= 1e-6 * opt);
+      CHECK(std::abs(sample.opt - opt) <= eval::kLeaderTolerance * opt);
       worst = std::max(worst, std::abs(sample.opt - opt) / opt);
       if (s > 0 && sample.rows / every > meter.curve()[s - 1].rows / every + 1) some_double_crossing = true;
       if (sample.rows % every == 0) some_exact = true;
@@ -261,8 +261,53 @@ TEST_CASE("RegretMeter curve: OPT_t is right when a new direction appears after 
   const double exact[4] = {100, 100, 200, 300};
   for (std::size_t s = 0; s < 4; ++s) {
     INFO("sample at " << meter.curve()[s].rows << " rows: OPT_t " << meter.curve()[s].opt << ", exact " << exact[s]);
-    CHECK(std::abs(meter.curve()[s].opt - exact[s]) <= 1e-6 * exact[s]);
+    CHECK(std::abs(meter.curve()[s].opt - exact[s]) <= eval::kLeaderTolerance * exact[s]);
   }
+}
+
+// At d = 300 (above the tracker's cold full solve, so every leader after the first is the warm
+// single-precision refresh): after each block the leader's values sum to OPT_t within its
+// certificate, its vectors are orthonormal and capture that sum, a second call is the cached result
+// (no refresh), the curve's OPT_t is the leader's sum, and a restored meter neither refreshes again
+// nor forgets where it stopped.
+TEST_CASE("RegretMeter leader: the certified top k of the exact sum, refreshed once per observe, checkpointed",
+          "[regret][leader]") {
+  const Index d = 300, k = 4;
+  std::mt19937_64 gen(11);
+  VectorXd scales = VectorXd::Constant(d, 0.3);
+  scales.head(6) << 3, 2.5, 2, 1.9, 1.8, 1;
+  const MatrixXd a = rows_with_scales(1200, scales, gen);
+  RegretMeter meter(d, k, {"axes"}, 200);
+  check_protocol_error([&] { meter.leader(); }, "no rows observed yet");
+  double worst = 0;
+  for (Index i = 0; i < a.rows(); i += 100) {
+    meter.score(0, a.middleRows(i, 100), MatrixXd::Identity(d, k));
+    meter.observe(a.middleRows(i, 100));
+    const MatrixXd c = a.topRows(i + 100).transpose() * a.topRows(i + 100);
+    const pca::TopEigen& top = meter.leader();
+    const double opt = exact_opt(a.topRows(i + 100), k), sum = top.values.sum();
+    INFO("rows " << i + 100 << ": leader sum " << sum << ", OPT_t " << opt);
+    CHECK(sum <= opt * (1 + 1e-12));  // Ritz values never exceed the eigenvalues (Cauchy interlacing)
+    CHECK(opt - sum <= eval::kLeaderTolerance * sum);
+    CHECK((top.vectors.transpose() * top.vectors - MatrixXd::Identity(k, k)).cwiseAbs().maxCoeff() <= 1e-12);
+    CHECK(std::abs((top.vectors.transpose() * c * top.vectors).trace() - sum) <= 1e-5 * sum);
+    worst = std::max(worst, (opt - sum) / opt);
+    const std::uint64_t refreshes = meter.state().opt_tracker.stats.refreshes;
+    CHECK(&meter.leader() == &top);
+    CHECK(meter.state().opt_tracker.stats.refreshes == refreshes);  // cached
+    if ((i + 100) % 200 == 0) CHECK(meter.curve().back().opt == sum);
+  }
+  // Measured: worst relative error 4.9e-12 over 12 blocks (a gap below λ_4 makes it quadratic in the
+  // residual: far below the certified 1e-5).
+  INFO("worst relative leader error " << worst);
+  CHECK(meter.state().opt_tracker.stats.full_solves == 0);  // the warm refresh really ran
+
+  RegretMeter restored(d, k, {"axes"}, 200);
+  restored.restore(meter.state());
+  CHECK(restored.state().leader_rows == 1200);
+  const std::uint64_t refreshes = restored.state().opt_tracker.stats.refreshes;
+  CHECK(restored.leader().values == meter.leader().values);
+  CHECK(restored.state().opt_tracker.stats.refreshes == refreshes);
 }
 
 // ---- 5. Errors ----------------------------------------------------------------------------------------

@@ -31,11 +31,11 @@ std::vector<std::string> checked_names(std::vector<std::string> names) {
   return names;
 }
 
-// OPT along the curve: the exact C_t is PSD and moves little between samples, so a warm refresh
-// certified to 1e-6 of the captured variance (subspace.hpp) is as good as a full solve for a plot.
-pca::RefreshOptions curve_refresh() {
+// leader() and the curve's OPT_t: the exact C_t is PSD and moves little between blocks, so a warm
+// refresh certified to kLeaderTolerance of the captured variance (the header) serves both.
+pca::RefreshOptions leader_refresh() {
   pca::RefreshOptions options;
-  options.variance_tolerance = 1e-6;
+  options.variance_tolerance = kLeaderTolerance;
   return options;
 }
 
@@ -48,7 +48,7 @@ RegretMeter::RegretMeter(Index dimension, Index k, std::vector<std::string> lear
       exact_(dimension),
       gains_(names_.size(), 0.0),
       scored_(names_.size(), 0),
-      opt_tracker_(dimension, k, curve_refresh()) {}
+      opt_tracker_(dimension, k, leader_refresh()) {}
 
 std::size_t RegretMeter::learner(const std::string& name) const {
   for (std::size_t i = 0; i < names_.size(); ++i)
@@ -109,7 +109,7 @@ void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
 void RegretMeter::take_sample() {
   RegretSample sample;
   sample.rows = exact_.rows();
-  sample.opt = opt_tracker_.refresh(hindsight_covariance()).values.sum();
+  sample.opt = leader().values.sum();
   sample.gains = gains_;
   curve_.push_back(std::move(sample));
 }
@@ -117,6 +117,15 @@ void RegretMeter::take_sample() {
 void RegretMeter::finish() {
   if (sample_every_ > 0 && (curve_.empty() || curve_.back().rows != exact_.rows())) take_sample();
   if (!curve_.empty() && curve_.back().rows == exact_.rows()) curve_.back().opt = opt();
+}
+
+const pca::TopEigen& RegretMeter::leader() {
+  if (exact_.rows() == 0) throw std::logic_error("RegretMeter::leader: no rows observed yet");
+  if (leader_rows_ != exact_.rows()) {
+    opt_tracker_.refresh(hindsight_covariance());
+    leader_rows_ = exact_.rows();
+  }
+  return opt_tracker_.current();
 }
 
 double RegretMeter::opt() const {
@@ -144,6 +153,7 @@ RegretMeter::State RegretMeter::state() const {
   s.scored = scored_;
   s.curve = curve_;
   s.opt_tracker = opt_tracker_.state();
+  s.leader_rows = leader_rows_;
   return s;
 }
 
@@ -162,11 +172,15 @@ void RegretMeter::restore(const State& s) {
   for (const RegretSample& sample : s.curve)
     if (sample.gains.size() != names_.size() || sample.rows > s.rows)
       fail("a curve sample at row " + std::to_string(sample.rows) + " does not fit");
+  if (s.leader_rows > s.rows || (s.leader_rows > 0 && s.opt_tracker.current.vectors.cols() != k_))
+    fail("the leader is of " + std::to_string(s.leader_rows) + " rows (of " + std::to_string(s.rows) +
+         " observed) with " + std::to_string(s.opt_tracker.current.vectors.cols()) + " vectors");
   opt_tracker_.restore(s.opt_tracker);
   exact_.unpack(s.exact_sum, s.rows);
   gains_ = s.gains;
   scored_ = s.scored;
   curve_ = s.curve;
+  leader_rows_ = s.leader_rows;
   covariance_cache_rows_ = UINT64_MAX;
   opt_cache_rows_ = UINT64_MAX;
 }

@@ -156,6 +156,7 @@ void put(const eval::RegretMeter::State& s, proto::RegretMeter& out) {
     c->mutable_gains()->Add(sample.gains.begin(), sample.gains.end());
   }
   put(s.opt_tracker, *out.mutable_opt_tracker());
+  out.set_leader_rows(s.leader_rows);
 }
 
 eval::RegretMeter::State get(const proto::RegretMeter& m, const std::string& field) {
@@ -166,6 +167,7 @@ eval::RegretMeter::State get(const proto::RegretMeter& m, const std::string& fie
   s.scored.assign(m.scored().begin(), m.scored().end());
   for (const auto& c : m.curve()) s.curve.push_back({c.rows(), c.opt(), {c.gains().begin(), c.gains().end()}});
   s.opt_tracker = get(m.opt_tracker(), field + ".opt_tracker");
+  s.leader_rows = m.leader_rows();
   return s;
 }
 

@@ -33,6 +33,13 @@ RefreshOptions fpl_refresh_defaults(FplMode mode) {
   return options;
 }
 
+double noise_spectral_norm(Index d, double off_diagonal_variance) {
+  if (d < 1 || !(off_diagonal_variance >= 0) || !std::isfinite(off_diagonal_variance))
+    throw InvalidParameter("noise_spectral_norm: need d >= 1 and a finite variance >= 0, got d = " + std::to_string(d) +
+                           ", variance " + std::to_string(off_diagonal_variance));
+  return 2.0 * std::sqrt(static_cast<double>(d) * off_diagonal_variance);
+}
+
 namespace {
 
 const FplOptions& validated(Index dimension, const FplOptions& options) {
@@ -114,21 +121,45 @@ void FplOnlinePca::attach(stream::ContinualCovariance& stream) {
     throw InvalidParameter("FplOnlinePca::attach: the stream's dimension is " + std::to_string(stream.dimension()) +
                            ", the learner's is " + std::to_string(dimension_));
   stream.subscribe([this](const stream::ContinualCovariance::Release& release) {
-    if (release.step % options_.refresh_every == 0) follow(release.noisy_prefix);
+    if (release.step % options_.refresh_every == 0)
+      follow(release.noisy_prefix, noise_spectral_norm(dimension_, release.off_diagonal_noise_variance));
   });
 }
 
-void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader) {
+void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader, double noise_norm) {
+  if (!(noise_norm >= 0) || !std::isfinite(noise_norm))
+    throw InvalidParameter("FplOnlinePca::follow: noise_norm must be finite and >= 0, got " + std::to_string(noise_norm));
+  const double floor = kNoiseFloorShare * static_cast<double>(options_.k) * noise_norm;
   const TopEigen* top = nullptr;
   if (perturbation_) {
     // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run).
     leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
-    top = &tracker_.refresh(leader_);
+    top = &tracker_.refresh(leader_, floor);
   } else {
-    top = &tracker_.refresh(leader);
+    top = &tracker_.refresh(leader, floor);
   }
   basis_ = top->vectors;
   leader_values_ = top->values;
+  ++refreshes_;
+}
+
+void FplOnlinePca::follow_solved(const TopEigen& top) {
+  if (options_.mode != FplMode::follow_the_leader)
+    throw InvalidParameter(std::string("FplOnlinePca::follow_solved: only a follow_the_leader learner takes a solved leader; mode is ") +
+                           to_string(options_.mode));
+  const Index k = options_.k;
+  if (top.vectors.rows() != dimension_ || top.vectors.cols() != k || top.values.size() != k)
+    throw InvalidParameter("FplOnlinePca::follow_solved: the top k must be " + std::to_string(dimension_) + " x " +
+                           std::to_string(k) + " with " + std::to_string(k) + " values, got " +
+                           std::to_string(top.vectors.rows()) + " x " + std::to_string(top.vectors.cols()) + " with " +
+                           std::to_string(top.values.size()));
+  const double off = (top.vectors.transpose() * top.vectors - MatrixXd::Identity(k, k)).cwiseAbs().maxCoeff();
+  if (!(off <= 1e-8) || !top.values.allFinite())
+    throw InvalidParameter("FplOnlinePca::follow_solved: the vectors must be orthonormal (max|V^T V - I| = " +
+                           std::to_string(off) + ") and the values finite");
+  tracker_.set_start(top.vectors);
+  basis_ = top.vectors;
+  leader_values_ = top.values;
   ++refreshes_;
 }
 

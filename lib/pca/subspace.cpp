@@ -10,6 +10,7 @@
 
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/linalg/symmetric_product.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -196,7 +197,7 @@ bool uses_single_precision(const RefreshOptions& o) {
 // `ws` holds the buffers between calls (no allocation, hence no page faults, per refresh).
 TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary& summary,
                         const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
-                        RefreshStats& stats, MatrixXd& block, KrylovWorkspace& ws) {
+                        RefreshStats& stats, MatrixXd& block, KrylovWorkspace& ws, double residual_floor = 0) {
   const Index d = c.rows();
   // At least one column beyond the k wanted ones: it carries the fresh random direction (below).
   const Index b = std::min(d, k + std::max<Index>(o.oversample, 1));
@@ -233,10 +234,11 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   auto matvec = [&](Index first) {  // W_j = Ĉ·Q_j, then H's new block column and row
     if (single) {
       ws.q_single = q.middleCols(first, b).cast<float>();
-      ws.w_single.noalias() = ws.c_single * ws.q_single;
+      ws.w_single.resize(d, b);
+      linalg::symmetric_product(ws.c_single, ws.q_single, ws.w_single);
       w.middleCols(first, b) = ws.w_single.cast<double>();
     } else {
-      w.middleCols(first, b).noalias() = c * q.middleCols(first, b);
+      linalg::symmetric_product(c, q.middleCols(first, b), w.middleCols(first, b));
     }
     h.block(0, first, first + b, b).noalias() = q.leftCols(first + b).transpose() * w.middleCols(first, b);
     h.block(first, 0, b, first) = h.block(0, first, first, b).transpose();
@@ -289,24 +291,35 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
       const double wanted_sum = std::abs(theta.head(k).sum());
       auto accept = [&](const VectorXd& norms) {
         return norms.maxCoeff() <= o.tolerance * scale ||
-               (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * wanted_sum);
+               (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * wanted_sum) ||
+               norms.sum() <= residual_floor;
       };
 
       MatrixXd y;
       if (accept(implicit_norms)) {
         // Confirm with the explicit residuals: the answer always meets the test.
         y.noalias() = q.leftCols(s) * ritz;
-        VectorXd norms;
+        VectorXd norms, values = theta.head(k);
+        MatrixXd rotation;  // single precision: V's turn to the Ritz vectors of A (below)
         if (single) {
           // In double precision, so the certificate is about Ĉ itself, not its float rounding:
           // R = ĈV − V(VᵀĈV) with A = VᵀĈV in place of Θ (A is Θ up to the float rounding of W; the
           // bound in the header holds with tr A and this R for any orthonormal V).
           const auto v = y.leftCols(k);
-          const MatrixXd cv = c * v;
+          MatrixXd cv(d, k);
+          linalg::symmetric_product(c, v, cv);
           const MatrixXd a = v.transpose() * cv;
+          // The values returned are A's eigenvalues and V turns to its eigenvectors (Rayleigh–Ritz
+          // on span V in double): Θ carries W's float rounding (~1e-7 relative) and could exceed
+          // Ĉ's own eigenvalues; these cannot (Cauchy interlacing), and tr A is what is certified.
+          // A rotation inside span V leaves tr A and ‖R‖_* unchanged, so the certificate stands.
+          const linalg::SymmetricEigenSolver small(0.5 * (a + a.transpose()));
+          values = small.eigenvalues().reverse();
+          rotation = small.eigenvectors().rowwise().reverse();
           norms = (cv - v * a).colwise().norm().transpose();
           if (!(norms.maxCoeff() <= o.tolerance * scale ||
-                (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * std::abs(a.trace()))))
+                (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * std::abs(a.trace())) ||
+                norms.sum() <= residual_floor))
             norms.setConstant(std::numeric_limits<double>::infinity());
         } else {
           // ĈY = W·S, so the residuals ĈY − YΘ cost no product.
@@ -318,8 +331,9 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
           stats.last_residual = norms.maxCoeff() / scale;
           stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
           stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
+          if (rotation.size() > 0) y.leftCols(k) = (y.leftCols(k) * rotation).eval();
           block = std::move(y);
-          return TopEigen{block.leftCols(k), theta.head(k)};
+          return TopEigen{block.leftCols(k), values};
         }
       }
       if (stats.last_iterations >= o.max_iterations) {
@@ -471,7 +485,10 @@ SubspaceTracker& SubspaceTracker::operator=(const SubspaceTracker& other) {
   return *this;
 }
 
-const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
+const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, double residual_floor) {
+  if (!(residual_floor >= 0) || !std::isfinite(residual_floor))
+    throw InvalidParameter("SubspaceTracker::refresh: residual_floor must be finite and >= 0, got " +
+                           format_value(residual_floor));
   const MatrixSummary summary = check_symmetric("SubspaceTracker::refresh", c);
   if (c.rows() != dimension_)
     throw InvalidParameter("SubspaceTracker::refresh: matrix must be " + dims(dimension_, dimension_) +
@@ -480,7 +497,8 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
     // Cold start at large d: the iteration from the first coordinate axis (the rest of its block is
     // pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
     MatrixXd next;
-    current_ = krylov_refresh(c, summary, MatrixXd::Identity(dimension_, 1), k_, options_, stats_, next, *workspace_);
+    current_ = krylov_refresh(c, summary, MatrixXd::Identity(dimension_, 1), k_, options_, stats_, next, *workspace_,
+                              residual_floor);
     block_ = std::move(next);
     return current_;
   }
@@ -496,7 +514,7 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c) {
     return current_;
   }
   MatrixXd next;
-  current_ = krylov_refresh(c, summary, block_, k_, options_, stats_, next, *workspace_);
+  current_ = krylov_refresh(c, summary, block_, k_, options_, stats_, next, *workspace_, residual_floor);
   block_ = std::move(next);
   return current_;
 }

@@ -227,7 +227,10 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
                          " releases read, expected " + std::to_string(b - 1) +
                          " (a checkpoint written before the reader kept its state cannot resume --nonnegative)");
   }
-  if (private_) copy_followed(sum_->noisy_prefix(), release_copy_[b % 2]);  // release b, which L follows at block b
+  if (private_) {  // release b, which L follows at block b
+    copy_followed(sum_->noisy_prefix(), release_copy_[b % 2]);
+    release_noise_[b % 2] = followed_noise_norm(sum_->latest());
+  }
 }
 
 void Pipeline::worker(bool (Pipeline::*step)(std::uint64_t), std::exception_ptr& error, double& cpu) {
@@ -257,11 +260,12 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
   if (!running_) {
     MatrixXd followed;
     copy_followed(r.noisy_prefix, followed);
-    follow(followed);
+    follow(followed, followed_noise_norm(r));
     return;
   }
   if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
   copy_followed(r.noisy_prefix, release_copy_[r.step % 2]);
+  release_noise_[r.step % 2] = followed_noise_norm(r);
   signal(released_, r.step);
 }
 
@@ -274,11 +278,27 @@ void Pipeline::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
     slot = release;
 }
 
+// ‖E‖₂ of the noise in what the learner follows for release r (pca::noise_spectral_norm, from the
+// mechanism's parameters only): the release's, or the stationary estimate's, whose entries have
+// t²·Var(m̂_t) (the diagonal's; off the diagonal the release's ratio). Under --nonnegative, 0 (no
+// noise floor): the reading is a projection onto a convex set holding C, which bounds its error in
+// Frobenius norm by the noise's, but not in spectral norm, the one the floor needs.
+double Pipeline::followed_noise_norm(const stream::ContinualCovariance::Release& r) const {
+  if (nonnegative_) return 0;
+  double off_diagonal = r.off_diagonal_noise_variance;
+  if (stationary_) {
+    const double t = static_cast<double>(stationary_->steps());
+    const double ratio = r.noise_variance > 0 ? r.off_diagonal_noise_variance / r.noise_variance : 1.0;
+    off_diagonal = t * t * stationary_->step_sum_variance(sum_->noise().draw_sigma()) * ratio;
+  }
+  return pca::noise_spectral_norm(d_, off_diagonal);
+}
+
 // The private learner follows `followed` (a copy of what copy_followed gives), read first under
 // --nonnegative (post-processing, in place; the releases in order, so the reader's schedule is theirs).
-void Pipeline::follow(MatrixXd& followed) {
+void Pipeline::follow(MatrixXd& followed, double noise_norm) {
   if (nonnegative_) nonnegative_->apply(followed);
-  private_->follow(followed);
+  private_->follow(followed, noise_norm);
 }
 
 // L: follow release b (for b ≥ 1), then score block b.
@@ -291,7 +311,7 @@ bool Pipeline::learner_step(std::uint64_t b) {
   if (b >= 1) {
     // Block b exists, so blocks 0..b−1 were full and release b will come.
     if (!wait_until(released_, b)) return false;
-    follow(release_copy_[b % 2]);  // on L, in the slot L holds until release_free_
+    follow(release_copy_[b % 2], release_noise_[b % 2]);  // on L, in the slot L holds until release_free_
     signal(release_free_, b);
   }
   gains_[b % kRing] = private_->gains(ring_[b % kRing]);
@@ -308,9 +328,10 @@ bool Pipeline::eval_step(std::uint64_t b) {
   if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
   if (rows_) rows_->step(m, *meter_);
   meter_->observe(m);
-  // FTL's leader is the exact Σ a aᵀ the meter already holds: follow it rather than accumulate a
-  // second copy (what update_block would do). At each multiple of B rows, as refresh_every = B.
-  if (meter_->rows() % block_ == 0) ftl_->follow(meter_->hindsight_covariance());
+  // FTL's leader is the exact Σ a aᵀ the meter already holds, and the meter solves its top k for the
+  // curve anyway (RegretMeter::leader): FTL takes that solution rather than accumulating a second
+  // copy of the sum and solving it again. At each multiple of B rows, as refresh_every = B.
+  if (meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
   rows_done_.store(meter_->rows(), std::memory_order_relaxed);
   signal(e_done_, b + 1);
   return true;

@@ -14,8 +14,8 @@
 //     gains[b % R] and publishes them (ready = b + 1).
 //   E (evaluation): for block b, once ready > b: FTL's gains, meter.add_gains for FTL and, from
 //     gains[b % R], for the private learner, meter.observe(block); at each full block FTL follows
-//     the meter's exact covariance (its leader). The row-fed learners (learners.hpp) are scored on
-//     block b and then fed it here, before observe(b).
+//     the meter's leader (the top k of its exact covariance, which the curve uses too). The
+//     row-fed learners (learners.hpp) are scored on block b and then fed it here, before observe(b).
 // Why this is the protocol of FplOnlinePca attached to the stream, only spread over threads: the
 // private learner scores block b with the subspace of release b, i.e. of the rows before block b
 // and nothing else (the same sequence of refreshes that attach() would run inside S, since each
@@ -142,7 +142,8 @@ class Pipeline {
   bool stream_step(std::uint64_t b);
   void on_release(const stream::ContinualCovariance::Release& r);
   void copy_followed(const Eigen::MatrixXd& release, Eigen::MatrixXd& slot) const;
-  void follow(Eigen::MatrixXd& followed);
+  double followed_noise_norm(const stream::ContinualCovariance::Release& r) const;
+  void follow(Eigen::MatrixXd& followed, double noise_norm);
   bool learner_step(std::uint64_t b);
   bool eval_step(std::uint64_t b);
 
@@ -164,6 +165,7 @@ class Pipeline {
   Eigen::MatrixXd ring_[kRing];
   Eigen::VectorXd gains_[kRing];
   Eigen::MatrixXd release_copy_[2];
+  double release_noise_[2] = {0, 0};  // ‖E‖₂ of what each release slot holds (followed_noise_norm)
   std::uint64_t first_block_ = 0;  // 0, or the block a resumed run starts from
   std::uint64_t produced_ = 0;     // M's count of published blocks
   // Counters (with the kClosed flag): blocks published, releases copied, releases followed, private

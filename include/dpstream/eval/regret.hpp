@@ -15,9 +15,14 @@
 //
 // The curve: each time observe() reaches or crosses a multiple of sample_every rows (and at finish())
 // a sample {rows, OPT_t, gain_i(t)} is taken at the end of that block, so
-// regret can be plotted along the stream. OPT_t there is tracked by a warm refresh on the exact C_t
-// (subspace.hpp, captured variance certified within 1e-6 relative; exact C moves little between
-// samples, so this is cheap); the final OPT is a full eigendecomposition.
+// regret can be plotted along the stream. OPT_t there is the sum of leader()'s values: a warm refresh
+// on the exact C_t (subspace.hpp, captured variance certified within kLeaderTolerance = 1e-5
+// relative; exact C moves little between blocks, so this is cheap); the final OPT is a full
+// eigendecomposition.
+//
+// The leader: leader() is the top k of C_t itself, which is exactly what a non-private
+// follow-the-leader follows after each block. Asking the meter for it (FplOnlinePca::follow_solved)
+// instead of solving C_t a second time makes the curve's OPT_t and the baseline one refresh.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +41,14 @@ struct RegretSample {
   double opt = 0;             // OPT of the first `rows` rows
   std::vector<double> gains;  // cumulative gain of each learner over those rows
 };
+
+// Certificate of leader() and of the curve's OPT_t: OPT_t − Σ values ≤ 1e-5·Σ values (subspace.hpp's
+// variance_tolerance). Why 1e-5: the lowest at which the refresh's block products may run in single
+// precision (RefreshOptions::single_precision), half the cost of double; on the curve it is 0.001
+// points of regret/OPT at most, a hundredth of the smallest regret it plots (follow-the-leader's,
+// ~0.2% of OPT on Fashion-MNIST). With a gap below λ_k the error is quadratic in the residual and far
+// smaller (tests/test_regret.cpp measures it).
+inline constexpr double kLeaderTolerance = 1e-5;
 
 class RegretMeter {
  public:
@@ -72,6 +85,11 @@ class RegretMeter {
   // regret / OPT (0 when OPT = 0).
   double regret_over_opt(std::size_t learner) const;
   const std::vector<RegretSample>& curve() const noexcept { return curve_; }
+  // The algebraic top k of the exact C_t of the rows observed so far (evaluation only: raw data),
+  // certified within kLeaderTolerance: the meter's warm-started tracker, refreshed on the first call
+  // after an observe() and cached until the next one (the curve's samples call it too). Valid until
+  // the next observe(). std::logic_error before any row.
+  const pca::TopEigen& leader();
   // The exact Σ a aᵀ of the rows observed so far (evaluation only: raw data). Built once per
   // observe() into a buffer the meter keeps (valid until the next observe()); a non-private
   // follow-the-leader may follow it instead of keeping a second copy of the same sum.
@@ -86,7 +104,8 @@ class RegretMeter {
     std::vector<double> gains;        // per learner
     std::vector<std::uint64_t> scored;  // rows each learner has been scored on
     std::vector<RegretSample> curve;
-    pca::SubspaceTracker::State opt_tracker;
+    pca::SubspaceTracker::State opt_tracker;  // leader()'s tracker
+    std::uint64_t leader_rows = 0;            // rows its current() is the leader of (0: none)
   };
   State state() const;
   // Onto a meter built with the same dimension, k, learners and sample_every. InvalidParameter
@@ -105,6 +124,7 @@ class RegretMeter {
   std::vector<std::uint64_t> scored_;
   std::vector<RegretSample> curve_;
   pca::SubspaceTracker opt_tracker_;
+  std::uint64_t leader_rows_ = 0;  // rows opt_tracker_.current() is the leader of (0: none yet)
   mutable Eigen::MatrixXd covariance_cache_;
   mutable std::uint64_t covariance_cache_rows_ = UINT64_MAX;
   mutable double opt_cache_ = 0;

@@ -66,7 +66,23 @@ FplMode parse_fpl_mode(const std::string& text);
 //    replay of dpstream-replay's defaults), so solving it to 0.1% buys nothing. Measured on that
 //    replay (3 noise seeds): regret/OPT moves by −0.04 to −0.05 points against 1e-3, while it spreads
 //    over 0.24 points across 8 noise seeds (15.93–16.17%), and the block products drop by half.
+//  Both stop earlier where the leader's noise makes the rest pointless (kNoiseFloorShare).
 RefreshOptions fpl_refresh_defaults(FplMode mode);
+
+// The noise floor of a refresh of a noisy leader Ĉ = C + E. Even the exact top k of Ĉ captures up to
+// S_k(E) + S_k(−E) ≤ 2k·‖E‖₂ less of C than C's own best (Ky Fan, Weyl), and a basis whose certified
+// shortfall on Ĉ is δ loses at most δ more. So follow(Ĉ, ‖E‖₂) also stops once δ ≤
+// kNoiseFloorShare·k·‖E‖₂: 2.5% of that bound, whatever variance_tolerance would still ask. It
+// binds where the noise dominates — early in a stream, at large d (at d = 2048, 8,192 rows, ε = 1
+// the releases are mostly noise and the 1e-2 rule took 15 block products a refresh, the floor 7) —
+// and not where the signal does (the 1e-2 rule stops first there). Why 0.05: on Fashion-MNIST
+// (dpstream-replay, seeds 1–3) regret/OPT moved by −0.02 (blt) and +0.02 points (separable) against
+// no floor, within the seeds' spread; 0.1 moved them by −0.11 and +0.07 (docs/tools.md).
+inline constexpr double kNoiseFloorShare = 0.05;
+// ‖E‖₂ of a d × d symmetric Gaussian matrix whose off-diagonal entries have variance v: ≈ 2√(d·v),
+// the edge of the semicircle (the diagonal's variance does not move it). Public: it depends on the
+// mechanism's parameters only. InvalidParameter for d < 1 or v < 0 / not finite.
+double noise_spectral_norm(Eigen::Index d, double off_diagonal_variance);
 
 struct FplOptions {
   Eigen::Index k = 1;                    // 1 ≤ k ≤ dimension
@@ -113,7 +129,16 @@ class FplOnlinePca {
   // One refresh from a leader matrix Ĉ (d × d, symmetric): V̂ ← its algebraic top k. update() and
   // the attached stream call it; a caller with releases from elsewhere (a checkpointed stream, a
   // log of releases) may too. In perturbed_leader mode the fresh E_t is added first.
-  void follow(const Eigen::Ref<const Eigen::MatrixXd>& leader);
+  // noise_norm: ‖E‖₂ of the noise the leader carries (noise_spectral_norm), for the noise floor
+  // (kNoiseFloorShare); 0 = none or unknown, the refresh then stops by its tolerance alone. attach()
+  // passes the release's. InvalidParameter if negative or not finite.
+  void follow(const Eigen::Ref<const Eigen::MatrixXd>& leader, double noise_norm = 0);
+  // follow_the_leader only: the same refresh when the caller already holds the leader's top k —
+  // eval::RegretMeter::leader(), the top k of the same exact Σ a aᵀ — instead of solving it again.
+  // The next follow() starts from it. InvalidParameter in the other modes (a private learner reads
+  // only its releases; a perturbed one must add its noise) and for a top k of the wrong shape or
+  // without orthonormal columns (within 1e-8).
+  void follow_solved(const TopEigen& top);
 
   Eigen::Index dimension() const noexcept { return dimension_; }
   Eigen::Index k() const noexcept { return options_.k; }

@@ -120,12 +120,13 @@ struct RefreshOptions {
   // when tolerance and variance_tolerance (if set) are ≥ 1e-5; below that the products stay double.
   bool single_precision = true;
   // SubspaceTracker's cold start (no basis yet): a full eigendecomposition up to this dimension (the
-  // exact answer; what every earlier version did, so seeded results at such d are unchanged), above
-  // it the refresh iteration itself from a start of coordinate axes and pseudo-random columns (same
-  // stopping rule and fallback as any refresh). Why: the full solve is O(d³) — 5–8 s at d = 2048 and
-  // ~40 s at 4096 on the 2-core VM — and a replay cold-starts three trackers (private learner,
-  // follow-the-leader, the meter's OPT), which was most of its evaluation time at those d.
-  Eigen::Index cold_full_solve_max_dimension = 1024;
+  // exact answer), above it the refresh iteration itself from a start of coordinate axes and
+  // pseudo-random columns (same stopping rule and fallback as any refresh). Why: the full solve is
+  // O(d³) — 0.25–0.35 s at d = 784, 5–8 s at 2048 and ~40 s at 4096 on the 2-core VM — and a replay
+  // cold-starts two trackers (private learner, the meter's leader): at d = 784 over a stream of 128
+  // blocks that was 2.4 ms a block on each thread, more than a warm refresh's products. At d ≤ 256 it
+  // costs about one refresh (~10 ms) and is exact.
+  Eigen::Index cold_full_solve_max_dimension = 256;
 };
 
 struct RefreshStats {
@@ -163,7 +164,10 @@ class SubspaceTracker {
 
   // The algebraic top k of c (dimension × dimension, symmetric), warm-started from basis(). Returns
   // current(), overwritten by the next refresh() or reset(). Throws InvalidParameter for a bad c.
-  const TopEigen& refresh(const Eigen::Ref<const Eigen::MatrixXd>& c);
+  // residual_floor > 0: the iteration also stops once Σ‖rᵢ‖ ≤ residual_floor, which certifies
+  // OPT − tr(VᵀcV) ≤ residual_floor (RefreshOptions::tolerance's bound) — for a caller that knows
+  // c carries noise and that a shortfall below this is not worth products (FplOnlinePca::follow).
+  const TopEigen& refresh(const Eigen::Ref<const Eigen::MatrixXd>& c, double residual_floor = 0);
 
   // Start the next refresh from `basis` (dimension × m, m ≥ 1, any quality; e.g. a checkpoint).
   void set_start(const Eigen::Ref<const Eigen::MatrixXd>& basis);
