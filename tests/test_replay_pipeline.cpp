@@ -1,7 +1,9 @@
 // dpstream-replay's library (tools/replay): the threaded pipeline gives exactly the results of the
 // single-threaded protocol it spreads over threads; a checkpoint resumes to the uninterrupted run's
 // results bit for bit, and a resume with a changed setting is refused naming the flag; a file that
-// does not declare its length is counted for a fixed-horizon mechanism; the JSON line is well formed.
+// does not declare its length is counted for a fixed-horizon mechanism; the JSON line is well formed;
+// the separable strategy's estimate on packed releases is the full one's, and its checkpoint reads
+// both the packed and the earlier full form.
 // In-memory and in-process: generated rows, no tool process spawned.
 #include <catch2/catch.hpp>
 
@@ -18,6 +20,7 @@
 #include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
 #include "learner_states.pb.h"
 #include "replay/report.hpp"
@@ -204,51 +207,91 @@ TEST_CASE("the JSON line: the fixed keys first, null for what a non-private run 
   CHECK(json.back() == '}');
 }
 
-TEST_CASE("the stationary estimate's checkpoint: symmetric sums packed; an earlier version's full matrices still read") {
-  using State = stream::StationaryEstimate<Eigen::MatrixXd>::State;
-  const auto symmetric = [](int seed) {
-    std::srand(static_cast<unsigned>(seed));
-    const Eigen::MatrixXd g = Eigen::MatrixXd::Random(6, 6);
-    return Eigen::MatrixXd(g + g.transpose());
-  };
-  State state;
-  state.steps = 3;
-  state.weighted_increments = symmetric(1);
-  state.previous_release = symmetric(2);
-  state.numerator = symmetric(3);
-  state.denominator = 2.5;
+Eigen::MatrixXd random_symmetric(int seed, Eigen::Index d) {
+  std::srand(static_cast<unsigned>(seed));
+  const Eigen::MatrixXd g = Eigen::MatrixXd::Random(d, d);
+  return g + g.transpose();  // exactly symmetric: a + b == b + a bit for bit
+}
+
+Eigen::VectorXd packed(const Eigen::MatrixXd& m) {
+  Eigen::VectorXd out(m.rows() * (m.rows() + 1) / 2);
+  io::pack_lower(m, out);
+  return out;
+}
+
+TEST_CASE("pack_lower / unpack_lower: the lower triangle column by column, back bit for bit; bad sizes refused") {
+  const Eigen::MatrixXd m = random_symmetric(7, 5);
+  const Eigen::VectorXd p = packed(m);
+  CHECK(p.size() == 15);
+  CHECK(p(1) == m(1, 0));
+  CHECK(p(5) == m(1, 1));  // column 1 starts after column 0's 5 values
+  Eigen::MatrixXd back;
+  io::unpack_lower(p, back);
+  CHECK(back == m);
+  io::unpack_lower(2.0 * p, back);  // an expression, as the stationary estimate's prefix is
+  CHECK(back == 2.0 * m);
+  Eigen::VectorXd short_out(14);
+  CHECK_THROWS_AS(io::pack_lower(m, short_out), InvalidParameter);
+  CHECK_THROWS_AS(io::unpack_lower(short_out, back), InvalidParameter);
+}
+
+TEST_CASE("the stationary estimate on packed releases is the full one's, bit for bit") {
+  const stream::SeparableStrategy s = stream::SeparableStrategy::optimize(8);
+  stream::StationaryEstimate<Eigen::MatrixXd> full(s);
+  stream::StationaryEstimate<Eigen::VectorXd> half(s);
+  Eigen::MatrixXd unpacked;
+  for (std::uint64_t t = 1; t <= 8; ++t) {
+    const Eigen::MatrixXd release = random_symmetric(static_cast<int>(t), 7);
+    full.add(t, release);
+    half.add(t, packed(release));
+    io::unpack_lower(half.prefix(), unpacked);
+    CHECK(unpacked == Eigen::MatrixXd(full.prefix()));
+  }
+}
+
+TEST_CASE("the stationary estimate's checkpoint: packed sums as they are; an earlier version's full matrices packed") {
+  using State = stream::StationaryEstimate<Eigen::VectorXd>::State;
+  const State state{.steps = 3,
+                    .weighted_increments = packed(random_symmetric(1, 6)),
+                    .previous_release = packed(random_symmetric(2, 6)),
+                    .numerator = packed(random_symmetric(3, 6)),
+                    .denominator = 2.5};
   const auto same = [](const State& a, const State& b) {
     return a.steps == b.steps && a.weighted_increments == b.weighted_increments &&
            a.previous_release == b.previous_release && a.numerator == b.numerator && a.denominator == b.denominator;
   };
 
-  proto::StationaryEstimate packed;
-  io::put(state, packed);
-  CHECK(packed.packed_numerator().lower_size() == 21);  // 6·7/2 values, not 36
-  CHECK(packed.numerator().values_size() == 0);
-  CHECK(same(io::get(packed, "stationary"), state));  // bit for bit
+  proto::StationaryEstimate written;
+  io::put(state, written);
+  CHECK(written.packed_numerator().size() == 6);
+  CHECK(written.packed_numerator().lower_size() == 21);  // 6·7/2 values, not 36
+  CHECK(written.numerator().values_size() == 0);
+  CHECK(same(io::get(written, "stationary"), state));  // bit for bit
 
-  // What an earlier version wrote: the full matrices in fields 2-4.
+  // What versions before packed checkpoints wrote: the full matrices in fields 2-4.
   proto::StationaryEstimate earlier;
   earlier.set_steps(state.steps);
-  io::put(state.weighted_increments, *earlier.mutable_weighted_increments());
-  io::put(state.previous_release, *earlier.mutable_previous_release());
-  io::put(state.numerator, *earlier.mutable_numerator());
+  io::put(random_symmetric(1, 6), *earlier.mutable_weighted_increments());
+  io::put(random_symmetric(2, 6), *earlier.mutable_previous_release());
+  io::put(random_symmetric(3, 6), *earlier.mutable_numerator());
   earlier.set_denominator(state.denominator);
   CHECK(same(io::get(earlier, "stationary"), state));
-  CHECK(packed.ByteSizeLong() < 0.65 * static_cast<double>(earlier.ByteSizeLong()));
+  CHECK(written.ByteSizeLong() < 0.65 * static_cast<double>(earlier.ByteSizeLong()));
 
-  // A matrix that is not exactly symmetric is written full, and read back as it was.
-  State skewed = state;
-  skewed.numerator(0, 1) += 1e-12;
-  proto::StationaryEstimate written;
-  io::put(skewed, written);
-  CHECK_FALSE(written.has_packed_numerator());
-  CHECK(same(io::get(written, "stationary"), skewed));
+  // A full matrix that is not exactly symmetric cannot be packed: refused, not half read.
+  earlier.mutable_numerator()->set_values(1, earlier.numerator().values(1) + 1e-12);
+  CHECK_THROWS_AS(io::get(earlier, "stationary"), CorruptInput);
+  CHECK_THROWS_WITH(io::get(earlier, "stationary"),
+                    Catch::Contains("stationary.numerator") && Catch::Contains("not exactly symmetric"));
 
-  packed.mutable_packed_numerator()->mutable_lower()->RemoveLast();
-  CHECK_THROWS_AS(io::get(packed, "stationary"), CorruptInput);
-  CHECK_THROWS_WITH(io::get(packed, "stationary"), Catch::Contains("stationary.numerator") && Catch::Contains("20 values"));
+  written.mutable_packed_numerator()->mutable_lower()->RemoveLast();
+  CHECK_THROWS_AS(io::get(written, "stationary"), CorruptInput);
+  CHECK_THROWS_WITH(io::get(written, "stationary"), Catch::Contains("stationary.numerator") && Catch::Contains("20 values"));
+
+  State not_packed = state;
+  not_packed.numerator = Eigen::VectorXd::Ones(5);  // no d(d+1)/2
+  proto::StationaryEstimate refused;
+  CHECK_THROWS_WITH(io::put(not_packed, refused), Catch::Contains("numerator") && Catch::Contains("5 values"));
 }
 
 TEST_CASE("the nonnegative reader's checkpoint: counts and the packed correction, bit for bit; a short one refused") {

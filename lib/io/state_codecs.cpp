@@ -1,5 +1,6 @@
 #include "dpstream/io/state_codecs.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -59,61 +60,70 @@ pca::SubspaceTracker::State get(const proto::SubspaceTracker& m, const std::stri
   return s;
 }
 
-namespace {
-
-// A square matrix whose triangles are equal bit for bit goes packed into packed(), any other into
-// full(). The accessors create their field: only the one used may be called (presence is read back).
-template <class Packed, class Full>
-void put_symmetric(const Eigen::MatrixXd& m, Packed packed, Full full) {
-  if (m.rows() != m.cols() || m != m.transpose()) {
-    put(m, *full());
-    return;
-  }
-  proto::SymmetricMatrix& out = *packed();
-  out.set_size(m.rows());
-  auto& lower = *out.mutable_lower();
-  lower.Reserve(static_cast<int>(m.rows() * (m.rows() + 1) / 2));
-  for (Eigen::Index j = 0; j < m.cols(); ++j) lower.Add(m.col(j).data() + j, m.col(j).data() + m.rows());
+void pack_lower(const Eigen::MatrixXd& m, Eigen::Ref<Eigen::VectorXd> out) {
+  const Eigen::Index d = m.rows();
+  if (m.cols() != d || out.size() != d * (d + 1) / 2)
+    throw InvalidParameter("pack_lower: a " + std::to_string(d) + " x " + std::to_string(m.cols()) + " matrix into " +
+                           std::to_string(out.size()) + " values (a d x d matrix needs d(d+1)/2)");
+  for (Eigen::Index j = 0, offset = 0; j < d; offset += d - j, ++j) out.segment(offset, d - j) = m.col(j).tail(d - j);
 }
 
-// Whichever of the two was written (an earlier version wrote only `full`).
-Eigen::MatrixXd get_symmetric(const proto::SymmetricMatrix& packed, const proto::Matrix& full,
-                              bool has_packed, const std::string& field) {
-  if (!has_packed) return get(full, field);
-  const std::int64_t n = packed.size();
-  if (n < 0 || packed.lower_size() != n * (n + 1) / 2)
-    throw CorruptInput(field + ": " + std::to_string(packed.lower_size()) + " values for the lower triangle of a " +
+Eigen::Index packed_side(Eigen::Index n, const std::string& what) {
+  // d(d+1)/2 = n  ⇒  d = (√(8n+1) − 1)/2, checked exactly below.
+  const auto d = static_cast<Eigen::Index>((std::sqrt(8.0 * static_cast<double>(n) + 1.0) - 1.0) / 2.0 + 0.5);
+  if (n < 0 || d * (d + 1) / 2 != n)
+    throw InvalidParameter(what + ": " + std::to_string(n) + " values are no packed triangle d(d+1)/2");
+  return d;
+}
+
+namespace {
+
+// A packed triangle's values, as they are (their count checked against the size).
+Eigen::Map<const Eigen::VectorXd> lower_of(const proto::SymmetricMatrix& m, const std::string& field) {
+  const std::int64_t n = m.size();
+  if (n < 0 || m.lower_size() != n * (n + 1) / 2)
+    throw CorruptInput(field + ": " + std::to_string(m.lower_size()) + " values for the lower triangle of a " +
                        std::to_string(n) + " x " + std::to_string(n) + " matrix");
-  Eigen::MatrixXd m(n, n);
-  const double* next = packed.lower().data();
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = j; i < n; ++i) m(i, j) = m(j, i) = *next++;
-  return m;
+  return {m.lower().data(), m.lower_size()};
+}
+
+void put_lower(const Eigen::Ref<const Eigen::VectorXd>& packed, proto::SymmetricMatrix& out, const std::string& what) {
+  out.set_size(packed_side(packed.size(), what));
+  out.mutable_lower()->Add(packed.data(), packed.data() + packed.size());
+}
+
+// The packed field if written, else an earlier version's full matrix, packed (exactly symmetric only).
+Eigen::VectorXd get_lower(const proto::SymmetricMatrix& packed, const proto::Matrix& full, bool has_packed,
+                          const std::string& field) {
+  if (has_packed) return lower_of(packed, field);
+  const Eigen::MatrixXd m = get(full, field);
+  if (m.rows() != m.cols() || m != m.transpose())
+    throw CorruptInput(field + ": a " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+                       " matrix that is not exactly symmetric: the estimate is kept as packed lower triangles, "
+                       "which would lose its upper triangle");
+  Eigen::VectorXd out(m.rows() * (m.rows() + 1) / 2);
+  pack_lower(m, out);
+  return out;
 }
 
 }  // namespace
 
-void put(const stream::StationaryEstimate<Eigen::MatrixXd>::State& s, proto::StationaryEstimate& out) {
+void put(const stream::StationaryEstimate<Eigen::VectorXd>::State& s, proto::StationaryEstimate& out) {
   out.set_steps(s.steps);
-  put_symmetric(
-      s.weighted_increments, [&] { return out.mutable_packed_weighted_increments(); },
-      [&] { return out.mutable_weighted_increments(); });
-  put_symmetric(
-      s.previous_release, [&] { return out.mutable_packed_previous_release(); },
-      [&] { return out.mutable_previous_release(); });
-  put_symmetric(
-      s.numerator, [&] { return out.mutable_packed_numerator(); }, [&] { return out.mutable_numerator(); });
+  put_lower(s.weighted_increments, *out.mutable_packed_weighted_increments(), "StationaryEstimate weighted_increments");
+  put_lower(s.previous_release, *out.mutable_packed_previous_release(), "StationaryEstimate previous_release");
+  put_lower(s.numerator, *out.mutable_packed_numerator(), "StationaryEstimate numerator");
   out.set_denominator(s.denominator);
 }
 
-stream::StationaryEstimate<Eigen::MatrixXd>::State get(const proto::StationaryEstimate& m, const std::string& field) {
-  stream::StationaryEstimate<Eigen::MatrixXd>::State s;
+stream::StationaryEstimate<Eigen::VectorXd>::State get(const proto::StationaryEstimate& m, const std::string& field) {
+  stream::StationaryEstimate<Eigen::VectorXd>::State s;
   s.steps = m.steps();
-  s.weighted_increments = get_symmetric(m.packed_weighted_increments(), m.weighted_increments(),
-                                        m.has_packed_weighted_increments(), field + ".weighted_increments");
-  s.previous_release = get_symmetric(m.packed_previous_release(), m.previous_release(), m.has_packed_previous_release(),
-                                     field + ".previous_release");
-  s.numerator = get_symmetric(m.packed_numerator(), m.numerator(), m.has_packed_numerator(), field + ".numerator");
+  s.weighted_increments = get_lower(m.packed_weighted_increments(), m.weighted_increments(),
+                                    m.has_packed_weighted_increments(), field + ".weighted_increments");
+  s.previous_release = get_lower(m.packed_previous_release(), m.previous_release(), m.has_packed_previous_release(),
+                                 field + ".previous_release");
+  s.numerator = get_lower(m.packed_numerator(), m.numerator(), m.has_packed_numerator(), field + ".numerator");
   s.denominator = m.denominator();
   return s;
 }
@@ -176,11 +186,13 @@ void put(const pca::DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeR
   out.set_releases(s.releases);
   out.set_full_solves(s.full_solves);
   out.set_last_full(s.last_full);
-  put_symmetric(
-      s.correction, [&] { return out.mutable_correction(); },
-      [&]() -> proto::Matrix* {
-        throw InvalidParameter("DoublyNonnegativeReader state: the correction is not exactly symmetric");
-      });
+  const Eigen::MatrixXd& n = s.correction;
+  if (n.rows() != n.cols() || n != n.transpose())
+    throw InvalidParameter("DoublyNonnegativeReader state: the correction is not exactly symmetric");
+  auto& c = *out.mutable_correction();
+  c.set_size(n.rows());
+  c.mutable_lower()->Resize(static_cast<int>(n.rows() * (n.rows() + 1) / 2), 0.0);
+  pack_lower(n, Eigen::Map<Eigen::VectorXd>(c.mutable_lower()->mutable_data(), c.lower_size()));
 }
 
 pca::DoublyNonnegativeReader::State get(const proto::DoublyNonnegativeReader& m, const std::string& field) {
@@ -188,7 +200,7 @@ pca::DoublyNonnegativeReader::State get(const proto::DoublyNonnegativeReader& m,
   s.releases = m.releases();
   s.full_solves = m.full_solves();
   s.last_full = m.last_full();
-  s.correction = get_symmetric(m.correction(), proto::Matrix(), true, field + ".correction");
+  unpack_lower(lower_of(m.correction(), field + ".correction"), s.correction);
   return s;
 }
 

@@ -70,8 +70,10 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   private_ = std::make_unique<pca::FplOnlinePca>(d, p);
   // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
   // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
-  if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise()))
+  if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise())) {
     stationary_.emplace(separable->strategy());
+    packed_release_.resize(d * (d + 1) / 2);
+  }
   if (s.nonnegative) nonnegative_.emplace(d, pca::DoublyNonnegativeOptions{kNonnegativeRounds, kNonnegativeRefreshRatio});
   // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
   sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
@@ -215,6 +217,10 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
     if (stationary_->steps() != b)
       throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
                          std::to_string(b));
+    if (stationary_->state().numerator.size() != packed_release_.size())
+      throw CorruptInput("stationary estimate: sums of " + std::to_string(stationary_->state().numerator.size()) +
+                         " values, expected the " + std::to_string(packed_release_.size()) +
+                         " of a packed " + std::to_string(d_) + " x " + std::to_string(d_) + " covariance");
   }
   if (nonnegative_) {
     try {
@@ -256,7 +262,10 @@ bool Pipeline::stream_step(std::uint64_t b) {
 // S (inside update_block): release t into slot t % 2, once L is done with release t − 2. After
 // the workers stopped (the final flush), the learner follows it here.
 void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
-  if (stationary_) stationary_->add(r.step, r.noisy_prefix);
+  if (stationary_) {
+    io::pack_lower(r.noisy_prefix, packed_release_);  // releases are exactly symmetric: nothing is lost
+    stationary_->add(r.step, packed_release_);
+  }
   if (!running_) {
     MatrixXd followed;
     copy_followed(r.noisy_prefix, followed);
@@ -273,7 +282,7 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
 // estimate — into `slot` (its storage reused).
 void Pipeline::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
   if (stationary_)
-    slot = stationary_->prefix();
+    io::unpack_lower(stationary_->prefix(), slot);
   else
     slot = release;
 }

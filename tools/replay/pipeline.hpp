@@ -118,8 +118,9 @@ class Pipeline {
   std::size_t main_index() const { return main_index_; }
   // Each listed learner's figures, in list order (after finish()).
   std::vector<LearnerFigures> learner_figures() const;
-  // --mechanism separable: what the private learner follows; nullptr otherwise.
-  const stream::StationaryEstimate<Eigen::MatrixXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
+  // --mechanism separable: what the private learner follows (on packed releases, io::pack_lower);
+  // nullptr otherwise.
+  const stream::StationaryEstimate<Eigen::VectorXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
   // --nonnegative (with a private learner): its reader (full solves and cheap steps); nullptr otherwise.
   const pca::DoublyNonnegativeReader* nonnegative() const { return nonnegative_ ? &*nonnegative_ : nullptr; }
   std::size_t private_index() const { return private_index_; }
@@ -158,7 +159,10 @@ class Pipeline {
   std::vector<std::string> learners_;  // the --learner list (empty under --nonprivate)
   privacy::EpsDelta share_{1.0, 1e-6};  // each private learner's share of the target
   std::size_t main_index_ = 0;
-  std::optional<stream::StationaryEstimate<Eigen::MatrixXd>> stationary_;  // --mechanism separable
+  // --mechanism separable: the estimate on the releases' lower triangles (exactly symmetric releases,
+  // so nothing is lost): d(d+1)/2 values a sum instead of d², and the checkpoint copies them as they are.
+  std::optional<stream::StationaryEstimate<Eigen::VectorXd>> stationary_;
+  Eigen::VectorXd packed_release_;  // S: the latest release, packed for the estimate
   // --nonnegative: what the learner follows is read by it first (doubly nonnegative, post-processing)
   std::optional<pca::DoublyNonnegativeReader> nonnegative_;
   std::size_t private_index_ = 0, ftl_index_ = 0;

@@ -1,8 +1,8 @@
 // The learners' and the regret meter's states (plain State values) to and from their Protobuf
 // messages (lib/proto/learner_states.proto), for checkpoints of whatever embeds them. The
 // ContinualSum has its own serialize(); these cover what sits beside it in a pipeline:
-// FplOnlinePca, SubspaceTracker, RegretMeter, the separable strategy's StationaryEstimate and the
-// --nonnegative reading's DoublyNonnegativeReader.
+// FplOnlinePca, SubspaceTracker, RegretMeter, the separable strategy's StationaryEstimate (run on
+// packed covariances) and the --nonnegative reading's DoublyNonnegativeReader.
 //
 // Every reading function throws CorruptInput naming the field that does not fit (a matrix whose
 // values do not match its shape, a learner of another mode); the states' own restore() checks the
@@ -15,6 +15,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
+#include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
@@ -34,6 +35,24 @@ namespace dpstream::io {
 void put(const Eigen::MatrixXd& m, proto::Matrix& out);
 Eigen::MatrixXd get(const proto::Matrix& m, const std::string& field);
 
+// A symmetric matrix by its lower triangle, column by column (d(d+1)/2 values): the layout of
+// proto::SymmetricMatrix. The replay runs its StationaryEstimate on releases in this form, so that
+// its checkpoint is a copy of the state.
+// pack_lower: out (sized d(d+1)/2 by the caller; InvalidParameter otherwise) ← m's lower triangle.
+void pack_lower(const Eigen::MatrixXd& m, Eigen::Ref<Eigen::VectorXd> out);
+// d for d(d+1)/2 = n values; InvalidParameter naming `what` if n is no such number.
+Eigen::Index packed_side(Eigen::Index n, const std::string& what);
+// out ← the d × d matrix, both triangles, exactly symmetric. `packed` may be an Eigen expression
+// (the stationary estimate's prefix): it is evaluated column by column, without a temporary.
+template <class Packed>
+void unpack_lower(const Eigen::MatrixBase<Packed>& packed, Eigen::MatrixXd& out) {
+  const Eigen::Index d = packed_side(packed.size(), "unpack_lower");
+  out.resize(d, d);
+  for (Eigen::Index j = 0, offset = 0; j < d; offset += d - j, ++j)
+    out.col(j).tail(d - j) = packed.segment(offset, d - j);
+  linalg::mirror_lower(out);  // tiled: a column-major transpose copy writes a cache line per entry
+}
+
 void put(const pca::SubspaceTracker::State& s, proto::SubspaceTracker& out);
 pca::SubspaceTracker::State get(const proto::SubspaceTracker& m, const std::string& field);
 
@@ -44,8 +63,11 @@ pca::FplOnlinePca::State get(const proto::FplLearner& m, pca::FplMode mode, cons
 void put(const eval::RegretMeter::State& s, proto::RegretMeter& out);
 eval::RegretMeter::State get(const proto::RegretMeter& m, const std::string& field);
 
-void put(const stream::StationaryEstimate<Eigen::MatrixXd>::State& s, proto::StationaryEstimate& out);
-stream::StationaryEstimate<Eigen::MatrixXd>::State get(const proto::StationaryEstimate& m, const std::string& field);
+// The estimate's sums as packed lower triangles (pack_lower), written to the packed fields as they
+// are. Reading takes them, or the full matrices an earlier version wrote, packed (CorruptInput naming
+// the field if one is not exactly symmetric: its upper triangle would be lost).
+void put(const stream::StationaryEstimate<Eigen::VectorXd>::State& s, proto::StationaryEstimate& out);
+stream::StationaryEstimate<Eigen::VectorXd>::State get(const proto::StationaryEstimate& m, const std::string& field);
 
 void put(const pca::DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeReader& out);
 pca::DoublyNonnegativeReader::State get(const proto::DoublyNonnegativeReader& m, const std::string& field);

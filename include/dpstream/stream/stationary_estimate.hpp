@@ -13,7 +13,9 @@
 // favour early steps (weights()); a drifting stream is then followed late. The released prefixes
 // themselves stay unbiased for any stream.
 //
-// Cost per release: O(p) (p entries of a Value), three Values of memory.
+// Cost per release: O(p) (p entries of a Value), three Values of memory. The estimate works entry by
+// entry, so a symmetric release can be given as its packed lower triangle (io::pack_lower) and the
+// estimate unpacked after: bit for bit the same, in half the memory (the replay does).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,7 @@
 
 namespace dpstream::stream {
 
-template <class Value>  // Eigen::VectorXd (vector sums) or Eigen::MatrixXd (covariances)
+template <class Value>  // Eigen::VectorXd (vector sums, packed covariances) or Eigen::MatrixXd (covariances)
 class StationaryEstimate {
  public:
   // Everything add() has accumulated: enough to continue after a restart (checkpoints).
