@@ -116,7 +116,7 @@ class PyOnlinePca {
       meter_->add_gains(meter_->learner("private"), learner_->gains(rows));
       if (ftl_) meter_->add_gains(meter_->learner("ftl"), ftl_->gains(rows));
       meter_->observe(rows);
-      if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow(meter_->hindsight_covariance());
+      if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
     }
     sum_.update_block(rows);
   }
@@ -124,7 +124,13 @@ class PyOnlinePca {
     if (stationary_) stationary_->add(r.step, r.noisy_prefix);
     followed_ = stationary_ ? Eigen::MatrixXd(stationary_->prefix()) : r.noisy_prefix;
     if (nonnegative_) pca::project_doubly_nonnegative(followed_, tools::replay::kNonnegativeRounds);
-    learner_->follow(followed_);
+    std::optional<double> stationary_variance;
+    if (stationary_) {
+      const double t = static_cast<double>(stationary_->steps());
+      stationary_variance = t * t * stationary_->step_sum_variance(sum_.noise().draw_sigma());
+    }
+    learner_->follow(followed_, tools::replay::followed_noise_norm(learner_->dimension(), r, stationary_variance,
+                                                                   nonnegative_));
   }
 
   SharedAccountant accountant_;  // before sum_, which points at it

@@ -287,20 +287,24 @@ void Pipeline::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
     slot = release;
 }
 
-// ‖E‖₂ of the noise in what the learner follows for release r (pca::noise_spectral_norm, from the
-// mechanism's parameters only): the release's, or the stationary estimate's, whose entries have
-// t²·Var(m̂_t) (the diagonal's; off the diagonal the release's ratio). Under --nonnegative, 0 (no
-// noise floor): the reading is a projection onto a convex set holding C, which bounds its error in
-// Frobenius norm by the noise's, but not in spectral norm, the one the floor needs.
-double Pipeline::followed_noise_norm(const stream::ContinualCovariance::Release& r) const {
-  if (nonnegative_) return 0;
+double followed_noise_norm(Index d, const stream::ContinualCovariance::Release& r,
+                           std::optional<double> stationary_variance, bool nonnegative) {
+  if (nonnegative) return 0;
   double off_diagonal = r.off_diagonal_noise_variance;
+  if (stationary_variance) {
+    const double ratio = r.noise_variance > 0 ? r.off_diagonal_noise_variance / r.noise_variance : 1.0;
+    off_diagonal = *stationary_variance * ratio;
+  }
+  return pca::noise_spectral_norm(d, off_diagonal);
+}
+
+double Pipeline::followed_noise_norm(const stream::ContinualCovariance::Release& r) const {
+  std::optional<double> stationary_variance;
   if (stationary_) {
     const double t = static_cast<double>(stationary_->steps());
-    const double ratio = r.noise_variance > 0 ? r.off_diagonal_noise_variance / r.noise_variance : 1.0;
-    off_diagonal = t * t * stationary_->step_sum_variance(sum_->noise().draw_sigma()) * ratio;
+    stationary_variance = t * t * stationary_->step_sum_variance(sum_->noise().draw_sigma());
   }
-  return pca::noise_spectral_norm(d_, off_diagonal);
+  return replay::followed_noise_norm(d_, r, stationary_variance, nonnegative_.has_value());
 }
 
 // The private learner follows `followed` (a copy of what copy_followed gives), read first under
