@@ -116,7 +116,8 @@ struct RefreshOptions {
   // GEMM rate and half the memory traffic, the products being ~all of a refresh's cost at d = 784.
   // Rounding moves Ĉ by ≤ 2⁻²⁴·max|Ĉ_ij| per entry, ~1e-5·‖Ĉ‖₂ at most at d = 784, so the iteration
   // still reaches the default tolerances; the answer is then confirmed in double precision (one
-  // product Ĉ·V of the k wanted vectors), so the stopping rule above holds for Ĉ itself. Used only
+  // product Ĉ·V of the k wanted vectors), so the stopping rule above holds for Ĉ itself, and the
+  // values returned are the Rayleigh–Ritz values of V on Ĉ in double (never above Ĉ's). Used only
   // when tolerance and variance_tolerance (if set) are ≥ 1e-5; below that the products stay double.
   bool single_precision = true;
   // SubspaceTracker's cold start (no basis yet): a full eigendecomposition up to this dimension (the
