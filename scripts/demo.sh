@@ -12,7 +12,7 @@ if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
   DPSTREAM_PACKAGES=(dataset-fashion-mnist)  # the demo's data only; the build does not need it
   dpstream_install_packages || echo "== dataset-fashion-mnist could not be installed: using the generated stream" >&2
 fi
-dpstream_build build -Dbuildtype=release "${DPSTREAM_UNITY[@]}"  # as scripts/test.sh
+dpstream_build build -Dbuildtype=release -Dbench=true "${DPSTREAM_UNITY[@]}"  # as scripts/test.sh, and the benchmarks
 out="$DPSTREAM_ROOT/replay-out"
 "$DPSTREAM_ROOT/build/tools/dpstream-replay" --out "$out" "$@"
 echo "plot: $out/regret.svg   data: $out/regret.csv" >&2

@@ -265,18 +265,18 @@ TEST_CASE("RegretMeter curve: OPT_t is right when a new direction appears after 
   }
 }
 
-// At d = 300 (above the tracker's cold full solve, so every leader after the first is the warm
-// single-precision refresh): after each block the leader's values sum to OPT_t within its
+// At d = 260 (above the tracker's cold full solve, d = 256, so every leader is the single-precision
+// refresh): after each block the leader's values sum to OPT_t within its
 // certificate, its vectors are orthonormal and capture that sum, a second call is the cached result
 // (no refresh), the curve's OPT_t is the leader's sum, and a restored meter neither refreshes again
 // nor forgets where it stopped.
 TEST_CASE("RegretMeter leader: the certified top k of the exact sum, refreshed once per observe, checkpointed",
           "[regret][leader]") {
-  const Index d = 300, k = 4;
+  const Index d = 260, k = 4;
   std::mt19937_64 gen(11);
   VectorXd scales = VectorXd::Constant(d, 0.3);
   scales.head(6) << 3, 2.5, 2, 1.9, 1.8, 1;
-  const MatrixXd a = rows_with_scales(1200, scales, gen);
+  const MatrixXd a = rows_with_scales(600, scales, gen);
   RegretMeter meter(d, k, {"axes"}, 200);
   check_protocol_error([&] { meter.leader(); }, "no rows observed yet");
   double worst = 0;
@@ -297,14 +297,14 @@ TEST_CASE("RegretMeter leader: the certified top k of the exact sum, refreshed o
     CHECK(meter.state().opt_tracker.stats.refreshes == refreshes);  // cached
     if ((i + 100) % 200 == 0) CHECK(meter.curve().back().opt == sum);
   }
-  // Measured: worst relative error 4.9e-12 over 12 blocks (a gap below λ_4 makes it quadratic in the
+  // Measured: worst relative error 2.0e-12 over 6 blocks (a gap below λ_4 makes it quadratic in the
   // residual: far below the certified 1e-5).
   INFO("worst relative leader error " << worst);
   CHECK(meter.state().opt_tracker.stats.full_solves == 0);  // the warm refresh really ran
 
   RegretMeter restored(d, k, {"axes"}, 200);
   restored.restore(meter.state());
-  CHECK(restored.state().leader_rows == 1200);
+  CHECK(restored.state().leader_rows == 600);
   const std::uint64_t refreshes = restored.state().opt_tracker.stats.refreshes;
   CHECK(restored.leader().values == meter.leader().values);
   CHECK(restored.state().opt_tracker.stats.refreshes == refreshes);
