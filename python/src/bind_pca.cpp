@@ -125,10 +125,7 @@ class PyOnlinePca {
     followed_ = stationary_ ? Eigen::MatrixXd(stationary_->prefix()) : r.noisy_prefix;
     if (nonnegative_) pca::project_doubly_nonnegative(followed_, tools::replay::kNonnegativeRounds);
     std::optional<double> stationary_variance;
-    if (stationary_) {
-      const double t = static_cast<double>(stationary_->steps());
-      stationary_variance = t * t * stationary_->step_sum_variance(sum_.noise().draw_sigma());
-    }
+    if (stationary_) stationary_variance = stationary_->prefix_variance(sum_.noise().draw_sigma());
     learner_->follow(followed_, tools::replay::followed_noise_norm(learner_->dimension(), r, stationary_variance,
                                                                    nonnegative_));
   }

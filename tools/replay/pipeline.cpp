@@ -300,10 +300,7 @@ double followed_noise_norm(Index d, const stream::ContinualCovariance::Release& 
 
 double Pipeline::followed_noise_norm(const stream::ContinualCovariance::Release& r) const {
   std::optional<double> stationary_variance;
-  if (stationary_) {
-    const double t = static_cast<double>(stationary_->steps());
-    stationary_variance = t * t * stationary_->step_sum_variance(sum_->noise().draw_sigma());
-  }
+  if (stationary_) stationary_variance = stationary_->prefix_variance(sum_->noise().draw_sigma());
   return replay::followed_noise_norm(d_, r, stationary_variance, nonnegative_.has_value());
 }
 

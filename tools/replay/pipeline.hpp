@@ -76,10 +76,11 @@ constexpr double kNonnegativeRefreshRatio = 1.0 / 3.0;
 
 // ‖E‖₂ of the noise in what the private learner follows for release r (pca::noise_spectral_norm: the
 // mechanism's parameters only, for the noise floor of its refresh): the release's; under separable
-// the stationary estimate's, whose diagonal entries have variance stationary_variance = t²·Var(m̂_t)
-// (off the diagonal, the release's ratio of the two). Under --nonnegative 0, no floor: the reading
-// is a projection onto a convex set holding C, which bounds its error by the noise's in Frobenius
-// norm but not in spectral norm, the one the floor needs. Pipeline and the Python binding share it.
+// the stationary estimate's, whose diagonal entries have variance stationary_variance
+// (StationaryEstimate::prefix_variance; off the diagonal, the release's ratio of the two). Under
+// --nonnegative 0, no floor: the reading is a projection onto a convex set holding C, which bounds
+// its error by the noise's in Frobenius norm but not in spectral norm, the one the floor needs.
+// Pipeline and the Python binding share it.
 double followed_noise_norm(Eigen::Index d, const stream::ContinualCovariance::Release& r,
                            std::optional<double> stationary_variance, bool nonnegative);
 

@@ -75,9 +75,8 @@ std::string private_learner_text(const ReplayRun& run) {
               sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);
   if (const auto* estimate = p.stationary()) {
     // What the learner follows: t·m̂_t, per-entry variance t²·Var(m̂_t).
-    const double steps = static_cast<double>(estimate->steps());
     t += format("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
-                steps * steps * estimate->step_sum_variance(sum->noise().draw_sigma()), (ull)estimate->steps());
+                estimate->prefix_variance(sum->noise().draw_sigma()), (ull)estimate->steps());
   }
   if (const auto* reader = p.nonnegative()) {
     const int rounds = reader->options().rounds;

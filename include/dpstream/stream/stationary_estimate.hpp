@@ -85,6 +85,11 @@ class StationaryEstimate {
     require_estimate("step_sum_variance");
     return sigma * sigma / strategy_.information(state_.steps);
   }
+  // Per-entry variance of prefix() = t·m̂_t: t²·step_sum_variance(σ).
+  double prefix_variance(double sigma) const {
+    const double t = static_cast<double>(state_.steps);
+    return t * t * step_sum_variance(sigma);
+  }
   // ω_1 … ω_t: m̂_t = Σ_j ω_j x_j + noise for any stream (positive, Σ ω_j = 1).
   Eigen::VectorXd weights() const {
     require_estimate("weights");
