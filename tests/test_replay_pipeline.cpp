@@ -233,6 +233,9 @@ TEST_CASE("pack_lower / unpack_lower: the lower triangle column by column, back 
   Eigen::VectorXd short_out(14);
   CHECK_THROWS_AS(io::pack_lower(m, short_out), InvalidParameter);
   CHECK_THROWS_AS(io::unpack_lower(short_out, back), InvalidParameter);
+  for (Eigen::Index d = 0; d <= 300; ++d) CHECK(io::packed_side(d * (d + 1) / 2, "test") == d);
+  CHECK_THROWS_AS(io::packed_side(-1, "test"), InvalidParameter);  // checked before its square root
+  CHECK_THROWS_AS(io::packed_side(14, "test"), InvalidParameter);
 }
 
 TEST_CASE("the stationary estimate on packed releases is the full one's, bit for bit") {

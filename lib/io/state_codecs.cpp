@@ -69,10 +69,14 @@ void pack_lower(const Eigen::MatrixXd& m, Eigen::Ref<Eigen::VectorXd> out) {
 }
 
 Eigen::Index packed_side(Eigen::Index n, const std::string& what) {
-  // d(d+1)/2 = n  ⇒  d = (√(8n+1) − 1)/2, checked exactly below.
+  // d(d+1)/2 = n  ⇒  d = (√(8n+1) − 1)/2, checked exactly below (n < 0 first: its root is NaN, and
+  // casting NaN to an integer is undefined).
+  const auto fail = [&] {
+    return InvalidParameter(what + ": " + std::to_string(n) + " values are no packed triangle d(d+1)/2");
+  };
+  if (n < 0) throw fail();
   const auto d = static_cast<Eigen::Index>((std::sqrt(8.0 * static_cast<double>(n) + 1.0) - 1.0) / 2.0 + 0.5);
-  if (n < 0 || d * (d + 1) / 2 != n)
-    throw InvalidParameter(what + ": " + std::to_string(n) + " values are no packed triangle d(d+1)/2");
+  if (d * (d + 1) / 2 != n) throw fail();
   return d;
 }
 
