@@ -11,7 +11,9 @@
 // Per (d, k):
 //  * GEMM rate: the best of 5 products (d × 128)·(128 × d), 2·128·d² FLOPs each; the GEMM bound on
 //    ingestion is that rate over d² FLOPs a row (the Gram update's lower triangle: half the product);
-//  * ingest: rows/s of a ContinualCovariance alone (Gram update, noise, release), on one thread;
+//  * ingest: rows/s of a ContinualCovariance alone (Gram update, noise, release), on one thread, the
+//    best of 3 runs: single runs at d = 784 ranged over 12,400–18,200 rows/s on the 2-core VM, and
+//    the ratio below took all of that spread; the best run is the conservative denominator;
 //  * replay: rows/s of the Pipeline from the first block to the last one processed by every worker
 //    (the final OPT, one full eigendecomposition, is timed apart: "final");
 //  * replay/ingest, the figure the issue asks ≥ 0.6 at d = 784 (k = 10), ≥ 0.5 at d = 2048 and ≥ 0.3
@@ -58,6 +60,7 @@ using Eigen::MatrixXd;
 namespace replay = dpstream::tools::replay;
 
 constexpr std::uint64_t kBlock = 128;
+constexpr int kIngestRuns = 3;  // ingest: the best of these (see the header)
 double checksum = 0;  // folded from every result, printed, so no work can be dropped
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -151,7 +154,7 @@ Figures run(Index d, Index k, std::uint64_t rows) {
   const MatrixXd data = generate_rows(d, rows);
   const replay::ReplaySettings s = settings(k);
   f.gemm_rate = gemm_flops_per_second(d);
-  f.ingest = ingest_rows_per_second(data, s);
+  for (int run = 0; run < kIngestRuns; ++run) f.ingest = std::max(f.ingest, ingest_rows_per_second(data, s));
 
   const bool reset = reset_peak_rss();
   replay::Pipeline pipeline(d, s, rows, nullptr);

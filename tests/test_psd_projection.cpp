@@ -1,7 +1,7 @@
 // The PSD projection (linalg/psd_projection.hpp): the one-side route (tridiagonal MRRR on the smaller
 // side of the spectrum) agrees with the full eigendecomposition to round-off, really runs (no silent
 // fallback), and its output has the projection's defining properties whatever route made it. Also
-// linalg/symmetric_product.hpp, the refresh's product C·Q, against Eigen's.
+// linalg/symmetric_product.hpp, the refresh's product C·Q, against Eigen's, and linalg/mirror.hpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/linalg/mirror.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/linalg/symmetric_product.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -178,6 +179,27 @@ TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within
   MatrixXd wrong(3, 2);
   CHECK_THROWS_AS(dpstream::linalg::symmetric_product(MatrixXd::Identity(4, 4), MatrixXd::Ones(4, 2), wrong),
                   std::invalid_argument);
+}
+
+// The tiled mirrors copy one triangle onto the other exactly and leave the source triangle and the
+// diagonal alone: sizes below, at and across the 32-wide tile (1, 31, 32, 33, 70), and a block with
+// an outer stride (Ref to the middle of a larger matrix, whose other entries must stay untouched).
+TEST_CASE("mirror_lower / mirror_upper: one triangle copied onto the other, bit for bit", "[psd_projection][mirror]") {
+  SeededNoiseSource source(43);
+  for (const Index d : {1, 31, 32, 33, 70}) {
+    INFO("d = " << d);
+    const MatrixXd g = gaussian_matrix(d + 2, d + 1, source);
+    MatrixXd lower = g, upper = g;
+    dpstream::linalg::mirror_lower(lower.block(1, 0, d, d));
+    dpstream::linalg::mirror_upper(upper.block(1, 0, d, d));
+    const MatrixXd from_lower = g.block(1, 0, d, d).triangularView<Eigen::Lower>();
+    const MatrixXd from_upper = g.block(1, 0, d, d).triangularView<Eigen::Upper>();
+    CHECK(lower.block(1, 0, d, d) == MatrixXd(from_lower.selfadjointView<Eigen::Lower>()));
+    CHECK(upper.block(1, 0, d, d) == MatrixXd(from_upper.selfadjointView<Eigen::Upper>()));
+    CHECK(lower.row(0) == g.row(0));  // outside the block: untouched
+    CHECK(upper.row(d + 1) == g.row(d + 1));
+    CHECK(lower.col(d) == g.col(d));
+  }
 }
 
 }  // namespace test_psd_projection

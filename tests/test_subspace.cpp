@@ -451,6 +451,42 @@ TEST_CASE("inputs are validated and errors name the bad value") {
   REQUIRE_THROWS_WITH(refresh_top_k(c, MatrixXd::Ones(d, 0), 2), Contains("10x0"));
 }
 
+// The check runs over 32 × 32 tiles, each above the diagonal with its mirror, and writes the float
+// copy of a single-precision refresh in the same pass: entries in tiles off the diagonal (d = 70:
+// tiles 0–31, 32–63, 64–69) are found and named, and a matrix held inside a larger one (a Ref with
+// an outer stride) gives bit for bit the refresh of its own copy, in single and double precision.
+TEST_CASE("validation across tiles; a strided matrix refreshes as its copy") {
+  std::mt19937_64 gen(83);
+  const Index d = 70;
+  const MatrixXd c = known_spectrum(VectorXd::LinSpaced(d, 3.0, -1.0), gen);
+  MatrixXd nan = c;
+  nan(66, 3) = std::nan("");  // lower triangle, bottom-left tile
+  REQUIRE_THROWS_WITH(top_k_eigen(nan, 1), Contains("matrix(66,3)") && Contains("nan"));
+  MatrixXd inf = c;
+  inf(40, 69) = INFINITY;  // upper triangle, tile (32, 64)
+  REQUIRE_THROWS_WITH(SubspaceTracker(d, 2).refresh(inf), Contains("matrix(40,69)") && Contains("inf"));
+  MatrixXd asym = c;
+  asym(5, 60) += 1e-3;
+  REQUIRE_THROWS_WITH(top_k_eigen(asym, 1), Contains("not symmetric") && Contains("C(5,60)"));
+
+  MatrixXd wide = MatrixXd::Zero(d + 3, d + 2);
+  wide.block(2, 1, d, d) = c;
+  for (const bool single : {true, false}) {
+    RefreshOptions o;
+    o.single_precision = single;
+    o.cold_full_solve_max_dimension = 0;  // the iteration from the first refresh on
+    SubspaceTracker strided(d, 4, o), copied(d, 4, o);
+    const Eigen::Ref<const MatrixXd> block = wide.block(2, 1, d, d);
+    REQUIRE(block.outerStride() == d + 3);
+    for (int refresh = 0; refresh < 2; ++refresh) {
+      const TopEigen a = strided.refresh(block), b = copied.refresh(c);
+      REQUIRE(a.values == b.values);
+      REQUIRE(a.vectors == b.vectors);
+    }
+    REQUIRE(strided.stats().full_solves == 0);
+  }
+}
+
 TEST_CASE("parse_projector_norm: the inverse of to_string; other names refused") {
   for (const ProjectorNorm norm : {ProjectorNorm::spectral, ProjectorNorm::frobenius})
     CHECK(parse_projector_norm(to_string(norm)) == norm);

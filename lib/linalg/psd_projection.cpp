@@ -10,6 +10,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/linalg/mirror.hpp"
 
 // LAPACK (liblapack3, reference or any other provider): the symmetric tridiagonal MRRR solver.
 // gfortran passes each CHARACTER argument's length after the others.
@@ -112,17 +113,6 @@ bool one_side(Eigen::Ref<MatrixXd> c) {
 }
 
 }  // namespace
-
-void mirror_lower(Eigen::Ref<MatrixXd> c) {
-  constexpr Index kTile = 32;
-  const Index d = c.rows();
-  for (Index j0 = 0; j0 < d; j0 += kTile)
-    for (Index i0 = j0; i0 < d; i0 += kTile) {
-      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
-      for (Index i = i0; i < i0 + in; ++i)  // upper row j ← lower column j, tile by tile
-        for (Index j = j0; j < std::min(j0 + jn, i); ++j) c(j, i) = c(i, j);
-    }
-}
 
 PsdRoute project_psd(Eigen::Ref<MatrixXd> c, PsdRoute route) {
   if (c.rows() == 0) return route;

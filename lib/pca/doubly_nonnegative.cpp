@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/mirror.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/subspace.hpp"
 

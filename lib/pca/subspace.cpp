@@ -39,6 +39,14 @@ constexpr double kDeficientColumn = 1e-10;
 // Seed of the pseudo-random vectors that pad a short start and replace deficient columns. Fixed,
 // so a refresh is deterministic and its start never depends on the data.
 constexpr std::uint64_t kPadSeed = 0x5eed0f5bace;
+// Columns of the Krylov basis before a thick restart (unless max_blocks is 2 anyway). Each new block
+// is orthogonalised against all s columns held, ~8·d·s·b flops in thin products that run slower than
+// the block product (2·d²·b), and Rayleigh–Ritz grows as s³. At k = 32 (b = 37) six blocks (s = 222)
+// made these cost as much as the products: the private learner's CPU a release in bench_scale at
+// d = 2048, k = 32 (one run each) was 141 ms with 2 blocks, 103 with 3 (s = 111), 121 with 4 and
+// 125 with 6; at d = 784, k = 32, 32.6 ms with 6 and 22.3 with 3. Up to k ≈ 15 (b ≤ 20) the cap
+// does not bind and max_blocks = 6 holds.
+constexpr Index kMaxKrylovColumns = 120;
 // Below this tolerance the block products stay in double precision (see RefreshOptions::single_precision).
 constexpr double kSinglePrecisionFloor = 1e-5;
 
@@ -50,32 +58,52 @@ struct MatrixSummary {
 };
 
 // Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each
-// tile above the diagonal is checked together with its mirror while both are in cache.
-MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& c) {
+// tile above the diagonal is checked together with its mirror while both are in cache. If `single`
+// is given, c rounded to float is written there in the same pass (a refresh in single precision
+// needs it; at d = 2048 the pass is memory-bound and a second one would cost 40% more).
+MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& c,
+                              Eigen::MatrixXf* single = nullptr) {
   if (c.rows() != c.cols() || c.rows() == 0)
     throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
                            dims(c.rows(), c.cols()));
   const Index d = c.rows();
+  if (single != nullptr) single->resize(d, d);
   constexpr Index kTile = 32;
-  MatrixXd mirror(kTile, kTile);  // the mirror tile, transposed into contiguous storage
-  double max_abs = 0, sum_sq = 0, max_asym = 0;
-  bool finite = true;
-  for (Index j0 = 0; j0 < d && finite; j0 += kTile)
+  alignas(64) double mirror[kTile * kTile];  // the mirror tile, transposed: mirror[i + j·kTile] = c(j0 + j, i0 + i)
+  double max_abs = 0, sum_sq = 0, max_asym = 0, zeros = 0;
+  for (Index j0 = 0; j0 < d; j0 += kTile)
     for (Index i0 = 0; i0 <= j0; i0 += kTile) {
       const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
-      const auto upper = c.block(i0, j0, in, jn);
-      auto lower_t = mirror.topLeftCorner(in, jn);
-      lower_t = c.block(j0, i0, jn, in).transpose();
-      // 0·x is 0 for every finite x and NaN otherwise: a vectorised finiteness test.
-      if (!std::isfinite((upper.array() * 0.0).sum() + (lower_t.array() * 0.0).sum())) {
-        finite = false;
-        break;
+      for (Index i = 0; i < in; ++i) {
+        const double* lower = c.data() + (i0 + i) * c.outerStride() + j0;  // c(j0.., i0 + i)
+        for (Index j = 0; j < jn; ++j) mirror[i + j * kTile] = lower[j];
+        if (single != nullptr)
+          for (Index j = 0; j < jn; ++j) (*single)(j0 + j, i0 + i) = static_cast<float>(lower[j]);
       }
-      const double weight = i0 == j0 ? 1.0 : 2.0;  // an off-diagonal tile stands for its mirror too
-      max_abs = std::max(max_abs, upper.cwiseAbs().maxCoeff());
-      sum_sq += weight * upper.squaredNorm();
-      max_asym = std::max(max_asym, (upper - lower_t).cwiseAbs().maxCoeff());
+      double tile_sq = 0;
+      for (Index j = 0; j < jn; ++j) {
+        const double* upper = c.data() + (j0 + j) * c.outerStride() + i0;  // c(i0.., j0 + j)
+        const double* lower_t = &mirror[j * kTile];
+        if (single != nullptr)
+          for (Index i = 0; i < in; ++i) (*single)(i0 + i, j0 + j) = static_cast<float>(upper[i]);
+        // Plain loops the compiler vectorises. 0·x is 0 for every finite x and NaN otherwise, so
+        // `zeros` stays 0 exactly while every entry is finite (a NaN also defeats the comparisons).
+        double col_abs = 0, col_asym = 0, col_sq = 0, col_zero = 0;
+        for (Index i = 0; i < in; ++i) {
+          const double a = std::abs(upper[i]), mismatch = std::abs(upper[i] - lower_t[i]);
+          col_abs = col_abs > a ? col_abs : a;
+          col_asym = col_asym > mismatch ? col_asym : mismatch;
+          col_sq += upper[i] * upper[i];
+          col_zero += upper[i] * 0.0 + lower_t[i] * 0.0;
+        }
+        max_abs = std::max(max_abs, col_abs);
+        max_asym = std::max(max_asym, col_asym);
+        tile_sq += col_sq;
+        zeros += col_zero;
+      }
+      sum_sq += (i0 == j0 ? 1.0 : 2.0) * tile_sq;  // an off-diagonal tile stands for its mirror too
     }
+  const bool finite = std::isfinite(zeros);
   if (!finite)
     for (Index j = 0; j < d; ++j)
       for (Index i = 0; i < d; ++i)
@@ -192,8 +220,16 @@ bool uses_single_precision(const RefreshOptions& o) {
          (o.variance_tolerance == 0 || o.variance_tolerance >= kSinglePrecisionFloor);
 }
 
+// check_symmetric for a refresh: c rounded to float goes to ws.c_single in the same pass when the
+// block products will run in single precision.
+MatrixSummary check_for_refresh(const char* fn, const Eigen::Ref<const MatrixXd>& c, const RefreshOptions& o,
+                                KrylovWorkspace& ws) {
+  return check_symmetric(fn, c, uses_single_precision(o) ? &ws.c_single : nullptr);
+}
+
 // The thick-restarted block Lanczos refresh (see the header). c is validated by the caller and
-// `summary` is its check_symmetric result. Leaves the k + p Ritz vectors in `block`; returns the top k.
+// `summary` is its check_for_refresh result (which also left c in float in ws.c_single if the
+// products run in single precision). Leaves the k + p Ritz vectors in `block`; returns the top k.
 // `ws` holds the buffers between calls (no allocation, hence no page faults, per refresh).
 TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary& summary,
                         const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
@@ -201,13 +237,14 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   const Index d = c.rows();
   // At least one column beyond the k wanted ones: it carries the fresh random direction (below).
   const Index b = std::min(d, k + std::max<Index>(o.oversample, 1));
-  // Blocks held before a restart: at most o.max_blocks, never more than d columns, and at most
+  // Blocks held before a restart: at most o.max_blocks, never more than d columns, at most
   // s ≈ 0.75·(d²b)^{1/3} columns so that the Rayleigh–Ritz eigenproblem (~9s³ flops, done after every
-  // block) stays within about twice the flops of the block product (2d²b). At d = 784 this does not
-  // bind; at d = 128 it keeps the small eigenproblems from costing more than the full solve.
+  // block) stays within about twice the flops of the block product (2d²b) — at d = 784 this does not
+  // bind; at d = 128 it keeps the small eigenproblems from costing more than the full solve — and at
+  // most kMaxKrylovColumns (see there).
   const double cost_cap = 0.75 * std::cbrt(static_cast<double>(d) * static_cast<double>(d) * static_cast<double>(b));
-  const Index max_blocks =
-      std::min({o.max_blocks, d / b, std::max<Index>(2, static_cast<Index>(cost_cap) / b)});
+  const Index max_blocks = std::min({o.max_blocks, d / b, std::max<Index>(2, static_cast<Index>(cost_cap) / b),
+                                     std::max<Index>(2, kMaxKrylovColumns / b)});
   ++stats.refreshes;
   stats.last_iterations = 0;
   stats.last_residual = 0;
@@ -223,7 +260,6 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   // data-dependent, and a different direction at every refresh.
   privacy::SeededNoiseSource rng(kPadSeed + stats.refreshes);
   const bool single = uses_single_precision(o);
-  if (single) ws.c_single = c.cast<float>();  // once per refresh: O(d²), a fraction of one product
   // Krylov basis Q and W = ĈQ, block by block, and the Rayleigh quotient H = QᵀĈQ.
   ws.q.resize(d, max_blocks * b);
   ws.w.resize(d, max_blocks * b);
@@ -448,13 +484,13 @@ double projector_distance(const Eigen::Ref<const MatrixXd>& v, const Eigen::Ref<
 
 TopEigen refresh_top_k(const Eigen::Ref<const MatrixXd>& c, const Eigen::Ref<const MatrixXd>& start, Index k,
                        const RefreshOptions& options, RefreshStats* stats) {
-  const MatrixSummary summary = check_symmetric("refresh_top_k", c);
+  check_options(options);
+  KrylovWorkspace workspace;
+  const MatrixSummary summary = check_for_refresh("refresh_top_k", c, options, workspace);
   check_k("refresh_top_k", k, c.rows());
   check_start("refresh_top_k", start, c.rows());
-  check_options(options);
   RefreshStats local;
   MatrixXd block;
-  KrylovWorkspace workspace;
   return krylov_refresh(c, summary, start, k, options, stats != nullptr ? *stats : local, block, workspace);
 }
 
@@ -489,11 +525,13 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, do
   if (!(residual_floor >= 0) || !std::isfinite(residual_floor))
     throw InvalidParameter("SubspaceTracker::refresh: residual_floor must be finite and >= 0, got " +
                            format_value(residual_floor));
-  const MatrixSummary summary = check_symmetric("SubspaceTracker::refresh", c);
-  if (c.rows() != dimension_)
+  if (c.rows() != dimension_ || c.cols() != dimension_)
     throw InvalidParameter("SubspaceTracker::refresh: matrix must be " + dims(dimension_, dimension_) +
                            ", got " + dims(c.rows(), c.cols()));
-  if (!has_basis() && dimension_ > options_.cold_full_solve_max_dimension) {
+  const bool cold_full_solve = !has_basis() && dimension_ <= options_.cold_full_solve_max_dimension;
+  const MatrixSummary summary = cold_full_solve ? check_symmetric("SubspaceTracker::refresh", c)
+                                                : check_for_refresh("SubspaceTracker::refresh", c, options_, *workspace_);
+  if (!has_basis() && !cold_full_solve) {
     // Cold start at large d: the iteration from the first coordinate axis (the rest of its block is
     // pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
     MatrixXd next;
@@ -502,7 +540,7 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, do
     block_ = std::move(next);
     return current_;
   }
-  if (!has_basis()) {
+  if (cold_full_solve) {
     // Cold start: the exact answer, once; later refreshes start from it.
     ++stats_.refreshes;
     ++stats_.full_solves;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/mirror.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 
@@ -45,7 +46,7 @@ Eigen::MatrixXd SymmetricGaussianMechanism::sample_noise(Eigen::Index n, NoiseSo
     for (Eigen::Index i = 0; i < j; ++i) e(i, j) = off_sigma * noise.gaussian();
     e(j, j) = sigma_ * noise.gaussian();
   }
-  e.triangularView<Eigen::StrictlyLower>() = e.transpose();
+  linalg::mirror_upper(e);
   return e;
 }
 

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/linalg/mirror.hpp"
 #include "dpstream/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -195,7 +196,9 @@ Eigen::MatrixXd CovarianceAccumulator::matrix() const {
 
 void CovarianceAccumulator::matrix(Eigen::MatrixXd& out) const {
   flush();
-  out = upper_.selfadjointView<Eigen::Upper>();
+  out.resize(dimension_, dimension_);
+  for (Eigen::Index j = 0; j < dimension_; ++j) out.col(j).head(j + 1) = upper_.col(j).head(j + 1);
+  linalg::mirror_upper(out);
 }
 
 void CovarianceAccumulator::pack(Eigen::Ref<Eigen::VectorXd> out) const {
@@ -224,7 +227,7 @@ void CovarianceAccumulator::unpack_value(const Eigen::Ref<const Eigen::VectorXd>
                            " packed values are not a triangle d(d+1)/2");
   value.resize(d, d);
   for (Eigen::Index j = 0; j < d; ++j) value.col(j).head(j + 1) = packed.segment(column_offset(j), j + 1);
-  value.triangularView<Eigen::StrictlyLower>() = value.transpose();
+  linalg::mirror_upper(value);
 }
 
 void CovarianceAccumulator::release(const Eigen::Ref<const Eigen::VectorXd>& noise, double off_diagonal_scale,
@@ -244,7 +247,7 @@ void CovarianceAccumulator::release(const Eigen::Ref<const Eigen::VectorXd>& noi
     }
     snap(column.data(), j + 1, granularity);
   }
-  out.triangularView<Eigen::StrictlyLower>() = out.transpose();
+  linalg::mirror_upper(out);
 }
 
 }  // namespace dpstream::stream

@@ -15,7 +15,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
-#include "dpstream/linalg/psd_projection.hpp"
+#include "dpstream/linalg/mirror.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
@@ -50,7 +50,7 @@ void unpack_lower(const Eigen::MatrixBase<Packed>& packed, Eigen::MatrixXd& out)
   out.resize(d, d);
   for (Eigen::Index j = 0, offset = 0; j < d; offset += d - j, ++j)
     out.col(j).tail(d - j) = packed.segment(offset, d - j);
-  linalg::mirror_lower(out);  // tiled: a column-major transpose copy writes a cache line per entry
+  linalg::mirror_lower(out);
 }
 
 void put(const pca::SubspaceTracker::State& s, proto::SubspaceTracker& out);

@@ -36,9 +36,4 @@ enum class PsdRoute {
 // non-finite result); std::runtime_error if even the full solve does not converge.
 PsdRoute project_psd(Eigen::Ref<Eigen::MatrixXd> c, PsdRoute route = PsdRoute::one_side);
 
-// Copies the lower triangle of the square c onto its upper one (c exactly symmetric afterwards), in
-// 32 × 32 tiles: a column-major row-by-row mirror writes one cache line per entry (at d = 784 it took
-// as long as the rest of a --nonnegative cheap release, pca/doubly_nonnegative.hpp).
-void mirror_lower(Eigen::Ref<Eigen::MatrixXd> c);
-
 }  // namespace dpstream::linalg

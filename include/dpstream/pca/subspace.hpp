@@ -87,7 +87,9 @@ struct RefreshOptions {
   Eigen::Index oversample = 5;
   // Krylov blocks held before a thick restart from the k + p best Ritz vectors (≥ 2). The
   // Rayleigh–Ritz problem is at most max_blocks·(k + p) square; fewer blocks are used when d is small
-  // (so that it stays cheap next to a block product), and when d < 2(k + p) the full solver answers.
+  // (so that it stays cheap next to a block product) or the blocks are wide (at most ~120 columns in
+  // all, never fewer than 2 blocks: at k = 32 that is 3 blocks; subspace.cpp measures why), and when
+  // d < 2(k + p) the full solver answers.
   Eigen::Index max_blocks = 6;
   // Block products Ĉ·Q (d × (k + p) each) allowed per refresh before falling back to the full solver.
   // Checked where Rayleigh–Ritz runs (every second block, never before the second), so a refresh

@@ -1,0 +1,16 @@
+// Making a square matrix exactly symmetric from one of its triangles, in 32 × 32 tiles. Why tiles:
+// a column-major mirror row by row (Eigen's triangularView<…>() = transpose()) writes or reads one
+// cache line per entry; at d = 2048 it took 17 ms against 7 ms tiled (2-core VM, idle), and the
+// library mirrors a d × d matrix at every release (accumulators, noise, checkpoints, projections).
+#pragma once
+
+#include <Eigen/Core>
+
+namespace dpstream::linalg {
+
+// Copies the lower triangle of the square c onto its upper one.
+void mirror_lower(Eigen::Ref<Eigen::MatrixXd> c);
+// Copies the upper triangle of the square c onto its lower one.
+void mirror_upper(Eigen::Ref<Eigen::MatrixXd> c);
+
+}  // namespace dpstream::linalg
