@@ -22,6 +22,7 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/stream/accumulators.hpp"
 
 namespace test_regret {
 
@@ -308,6 +309,49 @@ TEST_CASE("RegretMeter leader: the certified top k of the exact sum, refreshed o
   const std::uint64_t refreshes = restored.state().opt_tracker.stats.refreshes;
   CHECK(restored.leader().values == meter.leader().values);
   CHECK(restored.state().opt_tracker.stats.refreshes == refreshes);
+}
+
+// observe(rows, packed_sum): the replay's evaluation takes the exact sum its stream already made.
+// Fed the sum of an accumulator given the same blocks, the meter is bit for bit the one that adds
+// the rows up itself (state, leader, curve, OPT); a sum of other rows, of one block too few, or of
+// the wrong size is refused before anything changes, naming what does not fit.
+TEST_CASE("RegretMeter: observe with the caller's exact sum equals observe alone, and a wrong sum is refused",
+          "[regret][exact_sum]") {
+  const Index d = 40, k = 3;
+  std::mt19937_64 gen(13);
+  VectorXd scales = VectorXd::Constant(d, 0.2);
+  scales.head(4) << 2, 1.5, 1.2, 1;
+  const MatrixXd a = rows_with_scales(300, scales, gen);
+  RegretMeter own(d, k, {"axes"}, 100), given(d, k, {"axes"}, 100);
+  stream::CovarianceAccumulator sum(d);
+  VectorXd packed(sum.packed_size());
+  for (Index i = 0; i < a.rows(); i += 60) {
+    const auto block = a.middleRows(i, 60);
+    for (RegretMeter* m : {&own, &given}) m->score(0, block, MatrixXd::Identity(d, k));
+    own.observe(block);
+    sum.update_block(block);
+    sum.pack(packed);
+    given.observe(block, packed);
+    CHECK(given.leader().values == own.leader().values);
+  }
+  const RegretMeter::State x = own.state(), y = given.state();
+  CHECK(x.rows == y.rows);
+  CHECK(x.exact_sum == y.exact_sum);
+  CHECK(given.opt() == own.opt());
+  REQUIRE(given.curve().size() == own.curve().size());
+  for (std::size_t i = 0; i < own.curve().size(); ++i) CHECK(given.curve()[i].opt == own.curve()[i].opt);
+
+  const MatrixXd more = rows_with_scales(10, scales, gen);
+  given.score(0, more, MatrixXd::Identity(d, k));
+  CHECK_THROWS_NAMING(given.observe(more, packed), InvalidParameter,
+                      Contains("not the meter's plus these rows") && Contains("diagonal entry 0"));
+  sum.update_block(more);
+  sum.pack(packed);
+  CHECK_THROWS_NAMING(given.observe(more, VectorXd(packed.head(10))), InvalidParameter,
+                      Contains("holds 10 values") && Contains("needs 820"));
+  CHECK(given.rows() == 300);  // nothing changed
+  given.observe(more, packed);
+  CHECK(given.rows() == 310);
 }
 
 // ---- 5. Errors ----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/privacy/params.hpp"
 
 namespace dpstream::eval {
 
@@ -88,7 +89,8 @@ void RegretMeter::add_gains(std::size_t learner, const Eigen::Ref<const VectorXd
   scored_[learner] += static_cast<std::uint64_t>(gains.size());
 }
 
-void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
+// observe()'s checks: the rows' width and values, and every learner scored on exactly them.
+void RegretMeter::check_observe(const Eigen::Ref<const MatrixXd>& rows_in) const {
   if (rows_in.cols() != dimension())
     throw InvalidParameter("RegretMeter::observe: rows have " + std::to_string(rows_in.cols()) +
                            " columns, the meter's dimension is " + std::to_string(dimension()));
@@ -99,11 +101,39 @@ void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
       throw std::logic_error("RegretMeter::observe: learner '" + names_[i] + "' was scored on " +
                              std::to_string(scored_[i]) + " rows, but these rows bring the stream to " +
                              std::to_string(after));
+}
+
+// A sample when the block reaches or crosses a multiple of sample_every, taken at the block's end
+// so that OPT_t and every gain cover exactly the same rows.
+void RegretMeter::after_observe(std::uint64_t before) {
+  if (sample_every_ > 0 && rows() / sample_every_ > before / sample_every_) take_sample();
+}
+
+void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
+  check_observe(rows_in);
   const std::uint64_t before = rows();
   exact_.update_block(rows_in);
-  // A sample when the block reaches or crosses a multiple of sample_every, taken at the block's end
-  // so that OPT_t and every gain cover exactly the same rows.
-  if (sample_every_ > 0 && after / sample_every_ > before / sample_every_) take_sample();
+  after_observe(before);
+}
+
+void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in, const Eigen::Ref<const VectorXd>& packed_sum) {
+  check_observe(rows_in);
+  if (packed_sum.size() != exact_.packed_size())
+    throw InvalidParameter("RegretMeter::observe: the packed sum holds " + std::to_string(packed_sum.size()) +
+                           " values, a meter of dimension " + std::to_string(dimension()) + " needs " +
+                           std::to_string(exact_.packed_size()));
+  const VectorXd old_diagonal = exact_.diagonal();
+  const VectorXd squares = rows_in.colwise().squaredNorm().transpose();
+  for (Index j = 0; j < dimension(); ++j) {
+    const double given = packed_sum(j * (j + 1) / 2 + j), expected = old_diagonal(j) + squares(j);
+    if (!(std::abs(given - expected) <= 1e-10 * (std::abs(given) + std::abs(expected))))
+      throw InvalidParameter("RegretMeter::observe: the packed sum is not the meter's plus these rows: its "
+                             "diagonal entry " + std::to_string(j) + " is " + privacy::format_value(given) +
+                             ", the rows make it " + privacy::format_value(expected));
+  }
+  const std::uint64_t before = rows();
+  exact_.unpack(packed_sum, before + static_cast<std::uint64_t>(rows_in.rows()));
+  after_observe(before);
 }
 
 void RegretMeter::take_sample() {

@@ -201,6 +201,11 @@ void CovarianceAccumulator::matrix(Eigen::MatrixXd& out) const {
   linalg::mirror_upper(out);
 }
 
+Eigen::VectorXd CovarianceAccumulator::diagonal() const {
+  flush();
+  return upper_.diagonal();
+}
+
 void CovarianceAccumulator::pack(Eigen::Ref<Eigen::VectorXd> out) const {
   flush();
   pack_value(upper_, out);
@@ -209,7 +214,8 @@ void CovarianceAccumulator::pack(Eigen::Ref<Eigen::VectorXd> out) const {
 void CovarianceAccumulator::unpack(const Eigen::Ref<const Eigen::VectorXd>& packed, std::uint64_t rows) {
   require_size("covariance accumulator: packed sum", packed.size(), packed_size());
   batch_.clear();
-  unpack_value(packed, upper_);
+  // The upper triangle only: it is all upper_ keeps (unpack_value would mirror it too).
+  for (Eigen::Index j = 0; j < dimension_; ++j) upper_.col(j).head(j + 1) = packed.segment(column_offset(j), j + 1);
   rows_ = rows;
 }
 

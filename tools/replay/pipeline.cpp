@@ -68,6 +68,7 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   p.k = s.k;
   p.mode = pca::FplMode::private_tree;
   private_ = std::make_unique<pca::FplOnlinePca>(d, p);
+  for (Eigen::VectorXd& slot : exact_sums_) slot.resize(d * (d + 1) / 2);
   // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
   // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
   if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise())) {
@@ -255,6 +256,8 @@ void Pipeline::worker(bool (Pipeline::*step)(std::uint64_t), std::exception_ptr&
 bool Pipeline::stream_step(std::uint64_t b) {
   if (!wait_until(produced_signal_, b + 1)) return false;
   sum_->update_block(ring_[b % kRing]);
+  if (b >= kSumSlots && !wait_until(e_done_, b - kSumSlots + 1)) return false;
+  sum_->exact_sum().pack(exact_sums_[b % kSumSlots]);
   signal(s_done_, b + 1);
   return true;
 }
@@ -337,7 +340,12 @@ bool Pipeline::eval_step(std::uint64_t b) {
   meter_->add_gains(ftl_index_, ftl_->gains(m));
   if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
   if (rows_) rows_->step(m, *meter_);
-  meter_->observe(m);
+  if (private_) {
+    if (!wait_until(s_done_, b + 1)) return false;
+    meter_->observe(m, exact_sums_[b % kSumSlots]);  // the sum S holds after block b
+  } else {
+    meter_->observe(m);
+  }
   // FTL's leader is the exact Σ a aᵀ the meter already holds, and the meter solves its top k for the
   // curve anyway (RegretMeter::leader): FTL takes that solution rather than accumulating a second
   // copy of the sum and solving it again. At each multiple of B rows, as refresh_every = B.

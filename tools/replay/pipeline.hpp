@@ -8,12 +8,14 @@
 //   M (caller: producer): copies each block of B rows into ring slot b % R — a column-major B × d
 //     matrix — (next_slot) and publishes it (publish).
 //   S (stream): feeds block b to the ContinualCovariance (exact Gram update, noise, release).
-//     Its subscriber copies each release Ĉ_t into one of two release slots and publishes it.
+//     Its subscriber copies each release Ĉ_t into one of two release slots and publishes it. Then
+//     it packs the stream's exact Σ a aᵀ after block b into sum slot b % 3 for E.
 //   L (private learner): for block b ≥ 1, follows release b (Ĉ after blocks 0..b−1: the warm
 //     eigen-refresh, the most expensive step); then scores block b with that basis into
 //     gains[b % R] and publishes them (ready = b + 1).
-//   E (evaluation): for block b, once ready > b: FTL's gains, meter.add_gains for FTL and, from
-//     gains[b % R], for the private learner, meter.observe(block); at each full block FTL follows
+//   E (evaluation): for block b, once ready > b and S is done with it: FTL's gains, meter.add_gains
+//     for FTL and, from gains[b % R], for the private learner, meter.observe(block, sum slot b % 3)
+//     (the sum S already made, not the same Gram update a second time); at each full block FTL follows
 //     the meter's leader (the top k of its exact covariance, which the curve uses too). The
 //     row-fed learners (learners.hpp) are scored on block b and then fed it here, before observe(b).
 // Why this is the protocol of FplOnlinePca attached to the stream, only spread over threads: the
@@ -24,8 +26,9 @@
 // `ready`). Splitting S from L lets the Gram update and noise of block b + 1 overlap the refresh of
 // release b; the results are identical to a single thread (tests/test_replay_pipeline.cpp checks
 // it). Slots are reused only when free: M rewrites ring slot b % R once S, L and E are done with
-// block b − R; S rewrites release slot t % 2 once L is done with release t − 2. An exception on any
-// thread stops the others; close() rethrows it. With --nonprivate only E runs.
+// block b − R; S rewrites release slot t % 2 once L is done with release t − 2, and sum slot b % 3
+// once E is done with block b − 3. An exception on any thread stops the others; close() rethrows
+// it. With --nonprivate only E runs (and adds up the meter's sum itself).
 //
 // Privacy: only the private learner's subspaces are differentially private (the stream's (ε, δ)).
 // The meter, follow-the-leader and every figure computed from them use raw rows: they are
@@ -87,6 +90,9 @@ double followed_noise_norm(Eigen::Index d, const stream::ContinualCovariance::Re
 class Pipeline {
  public:
   static constexpr std::uint64_t kRing = 8;  // blocks in flight between the producer and the workers
+  // Exact sums in flight from S to E (packed, d(d+1)/2 doubles each): S may run this many blocks
+  // ahead of E.
+  static constexpr std::uint64_t kSumSlots = 3;
 
   // `known_rows`: the stream's length if known (the horizon of a fixed-horizon mechanism, the
   // curve's spacing). `from`: continue from this checkpoint (its settings already checked against
@@ -179,6 +185,7 @@ class Pipeline {
   Eigen::MatrixXd ring_[kRing];
   Eigen::VectorXd gains_[kRing];
   Eigen::MatrixXd release_copy_[2];
+  Eigen::VectorXd exact_sums_[kSumSlots];  // S → E: the stream's exact sum after block b, in slot b % kSumSlots
   double release_noise_[2] = {0, 0};  // ‖E‖₂ of what each release slot holds (followed_noise_norm)
   std::uint64_t first_block_ = 0;  // 0, or the block a resumed run starts from
   std::uint64_t produced_ = 0;     // M's count of published blocks

@@ -84,6 +84,8 @@ class CovarianceAccumulator {
   Eigen::MatrixXd matrix() const;
   // The same into `out`, reusing its storage when it is already d × d (no allocation per call).
   void matrix(Eigen::MatrixXd& out) const;
+  // The diagonal of Σ a aᵀ: Σ a_j² for each coordinate j.
+  Eigen::VectorXd diagonal() const;
   void pack(Eigen::Ref<Eigen::VectorXd> out) const;
   void unpack(const Eigen::Ref<const Eigen::VectorXd>& packed, std::uint64_t rows);
   static void pack_value(const Value& value, Eigen::Ref<Eigen::VectorXd> out);

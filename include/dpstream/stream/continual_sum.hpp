@@ -145,6 +145,10 @@ class ContinualSum {
 
   std::uint64_t steps() const noexcept { return steps_; }
   std::uint64_t rows() const noexcept { return exact_.rows(); }
+  // The exact sum of every row ingested: raw data, as sensitive as the rows, never to be released.
+  // For evaluation that needs the same sum (a regret meter's hindsight covariance), so that it is
+  // not computed twice; not thread-safe against update().
+  const Accumulator& exact_sum() const noexcept { return exact_; }
   std::uint64_t rows_pending() const noexcept { return rows() - rows_released_; }
   Eigen::Index dimension() const noexcept { return dimension_; }
   const ContinualSumOptions& options() const noexcept { return options_; }
