@@ -487,6 +487,38 @@ TEST_CASE("validation across tiles; a strided matrix refreshes as its copy") {
   }
 }
 
+// refresh_upper reads the upper triangle only (the strict lower one here is NaN) and is refresh() of
+// the symmetric matrix it defines, bit for bit: every refresh of a sequence, in single and double
+// precision, from a cold full solve (d ≤ 256) and from a cold iteration; d = 70 spans three tiles.
+TEST_CASE("tracker: refresh_upper is refresh of the mirrored matrix, bit for bit, and never reads below the diagonal") {
+  std::mt19937_64 gen(87);
+  const Index d = 70;
+  for (const bool single : {true, false})
+    for (const Index cold_full : {Index{256}, Index{0}}) {
+      RefreshOptions o;
+      o.single_precision = single;
+      o.cold_full_solve_max_dimension = cold_full;
+      SubspaceTracker from_full(d, 5, o), from_upper(d, 5, o);
+      for (int refresh = 0; refresh < 3; ++refresh) {
+        const MatrixXd c = known_spectrum(VectorXd::LinSpaced(d, 2.0 + refresh, -1.0), gen);
+        MatrixXd upper = c;
+        upper.triangularView<Eigen::StrictlyLower>().setConstant(std::nan(""));
+        const TopEigen a = from_full.refresh(c, 0.01 * refresh);
+        const TopEigen b = from_upper.refresh_upper(upper, 0.01 * refresh);
+        INFO("single " << single << ", cold full solve up to " << cold_full << ", refresh " << refresh);
+        REQUIRE(a.values == b.values);
+        REQUIRE(a.vectors == b.vectors);
+        REQUIRE(from_full.stats().iterations == from_upper.stats().iterations);
+      }
+    }
+  SubspaceTracker tracker(d, 2);
+  MatrixXd bad = MatrixXd::Identity(d, d);
+  bad(3, 50) = INFINITY;
+  REQUIRE_THROWS_WITH(tracker.refresh_upper(bad), Contains("refresh_upper") && Contains("matrix(3,50)") && Contains("inf"));
+  REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d + 1)), Contains("70x70") && Contains("70x71"));
+  REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d), -1.0), Contains("residual_floor"));
+}
+
 TEST_CASE("parse_projector_norm: the inverse of to_string; other names refused") {
   for (const ProjectorNorm norm : {ProjectorNorm::spectral, ProjectorNorm::frobenius})
     CHECK(parse_projector_norm(to_string(norm)) == norm);

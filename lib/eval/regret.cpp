@@ -152,7 +152,7 @@ void RegretMeter::finish() {
 const pca::TopEigen& RegretMeter::leader() {
   if (exact_.rows() == 0) throw std::logic_error("RegretMeter::leader: no rows observed yet");
   if (leader_rows_ != exact_.rows()) {
-    opt_tracker_.refresh(hindsight_covariance());
+    opt_tracker_.refresh_upper(exact_.upper_triangle());  // the refresh mirrors it itself, once
     leader_rows_ = exact_.rows();
   }
   return opt_tracker_.current();

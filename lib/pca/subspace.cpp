@@ -19,6 +19,7 @@ namespace dpstream::pca {
 // Buffers of the Krylov refresh, kept by a SubspaceTracker between calls.
 struct KrylovWorkspace {
   Eigen::MatrixXd q, w, h;
+  Eigen::MatrixXd c_full;  // refresh_upper: the matrix both triangles of which the iteration reads
   Eigen::MatrixXf c_single, q_single, w_single;
 };
 
@@ -119,6 +120,61 @@ MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& 
                            format_value(kSymmetryTolerance * max_abs));
   }
   // Within the tolerance the two triangles agree, so the upper one stands for the matrix in the norms.
+  return {max_abs, std::sqrt(sum_sq)};
+}
+
+// The symmetric matrix whose upper triangle is upper's, into `full` (and rounded to float into
+// `single`, if given), in one tiled pass that reads the upper triangle only; the summary and the
+// finiteness check as check_symmetric's. The squares are summed in check_symmetric's order (a
+// diagonal tile's lower entries are their mirrors), so the summary is the one check_symmetric gives
+// for `full`, bit for bit, and a refresh from it is the refresh from `full`.
+MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full,
+                           Eigen::MatrixXf* single) {
+  if (upper.rows() != upper.cols() || upper.rows() == 0)
+    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
+                           dims(upper.rows(), upper.cols()));
+  const Index d = upper.rows();
+  full.resize(d, d);
+  if (single != nullptr) single->resize(d, d);
+  constexpr Index kTile = 32;
+  double max_abs = 0, sum_sq = 0, zeros = 0;
+  for (Index j0 = 0; j0 < d; j0 += kTile)
+    for (Index i0 = 0; i0 <= j0; i0 += kTile) {
+      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
+      // Column by column, each column's statistics summed in check_symmetric's order. Above the
+      // diagonal tiles copy contiguously and are then written transposed below it; in a diagonal
+      // tile the entries below the diagonal are read from their mirrors.
+      double tile_sq = 0;
+      for (Index j = 0; j < jn; ++j) {
+        double col_abs = 0, col_sq = 0, col_zero = 0;
+        for (Index i = 0; i < in; ++i) {
+          const double v = (i0 < j0 || i <= j) ? upper(i0 + i, j0 + j) : upper(j0 + j, i0 + i);
+          full(i0 + i, j0 + j) = v;
+          if (single != nullptr) (*single)(i0 + i, j0 + j) = static_cast<float>(v);
+          const double a = std::abs(v);
+          col_abs = col_abs > a ? col_abs : a;
+          col_sq += v * v;
+          col_zero += v * 0.0;
+        }
+        max_abs = std::max(max_abs, col_abs);
+        tile_sq += col_sq;
+        zeros += col_zero;
+      }
+      if (i0 < j0)
+        for (Index i = 0; i < in; ++i)
+          for (Index j = 0; j < jn; ++j) {
+            const double v = upper(i0 + i, j0 + j);
+            full(j0 + j, i0 + i) = v;
+            if (single != nullptr) (*single)(j0 + j, i0 + i) = static_cast<float>(v);
+          }
+      sum_sq += (i0 == j0 ? 1.0 : 2.0) * tile_sq;
+    }
+  if (!std::isfinite(zeros))
+    for (Index j = 0; j < d; ++j)
+      for (Index i = 0; i <= j; ++i)
+        if (!std::isfinite(upper(i, j)))
+          throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
+                                 ") is not finite, got " + format_value(upper(i, j)));
   return {max_abs, std::sqrt(sum_sq)};
 }
 
@@ -522,25 +578,42 @@ SubspaceTracker& SubspaceTracker::operator=(const SubspaceTracker& other) {
 }
 
 const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, double residual_floor) {
+  check_refresh_arguments("SubspaceTracker::refresh", c, residual_floor);
+  const MatrixSummary summary = cold_full_solve()
+                                    ? check_symmetric("SubspaceTracker::refresh", c)
+                                    : check_for_refresh("SubspaceTracker::refresh", c, options_, *workspace_);
+  return refresh_checked(c, summary.frobenius, residual_floor);
+}
+
+const TopEigen& SubspaceTracker::refresh_upper(const Eigen::Ref<const MatrixXd>& upper, double residual_floor) {
+  check_refresh_arguments("SubspaceTracker::refresh_upper", upper, residual_floor);
+  MatrixXd& full = workspace_->c_full;
+  const bool single = !cold_full_solve() && uses_single_precision(options_);
+  const MatrixSummary summary =
+      expand_upper("SubspaceTracker::refresh_upper", upper, full, single ? &workspace_->c_single : nullptr);
+  return refresh_checked(full, summary.frobenius, residual_floor);
+}
+
+bool SubspaceTracker::cold_full_solve() const noexcept {
+  return !has_basis() && dimension_ <= options_.cold_full_solve_max_dimension;
+}
+
+void SubspaceTracker::check_refresh_arguments(const char* fn, const Eigen::Ref<const MatrixXd>& c,
+                                              double residual_floor) const {
   if (!(residual_floor >= 0) || !std::isfinite(residual_floor))
-    throw InvalidParameter("SubspaceTracker::refresh: residual_floor must be finite and >= 0, got " +
+    throw InvalidParameter(std::string(fn) + ": residual_floor must be finite and >= 0, got " +
                            format_value(residual_floor));
   if (c.rows() != dimension_ || c.cols() != dimension_)
-    throw InvalidParameter("SubspaceTracker::refresh: matrix must be " + dims(dimension_, dimension_) +
-                           ", got " + dims(c.rows(), c.cols()));
-  const bool cold_full_solve = !has_basis() && dimension_ <= options_.cold_full_solve_max_dimension;
-  const MatrixSummary summary = cold_full_solve ? check_symmetric("SubspaceTracker::refresh", c)
-                                                : check_for_refresh("SubspaceTracker::refresh", c, options_, *workspace_);
-  if (!has_basis() && !cold_full_solve) {
-    // Cold start at large d: the iteration from the first coordinate axis (the rest of its block is
-    // pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
-    MatrixXd next;
-    current_ = krylov_refresh(c, summary, MatrixXd::Identity(dimension_, 1), k_, options_, stats_, next, *workspace_,
-                              residual_floor);
-    block_ = std::move(next);
-    return current_;
-  }
-  if (cold_full_solve) {
+    throw InvalidParameter(std::string(fn) + ": matrix must be " + dims(dimension_, dimension_) + ", got " +
+                           dims(c.rows(), c.cols()));
+}
+
+// c validated (check_symmetric or expand_upper, which also left its float copy in the workspace when
+// the refresh runs in single precision); `frobenius` = ‖c‖_F.
+const TopEigen& SubspaceTracker::refresh_checked(const Eigen::Ref<const MatrixXd>& c, double frobenius,
+                                                 double residual_floor) {
+  const MatrixSummary summary{0, frobenius};
+  if (cold_full_solve()) {
     // Cold start: the exact answer, once; later refreshes start from it.
     ++stats_.refreshes;
     ++stats_.full_solves;
@@ -551,8 +624,12 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, do
     current_ = TopEigen{all.vectors.leftCols(k_), all.values.head(k_)};
     return current_;
   }
+  // A cold start at large d is the iteration from the first coordinate axis (the rest of its block
+  // is pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
+  const MatrixXd axis = has_basis() ? MatrixXd() : MatrixXd::Identity(dimension_, 1);
   MatrixXd next;
-  current_ = krylov_refresh(c, summary, block_, k_, options_, stats_, next, *workspace_, residual_floor);
+  current_ = krylov_refresh(c, summary, has_basis() ? Eigen::Ref<const MatrixXd>(block_) : Eigen::Ref<const MatrixXd>(axis),
+                            k_, options_, stats_, next, *workspace_, residual_floor);
   block_ = std::move(next);
   return current_;
 }

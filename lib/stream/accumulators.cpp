@@ -201,6 +201,11 @@ void CovarianceAccumulator::matrix(Eigen::MatrixXd& out) const {
   linalg::mirror_upper(out);
 }
 
+const Eigen::MatrixXd& CovarianceAccumulator::upper_triangle() const {
+  flush();
+  return upper_;
+}
+
 Eigen::VectorXd CovarianceAccumulator::diagonal() const {
   flush();
   return upper_.diagonal();

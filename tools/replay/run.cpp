@@ -44,8 +44,9 @@ std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t see
 
 // The replay's dominant allocations, in bytes: the ring of blocks in flight and the staging block
 // (every row with --shuffle), and about (16 + n/2) d × d matrices of state — the stream's exact sum,
-// its releases in flight, the meter's exact sum and its OPT solves, both learners' leaders and
-// eigensolver workspaces, the separable estimate's sums — with n packed d × d noise states held by
+// its releases in flight, the exact sums it hands to the meter (1.5), the meter's exact sum and its
+// OPT solves, both learners' leaders and eigensolver workspaces, the separable estimate's sums (the
+// measured total is ~15 at d = 2048: docs/tools.md) — with n packed d × d noise states held by
 // the mechanism (a tree's nodes ~log2 T, a BLT's buffers, square-root Toeplitz's T draws).
 double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_t> rows) {
   const double dd = static_cast<double>(d) * static_cast<double>(d);

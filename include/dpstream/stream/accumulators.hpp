@@ -86,6 +86,10 @@ class CovarianceAccumulator {
   void matrix(Eigen::MatrixXd& out) const;
   // The diagonal of Σ a aᵀ: Σ a_j² for each coordinate j.
   Eigen::VectorXd diagonal() const;
+  // Σ a aᵀ as it is kept: in the upper triangle of this d × d matrix (the strict lower triangle
+  // holds nothing meaningful), for readers of one triangle (pca::SubspaceTracker::refresh_upper).
+  // Valid until the next update.
+  const Eigen::MatrixXd& upper_triangle() const;
   void pack(Eigen::Ref<Eigen::VectorXd> out) const;
   void unpack(const Eigen::Ref<const Eigen::VectorXd>& packed, std::uint64_t rows);
   static void pack_value(const Value& value, Eigen::Ref<Eigen::VectorXd> out);
