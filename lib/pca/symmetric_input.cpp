@@ -1,0 +1,140 @@
+#include "symmetric_input.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/pca/subspace.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::pca::detail {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using privacy::format_value;
+
+namespace {
+std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+}  // namespace
+
+// Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each
+// tile above the diagonal is checked together with its mirror while both are in cache. If `single`
+// is given, c rounded to float is written there in the same pass (a refresh in single precision
+// needs it; at d = 2048 the pass is memory-bound and a second one would cost 40% more).
+MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& c, Eigen::MatrixXf* single) {
+  if (c.rows() != c.cols() || c.rows() == 0)
+    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
+                           dims(c.rows(), c.cols()));
+  const Index d = c.rows();
+  if (single != nullptr) single->resize(d, d);
+  constexpr Index kTile = 32;
+  alignas(64) double mirror[kTile * kTile];  // the mirror tile, transposed: mirror[i + j·kTile] = c(j0 + j, i0 + i)
+  double max_abs = 0, sum_sq = 0, max_asym = 0, zeros = 0;
+  for (Index j0 = 0; j0 < d; j0 += kTile)
+    for (Index i0 = 0; i0 <= j0; i0 += kTile) {
+      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
+      for (Index i = 0; i < in; ++i) {
+        const double* lower = c.data() + (i0 + i) * c.outerStride() + j0;  // c(j0.., i0 + i)
+        for (Index j = 0; j < jn; ++j) mirror[i + j * kTile] = lower[j];
+        if (single != nullptr)
+          for (Index j = 0; j < jn; ++j) (*single)(j0 + j, i0 + i) = static_cast<float>(lower[j]);
+      }
+      double tile_sq = 0;
+      for (Index j = 0; j < jn; ++j) {
+        const double* upper = c.data() + (j0 + j) * c.outerStride() + i0;  // c(i0.., j0 + j)
+        const double* lower_t = &mirror[j * kTile];
+        if (single != nullptr)
+          for (Index i = 0; i < in; ++i) (*single)(i0 + i, j0 + j) = static_cast<float>(upper[i]);
+        // Plain loops the compiler vectorises. 0·x is 0 for every finite x and NaN otherwise, so
+        // `zeros` stays 0 exactly while every entry is finite (a NaN also defeats the comparisons).
+        double col_abs = 0, col_asym = 0, col_sq = 0, col_zero = 0;
+        for (Index i = 0; i < in; ++i) {
+          const double a = std::abs(upper[i]), mismatch = std::abs(upper[i] - lower_t[i]);
+          col_abs = col_abs > a ? col_abs : a;
+          col_asym = col_asym > mismatch ? col_asym : mismatch;
+          col_sq += upper[i] * upper[i];
+          col_zero += upper[i] * 0.0 + lower_t[i] * 0.0;
+        }
+        max_abs = std::max(max_abs, col_abs);
+        max_asym = std::max(max_asym, col_asym);
+        tile_sq += col_sq;
+        zeros += col_zero;
+      }
+      sum_sq += (i0 == j0 ? 1.0 : 2.0) * tile_sq;  // an off-diagonal tile stands for its mirror too
+    }
+  const bool finite = std::isfinite(zeros);
+  if (!finite)
+    for (Index j = 0; j < d; ++j)
+      for (Index i = 0; i < d; ++i)
+        if (!std::isfinite(c(i, j)))
+          throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
+                                 ") is not finite, got " + format_value(c(i, j)));
+  if (max_asym > kSymmetryTolerance * max_abs) {
+    Index ai = 0, aj = 0;  // where the largest mismatch is, for the message
+    (c - c.transpose()).cwiseAbs().maxCoeff(&ai, &aj);
+    throw InvalidParameter(std::string(fn) + ": matrix is not symmetric: |C(" + std::to_string(ai) + "," +
+                           std::to_string(aj) + ") - C(" + std::to_string(aj) + "," + std::to_string(ai) +
+                           ")| = " + format_value(max_asym) + " exceeds 1e-10 * max|C_ij| = " +
+                           format_value(kSymmetryTolerance * max_abs));
+  }
+  // Within the tolerance the two triangles agree, so the upper one stands for the matrix in the norms.
+  return {max_abs, std::sqrt(sum_sq)};
+}
+
+// The symmetric matrix whose upper triangle is upper's, into `full` (and rounded to float into
+// `single`, if given), in one tiled pass that reads the upper triangle only; the summary and the
+// finiteness check as check_symmetric's. The squares are summed in check_symmetric's order (a
+// diagonal tile's lower entries are their mirrors), so the summary is the one check_symmetric gives
+// for `full`, bit for bit, and a refresh from it is the refresh from `full`.
+MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full,
+                           Eigen::MatrixXf* single) {
+  if (upper.rows() != upper.cols() || upper.rows() == 0)
+    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
+                           dims(upper.rows(), upper.cols()));
+  const Index d = upper.rows();
+  full.resize(d, d);
+  if (single != nullptr) single->resize(d, d);
+  constexpr Index kTile = 32;
+  double max_abs = 0, sum_sq = 0, zeros = 0;
+  for (Index j0 = 0; j0 < d; j0 += kTile)
+    for (Index i0 = 0; i0 <= j0; i0 += kTile) {
+      const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
+      // Column by column, each column's statistics summed in check_symmetric's order. Above the
+      // diagonal tiles copy contiguously and are then written transposed below it; in a diagonal
+      // tile the entries below the diagonal are read from their mirrors.
+      double tile_sq = 0;
+      for (Index j = 0; j < jn; ++j) {
+        double col_abs = 0, col_sq = 0, col_zero = 0;
+        for (Index i = 0; i < in; ++i) {
+          const double v = (i0 < j0 || i <= j) ? upper(i0 + i, j0 + j) : upper(j0 + j, i0 + i);
+          full(i0 + i, j0 + j) = v;
+          if (single != nullptr) (*single)(i0 + i, j0 + j) = static_cast<float>(v);
+          const double a = std::abs(v);
+          col_abs = col_abs > a ? col_abs : a;
+          col_sq += v * v;
+          col_zero += v * 0.0;
+        }
+        max_abs = std::max(max_abs, col_abs);
+        tile_sq += col_sq;
+        zeros += col_zero;
+      }
+      if (i0 < j0)
+        for (Index i = 0; i < in; ++i)
+          for (Index j = 0; j < jn; ++j) {
+            const double v = upper(i0 + i, j0 + j);
+            full(j0 + j, i0 + i) = v;
+            if (single != nullptr) (*single)(j0 + j, i0 + i) = static_cast<float>(v);
+          }
+      sum_sq += (i0 == j0 ? 1.0 : 2.0) * tile_sq;
+    }
+  if (!std::isfinite(zeros))
+    for (Index j = 0; j < d; ++j)
+      for (Index i = 0; i <= j; ++i)
+        if (!std::isfinite(upper(i, j)))
+          throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
+                                 ") is not finite, got " + format_value(upper(i, j)));
+  return {max_abs, std::sqrt(sum_sq)};
+}
+
+}  // namespace dpstream::pca::detail

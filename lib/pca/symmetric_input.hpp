@@ -1,0 +1,28 @@
+// The checks a symmetric matrix argument of pca/subspace.hpp gets, and the one pass that builds a
+// symmetric matrix from one triangle (internal header, not installed). Both read each d × d matrix
+// once, in 32 × 32 tiles, and can write the float copy a single-precision refresh needs in the same
+// pass (subspace.cpp says why: at d = 2048 these passes are memory-bound).
+#pragma once
+
+#include <Eigen/Core>
+
+namespace dpstream::pca::detail {
+
+struct MatrixSummary {
+  double max_abs = 0;
+  double frobenius = 0;
+};
+
+// Square, non-empty, finite and symmetric within kSymmetryTolerance·max|C_ij| (subspace.hpp);
+// InvalidParameter naming `fn` and the entry otherwise. If `single` is given, c rounded to float is
+// written there in the same pass.
+MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c,
+                              Eigen::MatrixXf* single = nullptr);
+
+// The symmetric matrix whose upper triangle is upper's, into `full` (and in float into `single`, if
+// given), reading the upper triangle only; finite, else InvalidParameter naming the entry. Its
+// summary is check_symmetric's for `full`, bit for bit.
+MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& upper, Eigen::MatrixXd& full,
+                           Eigen::MatrixXf* single);
+
+}  // namespace dpstream::pca::detail
