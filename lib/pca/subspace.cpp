@@ -155,18 +155,17 @@ bool uses_single_precision(const RefreshOptions& o) {
          (o.variance_tolerance == 0 || o.variance_tolerance >= kSinglePrecisionFloor);
 }
 
-// check_symmetric for a refresh: c rounded to float goes to ws.c_single in the same pass when the
-// block products will run in single precision.
-MatrixSummary check_for_refresh(const char* fn, const Eigen::Ref<const MatrixXd>& c, const RefreshOptions& o,
-                                KrylovWorkspace& ws) {
-  return check_symmetric(fn, c, uses_single_precision(o) ? &ws.c_single : nullptr);
+// Where the input's check (check_symmetric or expand_upper) writes its float copy: ws.c_single when
+// the refresh's block products run in single precision, nowhere for a full solve or in double.
+Eigen::MatrixXf* float_copy(const RefreshOptions& o, KrylovWorkspace& ws, bool full_solve) {
+  return !full_solve && uses_single_precision(o) ? &ws.c_single : nullptr;
 }
 
 // The thick-restarted block Lanczos refresh (see the header). c is validated by the caller and
-// `summary` is its check_for_refresh result (which also left c in float in ws.c_single if the
-// products run in single precision). Leaves the k + p Ritz vectors in `block`; returns the top k.
+// `frobenius` is ‖c‖_F from that check (which also left c in float in ws.c_single, float_copy, if
+// the products run in single precision). Leaves the k + p Ritz vectors in `block`; returns the top k.
 // `ws` holds the buffers between calls (no allocation, hence no page faults, per refresh).
-TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary& summary,
+TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
                         const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
                         RefreshStats& stats, MatrixXd& block, KrylovWorkspace& ws, double residual_floor = 0) {
   const Index d = c.rows();
@@ -228,7 +227,7 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, const MatrixSummary
   matvec(0);
 
   // ‖Ĉ‖₂ ≥ ‖Ĉ‖_F/√d, and ≥ every |Ritz value|: the larger of the two is a lower bound (see the header).
-  const double frobenius_bound = summary.frobenius / std::sqrt(static_cast<double>(d));
+  const double frobenius_bound = frobenius / std::sqrt(static_cast<double>(d));
   Index blocks = 1;
   for (;;) {
     const Index s = blocks * b, last = s - b;
@@ -421,12 +420,12 @@ TopEigen refresh_top_k(const Eigen::Ref<const MatrixXd>& c, const Eigen::Ref<con
                        const RefreshOptions& options, RefreshStats* stats) {
   check_options(options);
   KrylovWorkspace workspace;
-  const MatrixSummary summary = check_for_refresh("refresh_top_k", c, options, workspace);
+  const MatrixSummary summary = check_symmetric("refresh_top_k", c, float_copy(options, workspace, false));
   check_k("refresh_top_k", k, c.rows());
   check_start("refresh_top_k", start, c.rows());
   RefreshStats local;
   MatrixXd block;
-  return krylov_refresh(c, summary, start, k, options, stats != nullptr ? *stats : local, block, workspace);
+  return krylov_refresh(c, summary.frobenius, start, k, options, stats != nullptr ? *stats : local, block, workspace);
 }
 
 SubspaceTracker::SubspaceTracker(Index dimension, Index k, const RefreshOptions& options)
@@ -458,18 +457,16 @@ SubspaceTracker& SubspaceTracker::operator=(const SubspaceTracker& other) {
 
 const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, double residual_floor) {
   check_refresh_arguments("SubspaceTracker::refresh", c, residual_floor);
-  const MatrixSummary summary = cold_full_solve()
-                                    ? check_symmetric("SubspaceTracker::refresh", c)
-                                    : check_for_refresh("SubspaceTracker::refresh", c, options_, *workspace_);
+  const MatrixSummary summary =
+      check_symmetric("SubspaceTracker::refresh", c, float_copy(options_, *workspace_, cold_full_solve()));
   return refresh_checked(c, summary.frobenius, residual_floor);
 }
 
 const TopEigen& SubspaceTracker::refresh_upper(const Eigen::Ref<const MatrixXd>& upper, double residual_floor) {
   check_refresh_arguments("SubspaceTracker::refresh_upper", upper, residual_floor);
   MatrixXd& full = workspace_->c_full;
-  const bool single = !cold_full_solve() && uses_single_precision(options_);
-  const MatrixSummary summary =
-      expand_upper("SubspaceTracker::refresh_upper", upper, full, single ? &workspace_->c_single : nullptr);
+  const MatrixSummary summary = expand_upper("SubspaceTracker::refresh_upper", upper, full,
+                                             float_copy(options_, *workspace_, cold_full_solve()));
   return refresh_checked(full, summary.frobenius, residual_floor);
 }
 
@@ -491,7 +488,6 @@ void SubspaceTracker::check_refresh_arguments(const char* fn, const Eigen::Ref<c
 // the refresh runs in single precision); `frobenius` = ‖c‖_F.
 const TopEigen& SubspaceTracker::refresh_checked(const Eigen::Ref<const MatrixXd>& c, double frobenius,
                                                  double residual_floor) {
-  const MatrixSummary summary{0, frobenius};
   if (cold_full_solve()) {
     // Cold start: the exact answer, once; later refreshes start from it.
     ++stats_.refreshes;
@@ -507,7 +503,7 @@ const TopEigen& SubspaceTracker::refresh_checked(const Eigen::Ref<const MatrixXd
   // is pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
   const MatrixXd axis = has_basis() ? MatrixXd() : MatrixXd::Identity(dimension_, 1);
   MatrixXd next;
-  current_ = krylov_refresh(c, summary, has_basis() ? Eigen::Ref<const MatrixXd>(block_) : Eigen::Ref<const MatrixXd>(axis),
+  current_ = krylov_refresh(c, frobenius, has_basis() ? Eigen::Ref<const MatrixXd>(block_) : Eigen::Ref<const MatrixXd>(axis),
                             k_, options_, stats_, next, *workspace_, residual_floor);
   block_ = std::move(next);
   return current_;
