@@ -18,6 +18,7 @@
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/io/state_codecs.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/separable_noise.hpp"
@@ -101,6 +102,54 @@ Figures single_threaded(const ReplaySettings& s) {
   return {meter.opt(), meter.gain(0), meter.gain(1)};
 }
 
+// Generated rows with every entry's sign dropped: nonnegative rows, for --nonnegative.
+class NonnegativeRows final : public io::RowSource {
+ public:
+  NonnegativeRows() : io::RowSource("generated, |a|", false), rows_(rows_options()) {}
+  Eigen::Index dimension() const override { return rows_.dimension(); }
+  bool next(io::RowRecord& out) override {
+    if (!rows_.next(out)) return false;
+    out.dense = out.dense.cwiseAbs();
+    return true;
+  }
+  std::optional<std::uint64_t> declared_rows() const override { return rows_.declared_rows(); }
+  io::RowFormat format() const override { return io::RowFormat::synthetic; }
+
+ private:
+  io::SyntheticRowSource rows_;
+};
+
+// The private learner's protocol under --nonnegative, on one thread: every release read by the
+// replay's reader, then followed (with no noise floor: followed_noise_norm's 0 for a reading).
+double single_threaded_nonnegative_gain(const ReplaySettings& s) {
+  NonnegativeRows source;
+  tools::GuardedReader reader(source, {s.normalize, false, 0, true});
+  tools::RowBuffer rows(kDim);
+  reader.fill(rows, UINT64_MAX);
+  stream::ContinualCovariance sum(kDim, s.stream_options((kRows + s.block - 1) / s.block));
+  pca::FplOptions p;
+  p.k = s.k;
+  p.mode = pca::FplMode::private_tree;
+  pca::FplOnlinePca learner(kDim, p);
+  pca::DoublyNonnegativeReader nonnegative(
+      kDim, {tools::replay::kNonnegativeRounds, tools::replay::kNonnegativeRefreshRatio});
+  sum.subscribe([&](const stream::ContinualCovariance::Release& r) {
+    Eigen::MatrixXd followed = r.noisy_prefix;
+    nonnegative.apply(followed);
+    learner.follow(followed, 0);
+  });
+  eval::RegretMeter meter(kDim, s.k, {"private"}, s.block);
+  for (std::uint64_t first = 0; first < rows.rows; first += s.block) {
+    const std::uint64_t n = std::min(s.block, rows.rows - first);
+    const Eigen::MatrixXd block = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        rows.row(first), static_cast<Eigen::Index>(n), kDim);
+    meter.add_gains(0, learner.gains(block));
+    meter.observe(block);
+    sum.update_block(block);
+  }
+  return meter.gain(0);
+}
+
 Figures replayed(ReplayRun& run) {
   const auto& p = run.pipeline();
   return {p.meter().opt(), p.meter().gain(p.private_index()), p.meter().gain(p.ftl_index())};
@@ -122,6 +171,48 @@ TEST_CASE("the threaded pipeline gives the single-threaded protocol's results ex
     CHECK(threads.private_gain < threads.ftl_gain);
     CHECK(run.pipeline().accountant()->ledger().size() == 1);
   }
+}
+
+TEST_CASE("--nonnegative: the deeper pipeline gives the single-threaded protocol's results exactly") {
+  // Under --nonnegative S may run up to 16 releases ahead of L (pipeline_slots): the slots wrap
+  // around several times in 31 releases, and the reader must still see them in order.
+  testing::TempDir dir;
+  ReplaySettings s = settings(dir, "blt");
+  s.nonnegative = true;
+  const tools::replay::PipelineSlots slots = tools::replay::pipeline_slots(kDim, s);
+  CHECK(slots.releases == 16);
+  CHECK(slots.sums == 16);
+  CHECK(slots.ring == 20);
+  tools::OpenedInput in;
+  in.source = std::make_unique<NonnegativeRows>();
+  in.title = "generated, |a|";
+  ReplayRun run(s, std::move(in));
+  run.replay();
+  REQUIRE(run.pipeline().nonnegative() != nullptr);
+  CHECK(run.pipeline().nonnegative()->releases() == (kRows + s.block - 1) / s.block);
+  const double reference = single_threaded_nonnegative_gain(s);
+  CHECK(run.pipeline().meter().gain(run.pipeline().private_index()) == reference);
+  CHECK(reference > 0);
+}
+
+TEST_CASE("pipeline_slots: the defaults without --nonnegative; with it, deeper within its budget, never below 3") {
+  using tools::replay::pipeline_slots;
+  testing::TempDir dir;
+  ReplaySettings s = settings(dir, "separable");
+  s.block = 128;
+  const tools::replay::PipelineSlots usual = pipeline_slots(784, s);
+  CHECK((usual.ring == 8 && usual.sums == 3 && usual.releases == 2));
+  s.nonnegative = true;
+  // d = 784, blocks of 128: a slot of each is 8·(784² · 1.5 + 784·128) bytes ≈ 8.2 MB, 15 fit in
+  // 128 MiB; capped at 2 + 14.
+  CHECK(pipeline_slots(784, s).releases == 16);
+  // d = 2048: ≈ 52 MB a slot, 2 fit: 4 releases.
+  CHECK(pipeline_slots(2048, s).releases == 4);
+  // d = 4096: none fit; the minimum, one each for S, L and the slot S writes next.
+  const tools::replay::PipelineSlots large = pipeline_slots(4096, s);
+  CHECK((large.releases == 3 && large.sums == 3 && large.ring == 8));
+  s.nonprivate = true;  // no private learner: nothing to read
+  CHECK(pipeline_slots(784, s).releases == 2);
 }
 
 TEST_CASE("a checkpoint resumes to the uninterrupted run's results; a changed setting is refused by name") {

@@ -17,9 +17,24 @@ namespace dpstream::tools::replay {
 using Eigen::Index;
 using Eigen::MatrixXd;
 
+PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
+  PipelineSlots slots;
+  if (!s.nonnegative || !s.has_learner("fpl") || s.nonprivate) return slots;
+  const double dd = static_cast<double>(d) * static_cast<double>(d);
+  // One more slot of each: a release, a packed sum, a block.
+  const double bytes_a_slot = 8.0 * (dd + dd / 2 + static_cast<double>(d) * static_cast<double>(s.block));
+  const auto extra = static_cast<std::uint64_t>(std::clamp(kNonnegativeBufferBytes / bytes_a_slot, 0.0, 14.0));
+  slots.releases = std::max<std::uint64_t>(3, 2 + extra);
+  slots.sums = slots.releases;
+  slots.ring = std::max<std::uint64_t>(slots.ring, slots.releases + 4);
+  return slots;
+}
+
 Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t> known_rows,
                    const pb::ReplayCheckpoint* from)
-    : d_(d), block_(s.block) {
+    : d_(d), block_(s.block), slots_(pipeline_slots(d, s)) {
+  ring_.resize(slots_.ring);
+  gains_.resize(slots_.ring);
   const std::uint64_t steps = known_rows ? (*known_rows + s.block - 1) / s.block : 0;
   // ~200 points on the curve when the length is known; a point per block otherwise.
   const std::uint64_t sample_every = s.block * std::max<std::uint64_t>(1, steps / 200);
@@ -68,6 +83,9 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   p.k = s.k;
   p.mode = pca::FplMode::private_tree;
   private_ = std::make_unique<pca::FplOnlinePca>(d, p);
+  release_copy_.resize(slots_.releases);
+  release_noise_.assign(slots_.releases, 0.0);
+  exact_sums_.resize(slots_.sums);
   for (Eigen::VectorXd& slot : exact_sums_) slot.resize(d * (d + 1) / 2);
   // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
   // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
@@ -106,15 +124,16 @@ Pipeline::~Pipeline() {
 
 MatrixXd* Pipeline::next_slot(std::uint64_t rows) {
   const std::uint64_t b = produced_;
-  if (b >= kRing) {
+  const std::uint64_t ring = slots_.ring;
+  if (b >= ring) {
     if (private_) {
-      wait_until(s_done_, b - kRing + 1);
-      wait_until(l_done_, b - kRing + 1);
+      wait_until(s_done_, b - ring + 1);
+      wait_until(l_done_, b - ring + 1);
     }
-    wait_until(e_done_, b - kRing + 1);
+    wait_until(e_done_, b - ring + 1);
   }
   if (failed_) return nullptr;
-  MatrixXd& m = ring_[b % kRing];
+  MatrixXd& m = ring_[b % ring];
   if (static_cast<std::uint64_t>(m.rows()) != rows) m.resize(static_cast<Index>(rows), d_);
   return &m;
 }
@@ -235,8 +254,8 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
                          " (a checkpoint written before the reader kept its state cannot resume --nonnegative)");
   }
   if (private_) {  // release b, which L follows at block b
-    copy_followed(sum_->noisy_prefix(), release_copy_[b % 2]);
-    release_noise_[b % 2] = followed_noise_norm(sum_->latest());
+    copy_followed(sum_->noisy_prefix(), release_copy_[b % slots_.releases]);
+    release_noise_[b % slots_.releases] = followed_noise_norm(sum_->latest());
   }
 }
 
@@ -255,14 +274,14 @@ void Pipeline::worker(bool (Pipeline::*step)(std::uint64_t), std::exception_ptr&
 // S: block b into the stream.
 bool Pipeline::stream_step(std::uint64_t b) {
   if (!wait_until(produced_signal_, b + 1)) return false;
-  sum_->update_block(ring_[b % kRing]);
-  if (b >= kSumSlots && !wait_until(e_done_, b - kSumSlots + 1)) return false;
-  sum_->exact_sum().pack(exact_sums_[b % kSumSlots]);
+  sum_->update_block(ring_[b % slots_.ring]);
+  if (b >= slots_.sums && !wait_until(e_done_, b - slots_.sums + 1)) return false;
+  sum_->exact_sum().pack(exact_sum_slot(b));
   signal(s_done_, b + 1);
   return true;
 }
 
-// S (inside update_block): release t into slot t % 2, once L is done with release t − 2. After
+// S (inside update_block): release t into slot t % n, once L is done with release t − n. After
 // the workers stopped (the final flush), the learner follows it here.
 void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
   if (stationary_) {
@@ -275,9 +294,10 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
     follow(followed, followed_noise_norm(r));
     return;
   }
-  if (r.step > 2 && !wait_until(release_free_, r.step - 2)) return;  // failed: S stops next step
-  copy_followed(r.noisy_prefix, release_copy_[r.step % 2]);
-  release_noise_[r.step % 2] = followed_noise_norm(r);
+  const std::uint64_t n = slots_.releases;
+  if (r.step > n && !wait_until(release_free_, r.step - n)) return;  // failed: S stops next step
+  copy_followed(r.noisy_prefix, release_copy_[r.step % n]);
+  release_noise_[r.step % n] = followed_noise_norm(r);
   signal(released_, r.step);
 }
 
@@ -324,10 +344,11 @@ bool Pipeline::learner_step(std::uint64_t b) {
   if (b >= 1) {
     // Block b exists, so blocks 0..b−1 were full and release b will come.
     if (!wait_until(released_, b)) return false;
-    follow(release_copy_[b % 2], release_noise_[b % 2]);  // on L, in the slot L holds until release_free_
+    const std::uint64_t slot = b % slots_.releases;
+    follow(release_copy_[slot], release_noise_[slot]);  // on L, in the slot L holds until release_free_
     signal(release_free_, b);
   }
-  gains_[b % kRing] = private_->gains(ring_[b % kRing]);
+  gains_[b % slots_.ring] = private_->gains(ring_[b % slots_.ring]);
   signal(ready_, b + 1);
   signal(l_done_, b + 1);
   return true;
@@ -336,13 +357,13 @@ bool Pipeline::learner_step(std::uint64_t b) {
 // E: block b into the meter and FTL.
 bool Pipeline::eval_step(std::uint64_t b) {
   if (!wait_until(private_ ? ready_ : produced_signal_, b + 1)) return false;
-  const MatrixXd& m = ring_[b % kRing];
+  const MatrixXd& m = ring_[b % slots_.ring];
   meter_->add_gains(ftl_index_, ftl_->gains(m));
-  if (private_) meter_->add_gains(private_index_, gains_[b % kRing]);
+  if (private_) meter_->add_gains(private_index_, gains_[b % slots_.ring]);
   if (rows_) rows_->step(m, *meter_);
   if (private_) {
     if (!wait_until(s_done_, b + 1)) return false;
-    meter_->observe(m, exact_sums_[b % kSumSlots]);  // the sum S holds after block b
+    meter_->observe(m, exact_sum_slot(b));  // the sum S holds after block b
   } else {
     meter_->observe(m);
   }

@@ -26,9 +26,9 @@
 // `ready`). Splitting S from L lets the Gram update and noise of block b + 1 overlap the refresh of
 // release b; the results are identical to a single thread (tests/test_replay_pipeline.cpp checks
 // it). Slots are reused only when free: M rewrites ring slot b % R once S, L and E are done with
-// block b − R; S rewrites release slot t % 2 once L is done with release t − 2, and sum slot b % 3
-// once E is done with block b − 3. An exception on any thread stops the others; close() rethrows
-// it. With --nonprivate only E runs (and adds up the meter's sum itself).
+// block b − R; S rewrites release slot t % n once L is done with release t − n, and sum slot b % m
+// once E is done with block b − m (R, n, m: PipelineSlots). An exception on any thread stops the
+// others; close() rethrows it. With --nonprivate only E runs (and adds up the meter's sum itself).
 //
 // Privacy: only the private learner's subspaces are differentially private (the stream's (ε, δ)).
 // The meter, follow-the-leader and every figure computed from them use raw rows: they are
@@ -50,6 +50,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -87,13 +88,26 @@ constexpr double kNonnegativeRefreshRatio = 1.0 / 3.0;
 double followed_noise_norm(Eigen::Index d, const stream::ContinualCovariance::Release& r,
                            std::optional<double> stationary_variance, bool nonnegative);
 
+// Buffers reused round-robin between the threads: how far each may run ahead of the next.
+struct PipelineSlots {
+  std::uint64_t ring = 8;      // blocks in flight from the producer to the workers (B × d each)
+  std::uint64_t sums = 3;      // exact sums S → E (packed, d(d+1)/2): S may run this many blocks ahead of E
+  std::uint64_t releases = 2;  // releases S → L (d × d): S may run this many releases ahead of L
+};
+// Extra memory --nonnegative may spend on deeper buffers (pipeline_slots).
+inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
+// The slots a replay of d-dimensional rows uses: the defaults, or, under --nonnegative with the private
+// learner, up to 16 releases (and sums, and
+// blocks + 4) ahead, as many as fit in kNonnegativeBufferBytes beyond the defaults, never fewer than
+// 3. Why: a full release's PSD projection (~150 ms at d = 784) holds L for ~15 blocks of S's work;
+// with 2 release slots S stops one release ahead, with 16 it streams on, and L and E catch up after
+// (Fashion-MNIST, seeds 1-3, 6 pairs: 1.38-1.47× the plain run's wall against 1.47-1.67× with the
+// defaults; docs/tools.md). At d = 784 that is 16 slots (peak RSS 214 MB against 106); at d = 2048 4,
+// at d = 4096 the minimum.
+PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
+
 class Pipeline {
  public:
-  static constexpr std::uint64_t kRing = 8;  // blocks in flight between the producer and the workers
-  // Exact sums in flight from S to E (packed, d(d+1)/2 doubles each): S may run this many blocks
-  // ahead of E.
-  static constexpr std::uint64_t kSumSlots = 3;
-
   // `known_rows`: the stream's length if known (the horizon of a fixed-horizon mechanism, the
   // curve's spacing). `from`: continue from this checkpoint (its settings already checked against
   // `s`). The library validates the privacy options (InvalidParameter); CorruptInput if the
@@ -151,6 +165,7 @@ class Pipeline {
 
   void build_private(Eigen::Index d, const ReplaySettings& s, std::uint64_t steps, const pb::ReplayCheckpoint* from);
   bool wait_until(std::atomic<std::uint64_t>& counter, std::uint64_t target);
+  Eigen::VectorXd& exact_sum_slot(std::uint64_t b) { return exact_sums_[b % slots_.sums]; }
   static void signal(std::atomic<std::uint64_t>& counter, std::uint64_t value);
   void fail();
   void join();
@@ -182,11 +197,12 @@ class Pipeline {
   // --nonnegative: what the learner follows is read by it first (doubly nonnegative, post-processing)
   std::optional<pca::DoublyNonnegativeReader> nonnegative_;
   std::size_t private_index_ = 0, ftl_index_ = 0;
-  Eigen::MatrixXd ring_[kRing];
-  Eigen::VectorXd gains_[kRing];
-  Eigen::MatrixXd release_copy_[2];
-  Eigen::VectorXd exact_sums_[kSumSlots];  // S → E: the stream's exact sum after block b, in slot b % kSumSlots
-  double release_noise_[2] = {0, 0};  // ‖E‖₂ of what each release slot holds (followed_noise_norm)
+  PipelineSlots slots_;
+  std::vector<Eigen::MatrixXd> ring_;  // block b in slot b % slots_.ring
+  std::vector<Eigen::VectorXd> gains_;  // L → E: the private learner's gains on block b, in slot b % slots_.ring
+  std::vector<Eigen::MatrixXd> release_copy_;  // S → L: release t in slot t % slots_.releases
+  std::vector<double> release_noise_;  // ‖E‖₂ of what each release slot holds (followed_noise_norm)
+  std::vector<Eigen::VectorXd> exact_sums_;  // S → E: the stream's exact sum after block b (exact_sum_slot)
   std::uint64_t first_block_ = 0;  // 0, or the block a resumed run starts from
   std::uint64_t produced_ = 0;     // M's count of published blocks
   // Counters (with the kClosed flag): blocks published, releases copied, releases followed, private

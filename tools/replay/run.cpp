@@ -43,7 +43,8 @@ std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t see
 }
 
 // The replay's dominant allocations, in bytes: the ring of blocks in flight and the staging block
-// (every row with --shuffle), and about (16 + n/2) d × d matrices of state — the stream's exact sum,
+// (every row with --shuffle), and about (16 + n/2) d × d matrices of state (more with deeper
+// buffers under --nonnegative: pipeline_slots) — the stream's exact sum,
 // its releases in flight, the exact sums it hands to the meter (1.5), the meter's exact sum and its
 // OPT solves, both learners' leaders and eigensolver workspaces, the separable estimate's sums (the
 // measured total is ~15 at d = 2048: docs/tools.md) — with n packed d × d noise states held by
@@ -54,11 +55,16 @@ double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_
   double held = std::log2(std::max(2.0, steps)) + 2;  // tree nodes (an unbounded stream: its epochs)
   if (s.mechanism == "blt") held = 16;
   if (s.mechanism == "sqrt") held = steps;
-  const double blocks = static_cast<double>(Pipeline::kRing + 1) * static_cast<double>(s.block);
+  const PipelineSlots slots = pipeline_slots(d, s);
+  const double blocks = static_cast<double>(slots.ring + 1) * static_cast<double>(s.block);
+  const PipelineSlots usual;  // the 16 matrices above count these
+  const double deeper = static_cast<double>(slots.releases - usual.releases) +
+                        static_cast<double>(slots.sums - usual.sums) / 2;
   const double held_rows = s.shuffle && rows ? static_cast<double>(*rows) : 0;
   // --learner power keeps its own exact Σ and workspace; gauss's release makes Ĉ and its eigensolve.
   const double learners = s.nonprivate ? 0 : (s.has_learner("power") ? 2 : 0) + (s.has_learner("gauss") ? 3 : 0);
-  return 8.0 * (static_cast<double>(d) * (blocks + held_rows) + dd * (16 + learners + (s.nonprivate ? 0 : held / 2)));
+  return 8.0 * (static_cast<double>(d) * (blocks + held_rows) +
+                dd * (16 + deeper + learners + (s.nonprivate ? 0 : held / 2)));
 }
 
 // A file that can be read twice (not a pipe, a terminal or a socket).
