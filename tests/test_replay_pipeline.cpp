@@ -1,9 +1,9 @@
 // dpstream-replay's library (tools/replay): the threaded pipeline gives exactly the results of the
-// single-threaded protocol it spreads over threads; a checkpoint resumes to the uninterrupted run's
-// results bit for bit, and a resume with a changed setting is refused naming the flag; a file that
-// does not declare its length is counted for a fixed-horizon mechanism; the JSON line is well formed;
-// the separable strategy's estimate on packed releases is the full one's, and its checkpoint reads
-// both the packed and the earlier full form.
+// single-threaded protocol it spreads over threads (also with --nonnegative's deeper buffers); a
+// checkpoint resumes to the uninterrupted run's results bit for bit, and a resume with a changed
+// setting is refused naming the flag; a file that does not declare its length is counted for a
+// fixed-horizon mechanism; the JSON line is well formed; the separable strategy's estimate on packed
+// releases is the full one's, and its checkpoint reads both the packed and the earlier full form.
 // In-memory and in-process: generated rows, no tool process spawned.
 #include <catch2/catch.hpp>
 

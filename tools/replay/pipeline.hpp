@@ -101,8 +101,8 @@ inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
 // blocks + 4) ahead, as many as fit in kNonnegativeBufferBytes beyond the defaults, never fewer than
 // 3. Why: a full release's PSD projection (~150 ms at d = 784) holds L for ~15 blocks of S's work;
 // with 2 release slots S stops one release ahead, with 16 it streams on, and L and E catch up after
-// (Fashion-MNIST, seeds 1-3, 6 pairs: 1.38-1.47× the plain run's wall against 1.47-1.67× with the
-// defaults; docs/tools.md). At d = 784 that is 16 slots (peak RSS 214 MB against 106); at d = 2048 4,
+// (Fashion-MNIST, seeds 1-3: 1.32-1.60× the plain run's wall in 12 pairs, 1.38-1.47× in the 6
+// beside the defaults' 1.47-1.67×; docs/tools.md). At d = 784 that is 16 slots (peak RSS 214 MB against 106); at d = 2048 4,
 // at d = 4096 the minimum.
 PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
 

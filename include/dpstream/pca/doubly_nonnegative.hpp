@@ -78,7 +78,7 @@ struct DoublyNonnegativeOptions {
 //   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall; seed 1 re-run, 2-3 from before the reader)
 //   α = 1/8:        5.056, 5.122, 5.014%   38
 //   α = 1/4:        5.084, 5.152, 5.041%   23   (1.41-1.70× the plain run's wall, 12 pairs)
-//   α = 1/3:        5.108, 5.175, 5.061%   18   (1.29-1.49×, 6 pairs; the replay's choice; 1.38-1.47× now)
+//   α = 1/3:        5.108, 5.175, 5.061%   18   (1.29-1.49×, 6 pairs; the replay's choice; 1.32-1.60× now)
 //   α = 1/2:        5.150, 5.211, 5.105%   13
 //   without --nonnegative: 5.386, 5.480, 5.322%, 6.7-8.5 s wall. More in docs/tools.md.
 class DoublyNonnegativeReader {
