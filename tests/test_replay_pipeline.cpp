@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/guarded_reader.hpp"
 #include "common/input.hpp"
@@ -24,6 +26,7 @@
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
 #include "learner_states.pb.h"
+#include "replay/full_projections.hpp"
 #include "replay/report.hpp"
 #include "replay/run.hpp"
 #include "temp_dir.hpp"
@@ -195,17 +198,69 @@ TEST_CASE("--nonnegative: the deeper pipeline gives the single-threaded protocol
   CHECK(reference > 0);
 }
 
+TEST_CASE("FullProjections: the reader's full releases, projected by two threads, bit for bit as the reader would") {
+  using tools::replay::FullProjections;
+  constexpr double kRatio = 1.0 / 3.0;
+  std::vector<Eigen::MatrixXd> releases(60);
+  for (std::size_t t = 1; t < releases.size(); ++t) {
+    const Eigen::MatrixXd a = Eigen::MatrixXd::Random(6, 6);
+    releases[t] = a + a.transpose();
+  }
+  // A reader continued from release 40 (last full 35): its next full releases are 47 and 63 > 59.
+  pca::DoublyNonnegativeReader reference(6, {1, kRatio}), ahead(6, {1, kRatio});
+  for (std::uint64_t t = 1; t <= 40; ++t) {
+    Eigen::MatrixXd c = releases[t];
+    reference.apply(c);
+    Eigen::MatrixXd d = releases[t];
+    ahead.apply(d);
+  }
+  REQUIRE(reference.last_full() == 35);
+  FullProjections projections(ahead.releases(), ahead.last_full(), kRatio, 2,
+                              [&](std::uint64_t t) -> const Eigen::MatrixXd& { return releases[t]; });
+  std::thread helper([&] {
+    while (projections.help()) {
+    }
+  });
+  std::vector<std::uint64_t> full;
+  for (std::uint64_t t = 41; t < releases.size(); ++t) {
+    projections.published(t);
+    Eigen::MatrixXd expected = releases[t], read = releases[t];
+    const bool is_full = reference.next_is_full();
+    reference.apply(expected);
+    if (is_full) {
+      full.push_back(t);
+      const Eigen::MatrixXd* projected = projections.take(t);
+      REQUIRE(projected != nullptr);
+      ahead.apply_projected(read, *projected);
+      projections.give_back(t);
+    } else {
+      CHECK_THROWS_WITH(ahead.apply_projected(read, releases[t]), Catch::Contains("not a full release"));
+      ahead.apply(read);
+    }
+    CHECK(read == expected);  // bit for bit
+  }
+  CHECK(full == std::vector<std::uint64_t>{47});
+  CHECK(ahead.state().correction == reference.state().correction);
+  // The next full release (63) is never published: a take() waits until stop().
+  std::thread stopper([&] { projections.stop(); });
+  CHECK(projections.take(63) == nullptr);
+  stopper.join();
+  helper.join();
+  CHECK_THROWS_WITH(projections.give_back(63), Catch::Contains("was not taken"));
+}
+
 TEST_CASE("pipeline_slots: the defaults without --nonnegative; with it, deeper within its budget, never below 3") {
   using tools::replay::pipeline_slots;
   testing::TempDir dir;
   ReplaySettings s = settings(dir, "separable");
   s.block = 128;
   const tools::replay::PipelineSlots usual = pipeline_slots(784, s);
-  CHECK((usual.ring == 8 && usual.sums == 3 && usual.releases == 2));
+  CHECK((usual.ring == 8 && usual.sums == 3 && usual.releases == 2 && usual.projections == 0));
   s.nonnegative = true;
   // d = 784, blocks of 128: a slot of each is 8·(784² · 1.5 + 784·128) bytes ≈ 8.2 MB, 15 fit in
   // 128 MiB; capped at 2 + 14.
   CHECK(pipeline_slots(784, s).releases == 16);
+  CHECK(pipeline_slots(784, s).projections == 2);
   // d = 2048: ≈ 52 MB a slot, 2 fit: 4 releases.
   CHECK(pipeline_slots(2048, s).releases == 4);
   // d = 4096: none fit; the minimum, one each for S, L and the slot S writes next.

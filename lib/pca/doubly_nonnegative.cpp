@@ -67,29 +67,56 @@ bool DoublyNonnegativeReader::full_release(std::uint64_t t, std::uint64_t last_f
   return static_cast<double>(t - last_full) > refresh_ratio * static_cast<double>(last_full);
 }
 
-void DoublyNonnegativeReader::apply(Eigen::Ref<MatrixXd> c) {
+void DoublyNonnegativeReader::full_projection(const Eigen::Ref<const MatrixXd>& c, MatrixXd& out) {
+  out = c;
+  linalg::mirror_lower(out);  // the lower triangle is what is read: mirrored first, so that N is exactly symmetric
+  linalg::project_psd(out);
+}
+
+void DoublyNonnegativeReader::check_release(const char* fn, const Eigen::Ref<const MatrixXd>& c) const {
   if (c.rows() != d_ || c.cols() != d_)
-    throw InvalidParameter("DoublyNonnegativeReader::apply: a " + std::to_string(c.rows()) + " x " +
-                           std::to_string(c.cols()) + " matrix, expected " + std::to_string(d_) + " x " +
-                           std::to_string(d_));
-  require_symmetric("DoublyNonnegativeReader::apply", c);
-  const std::uint64_t t = releases_ + 1;
-  if (full_release(t, last_full_, options_.refresh_ratio)) {
-    linalg::mirror_lower(c);  // the lower triangle is what is read: mirrored first, so that N is exactly symmetric
-    correction_ = c;
-    linalg::project_psd(c);
-    correction_ = c - correction_;  // P₊(C) − C: both exactly symmetric, so is N
-    clip_nonnegative_symmetric(c);
-    for (int round = 1; round < options_.rounds; ++round) {
-      linalg::project_psd(c);
-      clip_nonnegative_symmetric(c);
-    }
-    last_full_ = t;
-    ++full_solves_;
+    throw InvalidParameter(std::string(fn) + ": a " + std::to_string(c.rows()) + " x " + std::to_string(c.cols()) +
+                           " matrix, expected " + std::to_string(d_) + " x " + std::to_string(d_));
+  require_symmetric(fn, c);
+}
+
+void DoublyNonnegativeReader::apply(Eigen::Ref<MatrixXd> c) {
+  check_release("DoublyNonnegativeReader::apply", c);
+  if (next_is_full()) {
+    MatrixXd projected;
+    full_projection(c, projected);
+    read_full(c, projected);
   } else {
     clip_corrected_symmetric(c, correction_);
+    ++releases_;
   }
-  releases_ = t;
+}
+
+void DoublyNonnegativeReader::apply_projected(Eigen::Ref<MatrixXd> c, const MatrixXd& projected) {
+  const char* fn = "DoublyNonnegativeReader::apply_projected";
+  check_release(fn, c);
+  if (!next_is_full())
+    throw InvalidParameter(std::string(fn) + ": release " + std::to_string(releases_ + 1) +
+                           " is not a full release (the last was " + std::to_string(last_full_) + ")");
+  if (projected.rows() != d_ || projected.cols() != d_)
+    throw InvalidParameter(std::string(fn) + ": the projection is " + std::to_string(projected.rows()) + " x " +
+                           std::to_string(projected.cols()) + ", expected " + std::to_string(d_) + " x " +
+                           std::to_string(d_));
+  read_full(c, projected);
+}
+
+// A full release: N = P₊(C) − C (both exactly symmetric, so is N), then C ← P₊(C) and the orthant.
+void DoublyNonnegativeReader::read_full(Eigen::Ref<MatrixXd> c, const MatrixXd& projected) {
+  linalg::mirror_lower(c);
+  correction_ = projected - c;
+  c = projected;
+  clip_nonnegative_symmetric(c);
+  for (int round = 1; round < options_.rounds; ++round) {
+    linalg::project_psd(c);
+    clip_nonnegative_symmetric(c);
+  }
+  last_full_ = ++releases_;
+  ++full_solves_;
 }
 
 DoublyNonnegativeReader::State DoublyNonnegativeReader::state() const {

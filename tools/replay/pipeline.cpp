@@ -27,6 +27,7 @@ PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
   slots.releases = std::max<std::uint64_t>(3, 2 + extra);
   slots.sums = slots.releases;
   slots.ring = std::max<std::uint64_t>(slots.ring, slots.releases + 4);
+  slots.projections = 2;
   return slots;
 }
 
@@ -62,8 +63,15 @@ Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t
 
   if (s.has_learner("fpl") && !s.nonprivate) build_private(d, s, steps, from);
   if (from) restore(*from);
+  if (nonnegative_) {
+    projections_ = std::make_unique<FullProjections>(
+        nonnegative_->releases(), nonnegative_->last_full(), nonnegative_->options().refresh_ratio, slots_.projections,
+        [this](std::uint64_t t) -> const MatrixXd& { return release_copy_[t % slots_.releases]; });
+    if (from) projections_->published(from->blocks());  // release b is in its slot (restore)
+  }
   if (private_) {
     s_thread_ = std::thread([this] { worker(&Pipeline::stream_step, s_error_, cpu_stream_); });
+    if (projections_) p_thread_ = std::thread([this] { worker(&Pipeline::projection_step, p_error_, cpu_projections_); });
     l_thread_ = std::thread([this] { worker(&Pipeline::learner_step, l_error_, cpu_learner_); });
   }
   e_thread_ = std::thread([this] { worker(&Pipeline::eval_step, e_error_, cpu_eval_); });
@@ -148,7 +156,7 @@ void Pipeline::close() {
   produced_signal_.fetch_or(kClosed, std::memory_order_release);
   produced_signal_.notify_all();
   join();
-  for (const auto& error : {s_error_, l_error_, e_error_})
+  for (const auto& error : {s_error_, p_error_, l_error_, e_error_})
     if (error) std::rethrow_exception(error);
 }
 
@@ -194,6 +202,7 @@ void Pipeline::signal(std::atomic<std::uint64_t>& counter, std::uint64_t value) 
 
 void Pipeline::fail() {
   failed_ = true;
+  if (projections_) projections_->stop();
   for (auto* a : {&produced_signal_, &released_, &release_free_, &ready_, &s_done_, &l_done_, &e_done_}) {
     a->fetch_or(kClosed);
     a->notify_all();
@@ -203,6 +212,8 @@ void Pipeline::fail() {
 void Pipeline::join() {
   for (auto* t : {&s_thread_, &l_thread_, &e_thread_})
     if (t->joinable()) t->join();
+  if (projections_) projections_->stop();  // nothing left to project (P may be ahead of the last release)
+  if (p_thread_.joinable()) p_thread_.join();
   running_ = false;
 }
 
@@ -298,6 +309,7 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
   if (r.step > n && !wait_until(release_free_, r.step - n)) return;  // failed: S stops next step
   copy_followed(r.noisy_prefix, release_copy_[r.step % n]);
   release_noise_[r.step % n] = followed_noise_norm(r);
+  if (projections_) projections_->published(r.step);
   signal(released_, r.step);
 }
 
@@ -345,7 +357,15 @@ bool Pipeline::learner_step(std::uint64_t b) {
     // Block b exists, so blocks 0..b−1 were full and release b will come.
     if (!wait_until(released_, b)) return false;
     const std::uint64_t slot = b % slots_.releases;
-    follow(release_copy_[slot], release_noise_[slot]);  // on L, in the slot L holds until release_free_
+    if (projections_ && nonnegative_->next_is_full()) {  // read with its projection, from P or L
+      const MatrixXd* projected = projections_->take(b);
+      if (!projected) return false;  // stopped: a worker failed
+      nonnegative_->apply_projected(release_copy_[slot], *projected);
+      projections_->give_back(b);
+      private_->follow(release_copy_[slot], release_noise_[slot]);
+    } else {
+      follow(release_copy_[slot], release_noise_[slot]);  // on L, in the slot L holds until release_free_
+    }
     signal(release_free_, b);
   }
   gains_[b % slots_.ring] = private_->gains(ring_[b % slots_.ring]);
@@ -353,6 +373,9 @@ bool Pipeline::learner_step(std::uint64_t b) {
   signal(l_done_, b + 1);
   return true;
 }
+
+// P: projects the next full release it can claim (the argument, a step count, is unused).
+bool Pipeline::projection_step(std::uint64_t) { return projections_->help(); }
 
 // E: block b into the meter and FTL.
 bool Pipeline::eval_step(std::uint64_t b) {

@@ -1,5 +1,5 @@
 // The replay pipeline: the private learner, follow-the-leader and the regret meter driven by one
-// stream of blocks, on four threads.
+// stream of blocks, on four threads (five under --nonnegative).
 //
 //   reader ─▶ blocks of B rows ─┬─▶ ContinualCovariance ─release─▶ FplOnlinePca (private)
 //                              └─▶ RegretMeter + FplOnlinePca (follow-the-leader)
@@ -13,6 +13,8 @@
 //   L (private learner): for block b ≥ 1, follows release b (Ĉ after blocks 0..b−1: the warm
 //     eigen-refresh, the most expensive step); then scores block b with that basis into
 //     gains[b % R] and publishes them (ready = b + 1).
+//   P (--nonnegative only): projects the reader's full releases ahead (full_projections.hpp), as
+//     does L while it waits for one: two at once where they crowd, early in the stream.
 //   E (evaluation): for block b, once ready > b and S is done with it: FTL's gains, meter.add_gains
 //     for FTL and, from gains[b % R], for the private learner, meter.observe(block, sum slot b % 3)
 //     (the sum S already made, not the same Gram update a second time); at each full block FTL follows
@@ -40,7 +42,8 @@
 // the private learner after following releases 1..b−1 (release b is the stream's latest; L follows
 // it at block b) and, under --nonnegative, its reader after reading them (its schedule and the PSD
 // correction it reuses, so that a resumed run reads every later release as the uninterrupted one),
-// FTL and the meter after block b − 1. A pipeline built from such a checkpoint starts
+// FTL and the meter after block b − 1 (P keeps nothing a resume needs: a projection depends on its
+// release alone, and a resumed P projects again). A pipeline built from such a checkpoint starts
 // every counter at b, so its workers continue exactly where the saved ones stopped.
 #pragma once
 
@@ -60,6 +63,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
+#include "replay/full_projections.hpp"
 #include "replay/learners.hpp"
 #include "replay/settings.hpp"
 #include "replay_checkpoint.pb.h"
@@ -93,17 +97,17 @@ struct PipelineSlots {
   std::uint64_t ring = 8;      // blocks in flight from the producer to the workers (B × d each)
   std::uint64_t sums = 3;      // exact sums S → E (packed, d(d+1)/2): S may run this many blocks ahead of E
   std::uint64_t releases = 2;  // releases S → L (d × d): S may run this many releases ahead of L
+  std::uint64_t projections = 0;  // --nonnegative: full releases projected ahead (d × d each; FullProjections)
 };
 // Extra memory --nonnegative may spend on deeper buffers (pipeline_slots).
 inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
-// The slots a replay of d-dimensional rows uses: the defaults, or, under --nonnegative with the private
-// learner, up to 16 releases (and sums, and
-// blocks + 4) ahead, as many as fit in kNonnegativeBufferBytes beyond the defaults, never fewer than
-// 3. Why: a full release's PSD projection (~150 ms at d = 784) holds L for ~15 blocks of S's work;
-// with 2 release slots S stops one release ahead, with 16 it streams on, and L and E catch up after
-// (Fashion-MNIST, seeds 1-3: 1.32-1.60× the plain run's wall in 12 pairs, 1.38-1.47× in the 6
-// beside the defaults' 1.47-1.67×; docs/tools.md). At d = 784 that is 16 slots (peak RSS 214 MB against 106); at d = 2048 4,
-// at d = 4096 the minimum.
+// The slots a replay of d-dimensional rows uses: the defaults, or, under --nonnegative with the
+// private learner, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
+// kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may be
+// one full release ahead of the one L reads). Why: a full release's PSD projection (~150 ms at
+// d = 784) holds L for ~15 blocks of S's work; with 2 release slots S stopped one release ahead, with
+// 16 it streams on, P projects the next full release meanwhile, and L and E catch up after. At
+// d = 784 that is 16 slots, at d = 2048 4, at d = 4096 the minimum. Figures in docs/tools.md.
 PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
 
 class Pipeline {
@@ -159,6 +163,7 @@ class Pipeline {
   double cpu_stream() const { return cpu_stream_; }
   double cpu_learner() const { return cpu_learner_; }
   double cpu_eval() const { return cpu_eval_; }
+  double cpu_projections() const { return cpu_projections_; }  // P (--nonnegative); 0 otherwise
 
  private:
   static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;  // "no more" flag of a counter
@@ -177,6 +182,7 @@ class Pipeline {
   double followed_noise_norm(const stream::ContinualCovariance::Release& r) const;
   void follow(Eigen::MatrixXd& followed, double noise_norm);
   bool learner_step(std::uint64_t b);
+  bool projection_step(std::uint64_t);
   bool eval_step(std::uint64_t b);
 
   Eigen::Index d_;
@@ -194,8 +200,10 @@ class Pipeline {
   // so nothing is lost): d(d+1)/2 values a sum instead of d², and the checkpoint copies them as they are.
   std::optional<stream::StationaryEstimate<Eigen::VectorXd>> stationary_;
   Eigen::VectorXd packed_release_;  // S: the latest release, packed for the estimate
-  // --nonnegative: what the learner follows is read by it first (doubly nonnegative, post-processing)
+  // --nonnegative: what the learner follows is read by it first (doubly nonnegative, post-processing),
+  // its full releases projected ahead by P and L
   std::optional<pca::DoublyNonnegativeReader> nonnegative_;
+  std::unique_ptr<FullProjections> projections_;
   std::size_t private_index_ = 0, ftl_index_ = 0;
   PipelineSlots slots_;
   std::vector<Eigen::MatrixXd> ring_;  // block b in slot b % slots_.ring
@@ -210,9 +218,9 @@ class Pipeline {
   std::atomic<std::uint64_t> produced_signal_{0}, released_{0}, release_free_{0}, ready_{0};
   std::atomic<std::uint64_t> s_done_{0}, l_done_{0}, e_done_{0}, rows_done_{0};
   std::atomic<bool> failed_{false}, running_{true};
-  std::exception_ptr s_error_, l_error_, e_error_;
-  double cpu_stream_ = 0, cpu_learner_ = 0, cpu_eval_ = 0;
-  std::thread s_thread_, l_thread_, e_thread_;  // last: started once everything above is built
+  std::exception_ptr s_error_, p_error_, l_error_, e_error_;
+  double cpu_stream_ = 0, cpu_projections_ = 0, cpu_learner_ = 0, cpu_eval_ = 0;
+  std::thread s_thread_, l_thread_, e_thread_, p_thread_;  // last: started once everything above is built
 };
 
 }  // namespace dpstream::tools::replay

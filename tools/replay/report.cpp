@@ -130,10 +130,11 @@ std::string timing_text(const ReplayRun& run) {
   const RunFigures& f = run.figures();
   const Pipeline& p = run.pipeline();
   const double rows = static_cast<double>(run.reader().used());
+  const std::string ahead = p.nonnegative() ? format(", projections ahead %.2f s", p.cpu_projections()) : "";
   std::string t = format("time: %.2f s (%.0f rows/s); reading %.2f s%s; CPU of the concurrent workers: stream %.2f s, "
-                         "private learner %.2f s, evaluation %.2f s; final OPT and flush %.2f s\n",
+                         "private learner %.2f s%s, evaluation %.2f s; final OPT and flush %.2f s\n",
                          f.seconds, rows / f.seconds, f.read_seconds, s.shuffle ? " (before the replay)" : " (overlapped)",
-                         p.cpu_stream(), p.cpu_learner(), p.cpu_eval(), f.finish_seconds);
+                         p.cpu_stream(), p.cpu_learner(), ahead.c_str(), p.cpu_eval(), f.finish_seconds);
   if (s.checkpoint.empty()) return t;
   t += "checkpoints: " + s.checkpoint;
   if (f.resumed_rows)

@@ -78,7 +78,7 @@ struct DoublyNonnegativeOptions {
 //   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall; seed 1 re-run, 2-3 from before the reader)
 //   α = 1/8:        5.056, 5.122, 5.014%   38
 //   α = 1/4:        5.084, 5.152, 5.041%   23   (1.41-1.70× the plain run's wall, 12 pairs)
-//   α = 1/3:        5.108, 5.175, 5.061%   18   (1.29-1.49×, 6 pairs; the replay's choice; 1.32-1.60× now)
+//   α = 1/3:        5.108, 5.175, 5.061%   18   (1.29-1.49×, 6 pairs; the replay's choice; 1.23-1.58× now, 12 pairs)
 //   α = 1/2:        5.150, 5.211, 5.105%   13
 //   without --nonnegative: 5.386, 5.480, 5.322%, 6.7-8.5 s wall. More in docs/tools.md.
 class DoublyNonnegativeReader {
@@ -90,6 +90,14 @@ class DoublyNonnegativeReader {
   // release is exactly symmetric; within subspace.hpp's tolerance is accepted); both are written.
   // InvalidParameter if c is not d × d, finite and symmetric (then nothing changes).
   void apply(Eigen::Ref<Eigen::MatrixXd> c);
+  // The same for a full release whose projection was computed elsewhere (full_projection(c),
+  // e.g. ahead of time on another thread: it depends on c alone): c is read with it, bit for bit
+  // as apply(c) would. InvalidParameter, nothing changed, if the next release is not full or the
+  // shapes differ, and as apply() for a bad c.
+  void apply_projected(Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected);
+  // What a full release's reading starts from: the PSD projection of c's lower triangle, mirrored
+  // (linalg::project_psd), into `out`. c is not validated here (apply_projected does).
+  static void full_projection(const Eigen::Ref<const Eigen::MatrixXd>& c, Eigen::MatrixXd& out);
 
   // Whether release `t` (1-based) is a full release when the last full one was `last_full` (0: none).
   static bool full_release(std::uint64_t t, std::uint64_t last_full, double refresh_ratio);
@@ -115,6 +123,9 @@ class DoublyNonnegativeReader {
   void restore(const State& s);
 
  private:
+  void check_release(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c) const;
+  void read_full(Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected);
+
   Eigen::Index d_;
   DoublyNonnegativeOptions options_;
   std::uint64_t releases_ = 0, full_solves_ = 0, last_full_ = 0;
