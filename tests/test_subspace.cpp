@@ -19,6 +19,7 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/subspace.hpp"
+#include "../lib/pca/symmetric_input.hpp"  // internal: expand_upper, check_symmetric
 
 namespace test_subspace {
 
@@ -517,6 +518,33 @@ TEST_CASE("tracker: refresh_upper is refresh of the mirrored matrix, bit for bit
   REQUIRE_THROWS_WITH(tracker.refresh_upper(bad), Contains("refresh_upper") && Contains("matrix(3,50)") && Contains("inf"));
   REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d + 1)), Contains("70x70") && Contains("70x71"));
   REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d), -1.0), Contains("residual_floor"));
+}
+
+// expand_upper (internal, behind refresh_upper) writes both triangles and the float copy of the
+// matrix its upper triangle defines, whatever d is against its 32 × 32 tiles and 4-lane packets, and
+// returns check_symmetric's summary of that matrix bit for bit (the refresh depends on its bits).
+TEST_CASE("expand_upper: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
+  namespace detail = dpstream::pca::detail;
+  std::mt19937_64 gen(88);
+  std::normal_distribution<double> normal;
+  for (const Index d : {Index{1}, Index{3}, Index{5}, Index{32}, Index{37}, Index{70}, Index{131}}) {
+    MatrixXd c(d, d);
+    for (Index j = 0; j < d; ++j)
+      for (Index i = 0; i <= j; ++i) c(i, j) = c(j, i) = normal(gen);
+    MatrixXd upper = c;
+    upper.triangularView<Eigen::StrictlyLower>().setConstant(std::nan(""));
+    for (const bool with_single : {true, false}) {
+      INFO("d = " << d << ", float copy " << with_single);
+      MatrixXd full;
+      Eigen::MatrixXf single;
+      const detail::MatrixSummary got = detail::expand_upper("test", upper, full, with_single ? &single : nullptr);
+      const detail::MatrixSummary want = detail::check_symmetric("test", c);
+      REQUIRE(full == c);
+      if (with_single) REQUIRE(single == c.cast<float>());
+      REQUIRE(got.max_abs == want.max_abs);
+      REQUIRE(got.frobenius == want.frobenius);
+    }
+  }
 }
 
 TEST_CASE("parse_projector_norm: the inverse of to_string; other names refused") {
