@@ -18,6 +18,41 @@ namespace {
 std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 }  // namespace
 
+namespace {
+
+namespace ei = Eigen::internal;
+using Packet = ei::packet_traits<double>::type;
+constexpr Index kLanes = ei::packet_traits<double>::size;
+constexpr Index kTile = 32;  // both passes work in kTile × kTile tiles
+static_assert(kTile % kLanes == 0, "whole packets of a tile's rows are transposed");
+
+// out = Sᵀ for the rows × cols block S at `block` (column-major, columns `stride` apart), stored with
+// columns kTile apart: out[c + r·kTile] = S(r, c). S's columns are read contiguously and transposed
+// in blocks of packets. Why: a tile's mirror gathered or stored entry by entry, kTile apart, made
+// expand_upper's pass 1.5-2 times as long at d = 2048, where the columns it gathers from are 16 KB
+// apart and share one L1 set.
+void transpose_tile(const double* block, Index stride, Index rows, Index cols, double* out) {
+  Index c = 0;
+  for (; c + kLanes <= cols; c += kLanes) {
+    Index r = 0;
+    for (; r + kLanes <= rows; r += kLanes) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's vector attributes, as inside Eigen
+      ei::PacketBlock<Packet, kLanes> packets;
+#pragma GCC diagnostic pop
+      for (Index l = 0; l < kLanes; ++l) packets.packet[l] = ei::ploadu<Packet>(block + (c + l) * stride + r);
+      ei::ptranspose(packets);  // packet l: S(r + l, c ..)
+      for (Index l = 0; l < kLanes; ++l) ei::pstore(out + c + (r + l) * kTile, packets.packet[l]);
+    }
+    for (; r < rows; ++r)
+      for (Index l = 0; l < kLanes; ++l) out[c + l + r * kTile] = block[(c + l) * stride + r];
+  }
+  for (; c < cols; ++c)
+    for (Index r = 0; r < rows; ++r) out[c + r * kTile] = block[c * stride + r];
+}
+
+}  // namespace
+
 // Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each
 // tile above the diagonal is checked together with its mirror while both are in cache. If `single`
 // is given, c rounded to float is written there in the same pass (a refresh in single precision
@@ -28,18 +63,18 @@ MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& 
                            dims(c.rows(), c.cols()));
   const Index d = c.rows();
   if (single != nullptr) single->resize(d, d);
-  constexpr Index kTile = 32;
   alignas(64) double mirror[kTile * kTile];  // the mirror tile, transposed: mirror[i + j·kTile] = c(j0 + j, i0 + i)
   double max_abs = 0, sum_sq = 0, max_asym = 0, zeros = 0;
   for (Index j0 = 0; j0 < d; j0 += kTile)
     for (Index i0 = 0; i0 <= j0; i0 += kTile) {
       const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
-      for (Index i = 0; i < in; ++i) {
-        const double* lower = c.data() + (i0 + i) * c.outerStride() + j0;  // c(j0.., i0 + i)
-        for (Index j = 0; j < jn; ++j) mirror[i + j * kTile] = lower[j];
-        if (single != nullptr)
-          for (Index j = 0; j < jn; ++j) (*single)(j0 + j, i0 + i) = static_cast<float>(lower[j]);
-      }
+      transpose_tile(c.data() + i0 * c.outerStride() + j0, c.outerStride(), jn, in, mirror);  // the tile c(j0.., i0..)
+      if (single != nullptr)
+        for (Index i = 0; i < in; ++i) {
+          const double* lower = c.data() + (i0 + i) * c.outerStride() + j0;  // c(j0.., i0 + i)
+          float* to = single->data() + (i0 + i) * d + j0;
+          for (Index j = 0; j < jn; ++j) to[j] = static_cast<float>(lower[j]);
+        }
       double tile_sq = 0;
       for (Index j = 0; j < jn; ++j) {
         const double* upper = c.data() + (j0 + j) * c.outerStride() + i0;  // c(i0.., j0 + j)
@@ -91,55 +126,12 @@ struct ExpandedSums {
   double zeros = 0;
 };
 
-namespace ei = Eigen::internal;
-using Packet = ei::packet_traits<double>::type;
-constexpr Index kLanes = ei::packet_traits<double>::size;
-constexpr Index kTile = 32;  // expand_upper's tiles: kTile × kTile
-static_assert(kTile % kLanes == 0, "mirror_tile transposes whole packets of a tile's rows");
-
-// Below the diagonal, the mirror of the above-diagonal tile upper(i0.., j0..) (kTile × jn): full(j0
-// + j, i0 + i) = upper(i0 + i, j0 + j), and its float copy if kSingle. Transposed in blocks of
-// packets, so that every column is read and written contiguously. Why: a column of the mirror
-// gathered entry by entry reads from 32 columns d apart, which at d = 2048 (16 KB apart) share one
-// set of the L1 cache; the whole pass then took 1.5-2 times as long.
-template <bool kSingle>
-void mirror_tile(const Eigen::Ref<const MatrixXd>& upper, Index i0, Index j0, Index jn, MatrixXd& full,
-                 Eigen::MatrixXf& single) {
-  const Index d = full.rows(), stride = upper.outerStride();
-  auto put = [&](Index i, Index j) {  // one entry: upper(i, j) to (j, i)
-    const double v = upper(i, j);
-    full(j, i) = v;
-    if constexpr (kSingle) single(j, i) = static_cast<float>(v);
-  };
-  for (Index i = 0; i < kTile; i += kLanes) {
-    Index j = 0;
-    for (; j + kLanes <= jn; j += kLanes) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's vector attributes, as inside Eigen
-      ei::PacketBlock<Packet, kLanes> block;
-#pragma GCC diagnostic pop
-      for (Index c = 0; c < kLanes; ++c)
-        block.packet[c] = ei::ploadu<Packet>(upper.data() + (j0 + j + c) * stride + i0 + i);
-      ei::ptranspose(block);  // packet r: upper(i0 + i + r, j0 + j ..)
-      for (Index r = 0; r < kLanes; ++r) {
-        double* to = full.data() + (i0 + i + r) * d + j0 + j;
-        ei::pstoreu(to, block.packet[r]);
-        if constexpr (kSingle) {
-          float* to_single = single.data() + (i0 + i + r) * d + j0 + j;
-          for (Index l = 0; l < kLanes; ++l) to_single[l] = static_cast<float>(to[l]);
-        }
-      }
-    }
-    for (; j < jn; ++j)
-      for (Index r = 0; r < kLanes; ++r) put(i0 + i + r, j0 + j);
-  }
-}
-
 // expand_upper's pass (below); kSingle: also write the float copy into `single` (already d × d).
 // A template, so that the inner loops carry no test of whether there is a float copy.
 template <bool kSingle>
 ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full, Eigen::MatrixXf& single) {
   const Index d = upper.rows();
+  alignas(64) double tile[kTile * kTile];  // an above-diagonal tile, transposed: tile[j + i·kTile] = upper(i0 + i, j0 + j)
   double max_abs = 0, sum_sq = 0, zeros = 0;
   for (Index j0 = 0; j0 < d; j0 += kTile)
     for (Index i0 = 0; i0 <= j0; i0 += kTile) {
@@ -167,7 +159,18 @@ ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& upper, MatrixXd& ful
         tile_sq += col_sq;
         zeros += col_zero;
       }
-      if (!diagonal) mirror_tile<kSingle>(upper, i0, j0, jn, full, single);  // i0 < j0: a whole tile of rows
+      if (!diagonal) {  // the mirror below the diagonal, column by column from the transposed tile
+        transpose_tile(upper.data() + j0 * upper.outerStride() + i0, upper.outerStride(), in, jn, tile);
+        for (Index i = 0; i < in; ++i) {
+          const double* from = tile + i * kTile;  // upper(i0 + i, j0..)
+          double* to = full.data() + (i0 + i) * d + j0;
+          for (Index j = 0; j < jn; ++j) to[j] = from[j];
+          if constexpr (kSingle) {
+            float* to_single = single.data() + (i0 + i) * d + j0;
+            for (Index j = 0; j < jn; ++j) to_single[j] = static_cast<float>(from[j]);
+          }
+        }
+      }
       sum_sq += (diagonal ? 1.0 : 2.0) * tile_sq;
     }
   return {{max_abs, std::sqrt(sum_sq)}, zeros};
