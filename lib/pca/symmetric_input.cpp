@@ -7,50 +7,18 @@
 #include "dpstream/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "../linalg/transpose_tile.hpp"
 
 namespace dpstream::pca::detail {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using privacy::format_value;
+using linalg::detail::kTile;
+using linalg::detail::transpose_tile;
 
 namespace {
 std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
-}  // namespace
-
-namespace {
-
-namespace ei = Eigen::internal;
-using Packet = ei::packet_traits<double>::type;
-constexpr Index kLanes = ei::packet_traits<double>::size;
-constexpr Index kTile = 32;  // both passes work in kTile × kTile tiles
-static_assert(kTile % kLanes == 0, "whole packets of a tile's rows are transposed");
-
-// out = Sᵀ for the rows × cols block S at `block` (column-major, columns `stride` apart), stored with
-// columns kTile apart: out[c + r·kTile] = S(r, c). S's columns are read contiguously and transposed
-// in blocks of packets. Why: a tile's mirror gathered or stored entry by entry, kTile apart, made
-// expand_upper's pass 1.5-2 times as long at d = 2048, where the columns it gathers from are 16 KB
-// apart and share one L1 set.
-void transpose_tile(const double* block, Index stride, Index rows, Index cols, double* out) {
-  Index c = 0;
-  for (; c + kLanes <= cols; c += kLanes) {
-    Index r = 0;
-    for (; r + kLanes <= rows; r += kLanes) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's vector attributes, as inside Eigen
-      ei::PacketBlock<Packet, kLanes> packets;
-#pragma GCC diagnostic pop
-      for (Index l = 0; l < kLanes; ++l) packets.packet[l] = ei::ploadu<Packet>(block + (c + l) * stride + r);
-      ei::ptranspose(packets);  // packet l: S(r + l, c ..)
-      for (Index l = 0; l < kLanes; ++l) ei::pstore(out + c + (r + l) * kTile, packets.packet[l]);
-    }
-    for (; r < rows; ++r)
-      for (Index l = 0; l < kLanes; ++l) out[c + l + r * kTile] = block[(c + l) * stride + r];
-  }
-  for (; c < cols; ++c)
-    for (Index r = 0; r < rows; ++r) out[c + r * kTile] = block[c * stride + r];
-}
-
 }  // namespace
 
 // Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each

@@ -1,0 +1,22 @@
+// The transpose of one small block of a column-major matrix into a tile buffer (internal header,
+// not installed): what the tiled symmetric passes (linalg/mirror.hpp, pca/symmetric_input.hpp)
+// need to read a block's mirror column by column.
+//
+// Why not entry by entry: a column of the mirror gathers one entry from each of the block's columns,
+// d apart; at d = 2048 they are 16 KB apart and share one set of the L1 cache, and each of those
+// passes took 1.5-2 times as long at d = 2048 as with this (2-core VM, idle).
+#pragma once
+
+#include <Eigen/Core>
+
+namespace dpstream::linalg::detail {
+
+// The passes' tiles are kTile × kTile.
+inline constexpr Eigen::Index kTile = 32;
+
+// out = Sᵀ for the rows × cols block S at `block` (column-major, its columns `stride` apart;
+// rows, cols ≤ kTile), with out's columns kTile apart: out[c + r·kTile] = S(r, c). S's columns
+// are read contiguously and transposed in blocks of packets. out: kTile² doubles, 32-byte aligned.
+void transpose_tile(const double* block, Eigen::Index stride, Eigen::Index rows, Eigen::Index cols, double* out);
+
+}  // namespace dpstream::linalg::detail
