@@ -17,20 +17,6 @@ namespace dpstream::tools::replay {
 using Eigen::Index;
 using Eigen::MatrixXd;
 
-PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
-  PipelineSlots slots;
-  if (!s.nonnegative || !s.has_learner("fpl") || s.nonprivate) return slots;
-  const double dd = static_cast<double>(d) * static_cast<double>(d);
-  // One more slot of each: a release, a packed sum, a block.
-  const double bytes_a_slot = 8.0 * (dd + dd / 2 + static_cast<double>(d) * static_cast<double>(s.block));
-  const auto extra = static_cast<std::uint64_t>(std::clamp(kNonnegativeBufferBytes / bytes_a_slot, 0.0, 14.0));
-  slots.releases = std::max<std::uint64_t>(3, 2 + extra);
-  slots.sums = slots.releases;
-  slots.ring = std::max<std::uint64_t>(slots.ring, slots.releases + 4);
-  slots.projections = 2;
-  return slots;
-}
-
 Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t> known_rows,
                    const pb::ReplayCheckpoint* from)
     : d_(d), block_(s.block), slots_(pipeline_slots(d, s)) {

@@ -65,6 +65,7 @@
 #include "dpstream/stream/stationary_estimate.hpp"
 #include "replay/full_projections.hpp"
 #include "replay/learners.hpp"
+#include "replay/pipeline_slots.hpp"
 #include "replay/settings.hpp"
 #include "replay_checkpoint.pb.h"
 
@@ -91,24 +92,6 @@ constexpr double kNonnegativeRefreshRatio = 1.0 / 3.0;
 // Pipeline and the Python binding share it.
 double followed_noise_norm(Eigen::Index d, const stream::ContinualCovariance::Release& r,
                            std::optional<double> stationary_variance, bool nonnegative);
-
-// Buffers reused round-robin between the threads: how far each may run ahead of the next.
-struct PipelineSlots {
-  std::uint64_t ring = 8;      // blocks in flight from the producer to the workers (B × d each)
-  std::uint64_t sums = 3;      // exact sums S → E (packed, d(d+1)/2): S may run this many blocks ahead of E
-  std::uint64_t releases = 2;  // releases S → L (d × d): S may run this many releases ahead of L
-  std::uint64_t projections = 0;  // --nonnegative: full releases projected ahead (d × d each; FullProjections)
-};
-// Extra memory --nonnegative may spend on deeper buffers (pipeline_slots).
-inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
-// The slots a replay of d-dimensional rows uses: the defaults, or, under --nonnegative with the
-// private learner, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
-// kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may be
-// one full release ahead of the one L reads). Why: a full release's PSD projection (~150 ms at
-// d = 784) holds L for ~15 blocks of S's work; with 2 release slots S stopped one release ahead, with
-// 16 it streams on, P projects the next full release meanwhile, and L and E catch up after. At
-// d = 784 that is 16 slots, at d = 2048 4, at d = 4096 the minimum. Figures in docs/tools.md.
-PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
 
 class Pipeline {
  public:

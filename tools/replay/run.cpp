@@ -57,9 +57,7 @@ double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_
   if (s.mechanism == "sqrt") held = steps;
   const PipelineSlots slots = pipeline_slots(d, s);
   const double blocks = static_cast<double>(slots.ring + 1) * static_cast<double>(s.block);
-  const PipelineSlots usual;  // the 16 matrices above count these
-  const double deeper = static_cast<double>(slots.releases - usual.releases) +
-                        static_cast<double>(slots.sums - usual.sums) / 2 + static_cast<double>(slots.projections);
+  const double deeper = extra_slot_matrices(slots);  // the 16 matrices above count the defaults' slots
   const double held_rows = s.shuffle && rows ? static_cast<double>(*rows) : 0;
   // --learner power keeps its own exact Σ and workspace; gauss's release makes Ĉ and its eigensolve.
   const double learners = s.nonprivate ? 0 : (s.has_learner("power") ? 2 : 0) + (s.has_learner("gauss") ? 3 : 0);

@@ -1,0 +1,32 @@
+#include "replay/pipeline_slots.hpp"
+
+#include <algorithm>
+
+namespace dpstream::tools::replay {
+
+using Eigen::Index;
+
+PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
+  PipelineSlots slots;
+  if (!s.nonnegative || !s.has_learner("fpl") || s.nonprivate) return slots;
+  const double dd = static_cast<double>(d) * static_cast<double>(d);
+  // One more slot of each: a release, a packed sum, a block.
+  const double bytes_a_slot = 8.0 * (dd + dd / 2 + static_cast<double>(d) * static_cast<double>(s.block));
+  const auto extra = static_cast<std::uint64_t>(std::clamp(kNonnegativeBufferBytes / bytes_a_slot, 0.0, 14.0));
+  slots.releases = std::max<std::uint64_t>(3, 2 + extra);
+  slots.sums = slots.releases;
+  slots.ring = std::max<std::uint64_t>(slots.ring, slots.releases + 4);
+  slots.projections = 2;
+  return slots;
+}
+
+double extra_slot_matrices(const PipelineSlots& slots) {
+  const PipelineSlots usual;
+  auto more = [](std::uint64_t have, std::uint64_t usual_count) {
+    return static_cast<double>(have) - static_cast<double>(usual_count);
+  };
+  return more(slots.releases, usual.releases) + more(slots.sums, usual.sums) / 2 +
+         more(slots.projections, usual.projections);
+}
+
+}  // namespace dpstream::tools::replay

@@ -1,0 +1,34 @@
+// How far the replay's threads may run ahead of each other: the buffers reused round-robin between
+// them (pipeline.hpp), and how much deeper --nonnegative makes them.
+#pragma once
+
+#include <cstdint>
+
+#include <Eigen/Core>
+
+#include "replay/settings.hpp"
+
+namespace dpstream::tools::replay {
+
+// Buffers reused round-robin between the threads: how far each may run ahead of the next.
+struct PipelineSlots {
+  std::uint64_t ring = 8;      // blocks in flight from the producer to the workers (B × d each)
+  std::uint64_t sums = 3;      // exact sums S → E (packed, d(d+1)/2): S may run this many blocks ahead of E
+  std::uint64_t releases = 2;  // releases S → L (d × d): S may run this many releases ahead of L
+  std::uint64_t projections = 0;  // --nonnegative: full releases projected ahead (d × d each; FullProjections)
+};
+// Extra memory --nonnegative may spend on deeper buffers (pipeline_slots).
+inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
+// The slots a replay of d-dimensional rows uses: the defaults, or, under --nonnegative with the
+// private learner, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
+// kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may be
+// one full release ahead of the one L reads). Why: a full release's PSD projection (~150 ms at
+// d = 784) holds L for ~15 blocks of S's work; with 2 release slots S stopped one release ahead, with
+// 16 it streams on, P projects the next full release meanwhile, and L and E catch up after. At
+// d = 784 that is 16 slots, at d = 2048 4, at d = 4096 the minimum. Figures in docs/tools.md.
+PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
+// The d × d matrices these slots hold beyond the defaults' (a packed sum counts ½): what deeper
+// buffers add to replay_bytes (run.cpp).
+double extra_slot_matrices(const PipelineSlots& slots);
+
+}  // namespace dpstream::tools::replay
