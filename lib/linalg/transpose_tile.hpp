@@ -16,7 +16,8 @@ inline constexpr Eigen::Index kTile = 32;
 
 // out = Sᵀ for the rows × cols block S at `block` (column-major, its columns `stride` apart;
 // rows, cols ≤ kTile), with out's columns kTile apart: out[c + r·kTile] = S(r, c). S's columns
-// are read contiguously and transposed in blocks of packets. out: kTile² doubles, 32-byte aligned.
+// are read contiguously and transposed in blocks of packets. out: kTile² doubles, aligned to 64
+// bytes (the widest packet's alignment: its stores are aligned ones).
 void transpose_tile(const double* block, Eigen::Index stride, Eigen::Index rows, Eigen::Index cols, double* out);
 
 }  // namespace dpstream::linalg::detail
