@@ -249,12 +249,18 @@ TEST_CASE("FullProjections: the reader's full releases, projected by two threads
   CHECK_THROWS_WITH(projections.give_back(63), Catch::Contains("was not taken"));
 }
 
-TEST_CASE("pipeline_slots: the defaults without --nonnegative; with it, deeper within its budget, never below 3") {
+TEST_CASE("pipeline_slots: 2 more releases where 32 MiB holds them; under --nonnegative deeper within its budget, never below 3") {
   using tools::replay::pipeline_slots;
   testing::TempDir dir;
   ReplaySettings s = settings(dir, "separable");
   s.block = 128;
-  const tools::replay::PipelineSlots usual = pipeline_slots(784, s);
+  // d = 784: a slot of each (release, packed sum, block) is ≈ 8.2 MB, 4 fit in 32 MiB: 2 more
+  // releases (the most), and as many sums.
+  const tools::replay::PipelineSlots at_784 = pipeline_slots(784, s);
+  CHECK((at_784.ring == 8 && at_784.sums == 4 && at_784.releases == 4 && at_784.projections == 0));
+  // d = 1536: ≈ 30 MB, one fits; d = 2048: ≈ 52 MB, none: the defaults.
+  CHECK((pipeline_slots(1536, s).releases == 3 && pipeline_slots(1536, s).sums == 3));
+  const tools::replay::PipelineSlots usual = pipeline_slots(2048, s);
   CHECK((usual.ring == 8 && usual.sums == 3 && usual.releases == 2 && usual.projections == 0));
   s.nonnegative = true;
   // d = 784, blocks of 128: a slot of each is 8·(784² · 1.5 + 784·128) bytes ≈ 8.2 MB, 15 fit in
@@ -268,6 +274,8 @@ TEST_CASE("pipeline_slots: the defaults without --nonnegative; with it, deeper w
   CHECK((large.releases == 3 && large.sums == 3 && large.ring == 8));
   s.nonprivate = true;  // no private learner: nothing to read
   CHECK(pipeline_slots(784, s).releases == 2);
+  s.nonnegative = false;
+  CHECK((pipeline_slots(784, s).releases == 2 && pipeline_slots(784, s).sums == 3));
 }
 
 TEST_CASE("a checkpoint resumes to the uninterrupted run's results; a changed setting is refused by name") {

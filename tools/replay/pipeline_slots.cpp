@@ -8,11 +8,19 @@ using Eigen::Index;
 
 PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
   PipelineSlots slots;
-  if (!s.nonnegative || !s.has_learner("fpl") || s.nonprivate) return slots;
+  if (!s.has_learner("fpl") || s.nonprivate) return slots;
   const double dd = static_cast<double>(d) * static_cast<double>(d);
   // One more slot of each: a release, a packed sum, a block.
   const double bytes_a_slot = 8.0 * (dd + dd / 2 + static_cast<double>(d) * static_cast<double>(s.block));
-  const auto extra = static_cast<std::uint64_t>(std::clamp(kNonnegativeBufferBytes / bytes_a_slot, 0.0, 14.0));
+  auto extra_within = [&](double budget, double most) {
+    return static_cast<std::uint64_t>(std::clamp(budget / bytes_a_slot, 0.0, most));
+  };
+  if (!s.nonnegative) {
+    slots.releases += extra_within(kPrivateBufferBytes, 2);
+    slots.sums = std::max(slots.sums, slots.releases);
+    return slots;
+  }
+  const std::uint64_t extra = extra_within(kNonnegativeBufferBytes, 14);
   slots.releases = std::max<std::uint64_t>(3, 2 + extra);
   slots.sums = slots.releases;
   slots.ring = std::max<std::uint64_t>(slots.ring, slots.releases + 4);

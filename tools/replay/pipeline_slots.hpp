@@ -1,5 +1,5 @@
 // How far the replay's threads may run ahead of each other: the buffers reused round-robin between
-// them (pipeline.hpp), and how much deeper --nonnegative makes them.
+// them (pipeline.hpp), and how much deeper they are where memory allows.
 #pragma once
 
 #include <cstdint>
@@ -17,15 +17,25 @@ struct PipelineSlots {
   std::uint64_t releases = 2;  // releases S → L (d × d): S may run this many releases ahead of L
   std::uint64_t projections = 0;  // --nonnegative: full releases projected ahead (d × d each; FullProjections)
 };
-// Extra memory --nonnegative may spend on deeper buffers (pipeline_slots).
+// Extra memory deeper buffers may take beyond the defaults (pipeline_slots): with the private
+// learner, and under --nonnegative.
+inline constexpr double kPrivateBufferBytes = 32.0 * 1024 * 1024;
 inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
-// The slots a replay of d-dimensional rows uses: the defaults, or, under --nonnegative with the
-// private learner, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
-// kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may be
-// one full release ahead of the one L reads). Why: a full release's PSD projection (~150 ms at
-// d = 784) holds L for ~15 blocks of S's work; with 2 release slots S stopped one release ahead, with
-// 16 it streams on, P projects the next full release meanwhile, and L and E catch up after. At
-// d = 784 that is 16 slots, at d = 2048 4, at d = 4096 the minimum. Figures in docs/tools.md.
+// The slots a replay of d-dimensional rows uses (a slot of each kind, a release, a packed sum and a
+// block, is 8·(1.5·d² + d·B) bytes):
+//  * with the private learner, up to 4 releases and 4 sums, as many beyond the defaults as fit in
+//    kPrivateBufferBytes (d = 784: 4; d = 2048 and up: the defaults). Why: a warm refresh takes
+//    2 to 8 block products, so L's cost swings from one release to the next, and with 2 release
+//    slots S waited for the slow ones while E, waiting on L, had nothing to do. bench_scale at
+//    d = 784, k = 10: replay/ingest 0.60–0.67 with 2 slots (7 runs), 0.66–0.72 with 4 (6 runs), no
+//    better with 6 or 10; at d = 2048, k = 32 no gain (L is the critical path). docs/tools.md.
+//  * under --nonnegative, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
+//    kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may
+//    be one full release ahead of the one L reads). Why: a full release's PSD projection (~150 ms at
+//    d = 784) holds L for ~15 blocks of S's work; with 2 release slots S stopped one release ahead,
+//    with 16 it streams on, P projects the next full release meanwhile, and L and E catch up after.
+//    At d = 784 that is 16 slots, at d = 2048 4, at d = 4096 the minimum.
+// Neither changes a bit of the output: each thread does the same work in the same order.
 PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
 // The d × d matrices these slots hold beyond the defaults' (a packed sum counts ½): what deeper
 // buffers add to replay_bytes (run.cpp).

@@ -44,7 +44,7 @@ std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t see
 
 // The replay's dominant allocations, in bytes: the ring of blocks in flight and the staging block
 // (every row with --shuffle), and about (16 + n/2) d × d matrices of state (more with deeper
-// buffers under --nonnegative: pipeline_slots) — the stream's exact sum,
+// buffers: pipeline_slots) — the stream's exact sum,
 // its releases in flight, the exact sums it hands to the meter (1.5), the meter's exact sum and its
 // OPT solves, both learners' leaders and eigensolver workspaces, the separable estimate's sums (the
 // measured total is ~15 at d = 2048: docs/tools.md) — with n packed d × d noise states held by
