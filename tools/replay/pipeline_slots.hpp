@@ -24,9 +24,9 @@ inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
 // The slots a replay of d-dimensional rows uses (a slot of each kind, a release, a packed sum and a
 // block, is 8·(1.5·d² + d·B) bytes):
 //  * with the private learner, up to 4 releases and 4 sums, as many beyond the defaults as fit in
-//    kPrivateBufferBytes (d = 784: 4; d = 2048 and up: the defaults). Why: a warm refresh takes
-//    2 to 8 block products, so L's cost swings from one release to the next, and with 2 release
-//    slots S waited for the slow ones while E, waiting on L, had nothing to do. bench_scale at
+//    kPrivateBufferBytes (4 each up to d = 1,140, 3 up to 1,630, then the defaults). Why: a warm
+//    refresh takes 2 to 8 block products, so L's cost swings from one release to the next, and with 2
+//    release slots S waited for the slow ones while E, waiting on L, had nothing to do. bench_scale at
 //    d = 784, k = 10: replay/ingest 0.60–0.67 with 2 slots (7 runs), 0.66–0.72 with 4 (6 runs), no
 //    better with 6 or 10; at d = 2048, k = 32 no gain (L is the critical path). docs/tools.md.
 //  * under --nonnegative, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
