@@ -8,15 +8,15 @@
 //   M (caller: producer): copies each block of B rows into ring slot b % R — a column-major B × d
 //     matrix — (next_slot) and publishes it (publish).
 //   S (stream): feeds block b to the ContinualCovariance (exact Gram update, noise, release).
-//     Its subscriber copies each release Ĉ_t into one of two release slots and publishes it. Then
-//     it packs the stream's exact Σ a aᵀ after block b into sum slot b % 3 for E.
+//     Its subscriber copies each release Ĉ_t into release slot t % n and publishes it. Then it
+//     packs the stream's exact Σ a aᵀ after block b into sum slot b % m for E (n, m: pipeline_slots).
 //   L (private learner): for block b ≥ 1, follows release b (Ĉ after blocks 0..b−1: the warm
 //     eigen-refresh, the most expensive step); then scores block b with that basis into
 //     gains[b % R] and publishes them (ready = b + 1).
 //   P (--nonnegative only): projects the reader's full releases ahead (full_projections.hpp), as
 //     does L while it waits for one: two at once where they crowd, early in the stream.
 //   E (evaluation): for block b, once ready > b and S is done with it: FTL's gains, meter.add_gains
-//     for FTL and, from gains[b % R], for the private learner, meter.observe(block, sum slot b % 3)
+//     for FTL and, from gains[b % R], for the private learner, meter.observe(block, sum slot b % m)
 //     (the sum S already made, not the same Gram update a second time); at each full block FTL follows
 //     the meter's leader (the top k of its exact covariance, which the curve uses too). The
 //     row-fed learners (learners.hpp) are scored on block b and then fed it here, before observe(b).
