@@ -288,7 +288,7 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
   if (!running_) {
     MatrixXd followed;
     copy_followed(r.noisy_prefix, followed);
-    follow(followed, followed_noise_norm(r));
+    follow(followed, followed_noise_norm(r), 0);
     return;
   }
   const std::uint64_t n = slots_.releases;
@@ -327,9 +327,20 @@ double Pipeline::followed_noise_norm(const stream::ContinualCovariance::Release&
 
 // The private learner follows `followed` (a copy of what copy_followed gives), read first under
 // --nonnegative (post-processing, in place; the releases in order, so the reader's schedule is theirs).
-void Pipeline::follow(MatrixXd& followed, double noise_norm) {
-  if (nonnegative_) nonnegative_->apply(followed);
+// `step`: on L, the release it is, so that a full one is read with the projection P or L computed
+// ahead; 0 after the workers stopped (the final flush), where the reader projects it itself. False
+// if stopped while waiting for a projection (a worker failed).
+bool Pipeline::follow(MatrixXd& followed, double noise_norm, std::uint64_t step) {
+  if (nonnegative_ && step > 0 && nonnegative_->next_is_full()) {
+    const MatrixXd* projected = projections_->take(step);
+    if (!projected) return false;
+    nonnegative_->apply_projected(followed, *projected);
+    projections_->give_back(step);
+  } else if (nonnegative_) {
+    nonnegative_->apply(followed);
+  }
   private_->follow(followed, noise_norm);
+  return true;
 }
 
 // L: follow release b (for b ≥ 1), then score block b.
@@ -343,15 +354,8 @@ bool Pipeline::learner_step(std::uint64_t b) {
     // Block b exists, so blocks 0..b−1 were full and release b will come.
     if (!wait_until(released_, b)) return false;
     const std::uint64_t slot = b % slots_.releases;
-    if (projections_ && nonnegative_->next_is_full()) {  // read with its projection, from P or L
-      const MatrixXd* projected = projections_->take(b);
-      if (!projected) return false;  // stopped: a worker failed
-      nonnegative_->apply_projected(release_copy_[slot], *projected);
-      projections_->give_back(b);
-      private_->follow(release_copy_[slot], release_noise_[slot]);
-    } else {
-      follow(release_copy_[slot], release_noise_[slot]);  // on L, in the slot L holds until release_free_
-    }
+    // On L, in the slot L holds until release_free_.
+    if (!follow(release_copy_[slot], release_noise_[slot], b)) return false;
     signal(release_free_, b);
   }
   gains_[b % slots_.ring] = private_->gains(ring_[b % slots_.ring]);

@@ -163,7 +163,7 @@ class Pipeline {
   void on_release(const stream::ContinualCovariance::Release& r);
   void copy_followed(const Eigen::MatrixXd& release, Eigen::MatrixXd& slot) const;
   double followed_noise_norm(const stream::ContinualCovariance::Release& r) const;
-  void follow(Eigen::MatrixXd& followed, double noise_norm);
+  bool follow(Eigen::MatrixXd& followed, double noise_norm, std::uint64_t step);
   bool learner_step(std::uint64_t b);
   bool projection_step(std::uint64_t);
   bool eval_step(std::uint64_t b);
