@@ -147,15 +147,17 @@ TEST_CASE("PSD projection: only the lower triangle is read", "[psd_projection]")
   CHECK(lower_only == full);
 }
 
-// Every remainder path of the kernel (d not a multiple of 4 or of the vector width, b not a
-// multiple of 3, b = 1, d = 1), blocks with an outer stride, both precisions. Tolerance: each entry
+// Every path of the kernel: rows in full 3-packet panels, in 1-packet panels and the last
+// d mod lanes (d = 1 … 70 at any vector width from 2 to 16 lanes), more than one 256-column pass
+// (d = 300, 530), b a multiple of the tile's 4 or 8 columns or not (1 … 17), blocks with an outer
+// stride, both precisions. Tolerance: each entry
 // is a dot product of length d, whose rounding in any order is ≤ d·u·Σ_j |c_ij||q_jc| (Higham,
 // Accuracy and Stability, §3.1); the check uses that bound entry by entry, against Eigen's product.
 TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within the dot-product bound",
           "[psd_projection][symmetric_product]") {
   SeededNoiseSource source(41);
-  for (const Index d : {1, 3, 4, 7, 9, 16, 33, 70}) {
-    for (const Index b : {1, 2, 3, 5, 7}) {
+  for (const Index d : {1, 3, 4, 7, 9, 16, 33, 47, 48, 49, 70, 300, 530}) {
+    for (const Index b : {1, 2, 3, 5, 7, 8, 9, 17}) {
       const MatrixXd g = gaussian_matrix(d, d, source);
       const MatrixXd c = g + g.transpose();
       const MatrixXd wide = gaussian_matrix(d, b + 2, source);

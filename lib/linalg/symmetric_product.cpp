@@ -1,5 +1,6 @@
 #include "dpstream/linalg/symmetric_product.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -8,53 +9,68 @@ namespace dpstream::linalg {
 namespace {
 
 using Eigen::Index;
+namespace ei = Eigen::internal;
 
-// Dot products of `Rows` columns of c (pointers cr) with `Cols` columns of q (pointers qc), length d:
-// Rows × Cols vector accumulators, one load of each column's packet per step.
-template <class T, int Rows, int Cols>
-void dot_block(const T* const (&cr)[Rows], const T* const (&qc)[Cols], Index d, T (&out)[Rows][Cols]) {
-  namespace ei = Eigen::internal;
+// The register tile: W(i0 .. i0 + kPackets·lanes − 1, c0 .. c0 + kColumns − 1) held in vector
+// registers while C's columns stream past. Each step j loads kPackets packets of C(:, j) and
+// broadcasts kColumns entries Q(j, ·) for kPackets·kColumns multiply-adds.
+#if defined(EIGEN_VECTORIZE_AVX512)
+constexpr int kPackets = 3, kColumns = 8;  // 24 accumulators + 3 loads + 1 broadcast of 32 registers
+#else
+constexpr int kPackets = 3, kColumns = 4;  // 12 accumulators + 4 of 16
+#endif
+// Steps j of one pass: a kPackets-packet panel of C over kDepth columns (48 KB in float with
+// AVX-512) is read from memory once and from cache for Q's other column blocks.
+constexpr Index kDepth = 256;
+
+// W(rows, Columns) (=, or += if !overwrite) C(rows, j0 .. j0 + depth) · Q(j0 .. j0 + depth, Columns);
+// c, q and w point at the tile's first entries; rows = Packets·lanes.
+template <class T, int Packets, int Columns>
+void tile(const T* c, Index ldc, const T* q, Index ldq, Index depth, T* w, Index ldw, bool overwrite) {
   using Packet = typename ei::packet_traits<T>::type;
   constexpr Index kLanes = ei::packet_traits<T>::size;
-  Packet acc[Rows][Cols];
-  for (int r = 0; r < Rows; ++r)
-    for (int c = 0; c < Cols; ++c) acc[r][c] = ei::pset1<Packet>(T(0));
-  const Index vectorised = d / kLanes * kLanes;
-  for (Index j = 0; j < vectorised; j += kLanes) {
-    Packet x[Cols];
-    for (int c = 0; c < Cols; ++c) x[c] = ei::ploadu<Packet>(qc[c] + j);
-    for (int r = 0; r < Rows; ++r) {
-      const Packet y = ei::ploadu<Packet>(cr[r] + j);
-      for (int c = 0; c < Cols; ++c) acc[r][c] = ei::pmadd(y, x[c], acc[r][c]);
+  Packet acc[Packets][Columns];
+  for (int p = 0; p < Packets; ++p)
+    for (int k = 0; k < Columns; ++k) acc[p][k] = ei::pset1<Packet>(T(0));
+  for (Index j = 0; j < depth; ++j) {
+    Packet x[Packets];
+    for (int p = 0; p < Packets; ++p) x[p] = ei::ploadu<Packet>(c + j * ldc + p * kLanes);
+    for (int k = 0; k < Columns; ++k) {
+      const Packet y = ei::pset1<Packet>(q[k * ldq + j]);
+      for (int p = 0; p < Packets; ++p) acc[p][k] = ei::pmadd(x[p], y, acc[p][k]);
     }
   }
-  for (int r = 0; r < Rows; ++r)
-    for (int c = 0; c < Cols; ++c) {
-      T sum = ei::predux(acc[r][c]);
-      for (Index j = vectorised; j < d; ++j) sum += cr[r][j] * qc[c][j];
-      out[r][c] = sum;
+  for (int k = 0; k < Columns; ++k)
+    for (int p = 0; p < Packets; ++p) {
+      T* to = w + k * ldw + p * kLanes;
+      ei::pstoreu(to, overwrite ? acc[p][k] : ei::padd(ei::ploadu<Packet>(to), acc[p][k]));
     }
 }
 
-// Columns i .. i + Rows − 1 of w: three of q's columns at a time, then the one or two left.
-template <class T, class MatrixT, int Rows>
-void row_panel(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q, Eigen::Ref<MatrixT> w, Index i) {
-  const Index d = c.rows(), b = q.cols();
-  const T* cr[Rows];
-  for (int r = 0; r < Rows; ++r) cr[r] = c.col(i + r).data();
-  Index j = 0;
-  for (; j + 3 <= b; j += 3) {
-    const T* const qc[3] = {q.col(j).data(), q.col(j + 1).data(), q.col(j + 2).data()};
-    T out[Rows][3];
-    dot_block<T, Rows, 3>(cr, qc, d, out);
-    for (int r = 0; r < Rows; ++r)
-      for (int s = 0; s < 3; ++s) w(i + r, j + s) = out[r][s];
+// The last b mod kColumns columns: the tile with exactly that many (a compile-time count).
+template <class T, int Packets, int Columns>
+void narrow_tile(int columns, const T* c, Index ldc, const T* q, Index ldq, Index depth, T* w, Index ldw, bool overwrite) {
+  if constexpr (Columns > 0) {
+    if (columns == Columns) return tile<T, Packets, Columns>(c, ldc, q, ldq, depth, w, ldw, overwrite);
+    narrow_tile<T, Packets, Columns - 1>(columns, c, ldc, q, ldq, depth, w, ldw, overwrite);
   }
-  for (; j < b; ++j) {
-    const T* const qc[1] = {q.col(j).data()};
-    T out[Rows][1];
-    dot_block<T, Rows, 1>(cr, qc, d, out);
-    for (int r = 0; r < Rows; ++r) w(i + r, j) = out[r][0];
+}
+
+// Rows i0 .. i0 + Packets·lanes − 1 of W, pass by pass over C's columns.
+template <class T, class MatrixT, int Packets>
+void row_panel(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q, Eigen::Ref<MatrixT> w, Index i0) {
+  const Index d = c.rows(), b = q.cols();
+  for (Index j0 = 0; j0 < d; j0 += kDepth) {
+    const Index depth = std::min(kDepth, d - j0);
+    const T* cp = c.data() + j0 * c.outerStride() + i0;
+    Index k = 0;
+    for (; k + kColumns <= b; k += kColumns)
+      tile<T, Packets, kColumns>(cp, c.outerStride(), q.data() + k * q.outerStride() + j0, q.outerStride(), depth,
+                                 w.data() + k * w.outerStride() + i0, w.outerStride(), j0 == 0);
+    if (k < b)
+      narrow_tile<T, Packets, kColumns - 1>(static_cast<int>(b - k), cp, c.outerStride(),
+                                            q.data() + k * q.outerStride() + j0, q.outerStride(), depth,
+                                            w.data() + k * w.outerStride() + i0, w.outerStride(), j0 == 0);
   }
 }
 
@@ -66,9 +82,12 @@ void product(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>
                                 "x" + std::to_string(c.cols()) + ", q " + std::to_string(q.rows()) + "x" +
                                 std::to_string(q.cols()) + ", w " + std::to_string(w.rows()) + "x" +
                                 std::to_string(w.cols()));
+  constexpr Index kLanes = ei::packet_traits<T>::size;
   Index i = 0;
-  for (; i + 4 <= d; i += 4) row_panel<T, MatrixT, 4>(c, q, w, i);
-  for (; i < d; ++i) row_panel<T, MatrixT, 1>(c, q, w, i);
+  for (; i + kPackets * kLanes <= d; i += kPackets * kLanes) row_panel<T, MatrixT, kPackets>(c, q, w, i);
+  for (; i + kLanes <= d; i += kLanes) row_panel<T, MatrixT, 1>(c, q, w, i);
+  // The last d mod lanes rows from C's columns (C = Cᵀ): contiguous dot products.
+  if (i < d) w.bottomRows(d - i) = c.rightCols(d - i).transpose().lazyProduct(q);
 }
 
 }  // namespace
