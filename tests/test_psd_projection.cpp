@@ -150,9 +150,9 @@ TEST_CASE("PSD projection: only the lower triangle is read", "[psd_projection]")
 // Every path of the kernel: rows in full 3-packet panels, in 1-packet panels and the last
 // d mod lanes (d = 1 … 70 at any vector width from 2 to 16 lanes), more than one 256-column pass
 // (d = 300, 530), b a multiple of the tile's 4 or 8 columns or not (1 … 17), blocks with an outer
-// stride, both precisions. Tolerance: each entry
-// is a dot product of length d, whose rounding in any order is ≤ d·u·Σ_j |c_ij||q_jc| (Higham,
-// Accuracy and Stability, §3.1); the check uses that bound entry by entry, against Eigen's product.
+// stride, both precisions. Tolerance: each entry is a dot product of length d, whose rounding in
+// any order is ≤ d·u·Σ_j |c_ij||q_jc| (Higham, Accuracy and Stability, §3.1); the check uses that
+// bound entry by entry, against Eigen's product.
 TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within the dot-product bound",
           "[psd_projection][symmetric_product]") {
   SeededNoiseSource source(41);
