@@ -47,12 +47,14 @@ void tile(const T* c, Index ldc, const T* q, Index ldq, Index depth, T* w, Index
     }
 }
 
-// The last b mod kColumns columns: the tile with exactly that many (a compile-time count).
+// The tile `columns` wide (1 ≤ columns ≤ Columns), a compile-time width: kColumns, or the last
+// b mod kColumns columns.
 template <class T, int Packets, int Columns>
-void narrow_tile(int columns, const T* c, Index ldc, const T* q, Index ldq, Index depth, T* w, Index ldw, bool overwrite) {
+void tile_of_width(int columns, const T* c, Index ldc, const T* q, Index ldq, Index depth, T* w, Index ldw,
+                   bool overwrite) {
   if constexpr (Columns > 0) {
     if (columns == Columns) return tile<T, Packets, Columns>(c, ldc, q, ldq, depth, w, ldw, overwrite);
-    narrow_tile<T, Packets, Columns - 1>(columns, c, ldc, q, ldq, depth, w, ldw, overwrite);
+    tile_of_width<T, Packets, Columns - 1>(columns, c, ldc, q, ldq, depth, w, ldw, overwrite);
   }
 }
 
@@ -63,14 +65,10 @@ void row_panel(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const Matrix
   for (Index j0 = 0; j0 < d; j0 += kDepth) {
     const Index depth = std::min(kDepth, d - j0);
     const T* cp = c.data() + j0 * c.outerStride() + i0;
-    Index k = 0;
-    for (; k + kColumns <= b; k += kColumns)
-      tile<T, Packets, kColumns>(cp, c.outerStride(), q.data() + k * q.outerStride() + j0, q.outerStride(), depth,
-                                 w.data() + k * w.outerStride() + i0, w.outerStride(), j0 == 0);
-    if (k < b)
-      narrow_tile<T, Packets, kColumns - 1>(static_cast<int>(b - k), cp, c.outerStride(),
-                                            q.data() + k * q.outerStride() + j0, q.outerStride(), depth,
-                                            w.data() + k * w.outerStride() + i0, w.outerStride(), j0 == 0);
+    for (Index k = 0; k < b; k += kColumns)
+      tile_of_width<T, Packets, kColumns>(static_cast<int>(std::min<Index>(kColumns, b - k)), cp, c.outerStride(),
+                                          q.data() + k * q.outerStride() + j0, q.outerStride(), depth,
+                                          w.data() + k * w.outerStride() + i0, w.outerStride(), j0 == 0);
   }
 }
 
