@@ -253,6 +253,62 @@ TEST_CASE("doubly nonnegative reader: a reader restored from another's state con
   CHECK(second.releases() == 40);
 }
 
+// apply_lower and apply_projected_lower (the replay's path) read a release from its lower triangle
+// alone (the strict upper one here is NaN) and give apply()'s reading there, bit for bit: the same
+// sums and clips on the same entries, the full releases from the same projection whichever projector
+// computed it. α = 1/4 over 30 releases: 11 full ones, 19 cheap ones.
+TEST_CASE("doubly nonnegative reader: apply_lower and apply_projected_lower are apply() on the lower triangle",
+          "[doubly_nonnegative]") {
+  SeededNoiseSource source(24);
+  const Index d = 40;  // two 32-wide tiles
+  const std::vector<MatrixXd> releases = release_sequence(30, d, 3.0, source);
+  const DoublyNonnegativeOptions options{.rounds = 1, .refresh_ratio = 0.25};
+  DoublyNonnegativeReader whole(d, options), lower_only(d, options), projected_elsewhere(d, options);
+  dpstream::linalg::PsdProjector projector;  // another thread's, as in the replay
+  MatrixXd projection;
+  for (std::size_t t = 0; t < releases.size(); ++t) {
+    INFO("release " << t + 1);
+    MatrixXd a = releases[t], b = releases[t];
+    b.triangularView<Eigen::StrictlyUpper>().setConstant(std::nan(""));
+    MatrixXd c = b;
+    whole.apply(a);
+    lower_only.apply_lower(b);
+    if (projected_elsewhere.next_is_full()) {
+      DoublyNonnegativeReader::full_projection(c, projection, projector);
+      projected_elsewhere.apply_projected_lower(c, projection);
+    } else {
+      projected_elsewhere.apply_lower(c);
+    }
+    REQUIRE(MatrixXd(b.triangularView<Eigen::Lower>()) == MatrixXd(a.triangularView<Eigen::Lower>()));
+    REQUIRE(MatrixXd(c.triangularView<Eigen::Lower>()) == MatrixXd(a.triangularView<Eigen::Lower>()));
+  }
+  CHECK(lower_only.state().correction == whole.state().correction);
+  CHECK(projected_elsewhere.state().correction == whole.state().correction);
+  CHECK(lower_only.full_solves() == 11);  // 1, 2, 3, 4, 6, 8, 11, 14, 18, 23, 29 (the test above)
+  CHECK(projected_elsewhere.full_solves() == 11);
+
+  // Bad input: named, nothing read, the matrix unchanged. NaN above the diagonal is not read. α = 4:
+  // release 2 is not full (2 − 1 ≤ 4·1).
+  DoublyNonnegativeReader reader(3, {.rounds = 1, .refresh_ratio = 4.0});
+  MatrixXd first = MatrixXd::Identity(3, 3);
+  first(0, 2) = std::nan("");
+  reader.apply_lower(first);  // full (the first release): the upper NaN is never read
+  CHECK(first.allFinite());
+  MatrixXd bad = MatrixXd::Identity(3, 3);
+  bad(2, 1) = -INFINITY;
+  const MatrixXd before = bad;
+  CHECK_THROWS_NAMING(reader.apply_lower(bad), InvalidParameter,
+                      Contains("apply_lower") && Contains("matrix(2,1) is not finite, got -inf"));
+  CHECK(reader.releases() == 1);
+  CHECK(bad.cwiseEqual(before).all());
+  MatrixXd wrong = MatrixXd::Identity(3, 4);
+  CHECK_THROWS_NAMING(reader.apply_lower(wrong), InvalidParameter, Contains("a 3 x 4 matrix, expected 3 x 3"));
+  MatrixXd ok = MatrixXd::Identity(3, 3);
+  CHECK_THROWS_NAMING(reader.apply_projected_lower(ok, MatrixXd::Identity(3, 3)), InvalidParameter,
+                      Contains("apply_projected_lower: release 2 is not a full release (the last was 1)"));
+  CHECK(reader.releases() == 1);
+}
+
 TEST_CASE("doubly nonnegative reader: bad options, input and states are named", "[doubly_nonnegative]") {
   CHECK_THROWS_NAMING(DoublyNonnegativeReader(4, {.rounds = 0}), InvalidParameter, Contains("rounds must be >= 1, got 0"));
   for (double bad : {-0.25, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})

@@ -4,6 +4,7 @@
 // linalg/symmetric_product.hpp, the refresh's product C·Q, against Eigen's, and linalg/mirror.hpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -145,6 +146,27 @@ TEST_CASE("PSD projection: only the lower triangle is read", "[psd_projection]")
   project_psd(lower_only);
   project_psd(full);
   CHECK(lower_only == full);
+}
+
+// A PsdProjector keeps its buffers between calls; whatever it projected before (other sizes, the
+// other side of the spectrum, a fallback-free PSD input, a copy's empty buffers), each result is
+// project_psd's, bit for bit.
+TEST_CASE("PSD projection: a projector reused across sizes and sides gives project_psd's bits", "[psd_projection]") {
+  SeededNoiseSource source(46);
+  dpstream::linalg::PsdProjector projector;
+  for (const Index d : {Index{70}, Index{20}, Index{70}, Index{1}, Index{5}, Index{33}}) {
+    for (const double signal : {1.0, 40.0}) {  // the negative side is smaller, then the positive one
+      const MatrixXd c = noisy_covariance(d, std::min<Index>(3, d), signal * static_cast<double>(d), 5.0, source);
+      MatrixXd reused = c, fresh = c;
+      dpstream::linalg::PsdProjector copy = projector;
+      MatrixXd copied = c;
+      INFO("d = " << d << ", signal " << signal);
+      CHECK(projector.project(reused) == project_psd(fresh));
+      copy.project(copied);
+      CHECK(reused == fresh);
+      CHECK(copied == fresh);
+    }
+  }
 }
 
 // Every path of the kernel: rows in full 3-packet panels, in 1-packet panels and the last

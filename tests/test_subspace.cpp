@@ -488,10 +488,10 @@ TEST_CASE("validation across tiles; a strided matrix refreshes as its copy") {
   }
 }
 
-// refresh_upper reads the upper triangle only (the strict lower one here is NaN) and is refresh() of
-// the symmetric matrix it defines, bit for bit: every refresh of a sequence, in single and double
+// refresh_upper / refresh_lower read one triangle only (the other one here is NaN) and are refresh()
+// of the symmetric matrix it defines, bit for bit: every refresh of a sequence, in single and double
 // precision, from a cold full solve (d ≤ 256) and from a cold iteration; d = 70 spans three tiles.
-TEST_CASE("tracker: refresh_upper is refresh of the mirrored matrix, bit for bit, and never reads below the diagonal") {
+TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored matrix, bit for bit, and never read the other triangle") {
   std::mt19937_64 gen(87);
   const Index d = 70;
   for (const bool single : {true, false})
@@ -499,31 +499,42 @@ TEST_CASE("tracker: refresh_upper is refresh of the mirrored matrix, bit for bit
       RefreshOptions o;
       o.single_precision = single;
       o.cold_full_solve_max_dimension = cold_full;
-      SubspaceTracker from_full(d, 5, o), from_upper(d, 5, o);
+      SubspaceTracker from_full(d, 5, o), from_upper(d, 5, o), from_lower(d, 5, o);
       for (int refresh = 0; refresh < 3; ++refresh) {
         const MatrixXd c = known_spectrum(VectorXd::LinSpaced(d, 2.0 + refresh, -1.0), gen);
-        MatrixXd upper = c;
+        MatrixXd upper = c, lower = c;
         upper.triangularView<Eigen::StrictlyLower>().setConstant(std::nan(""));
+        lower.triangularView<Eigen::StrictlyUpper>().setConstant(std::nan(""));
         const TopEigen a = from_full.refresh(c, 0.01 * refresh);
         const TopEigen b = from_upper.refresh_upper(upper, 0.01 * refresh);
+        const TopEigen l = from_lower.refresh_lower(lower, 0.01 * refresh);
         INFO("single " << single << ", cold full solve up to " << cold_full << ", refresh " << refresh);
         REQUIRE(a.values == b.values);
         REQUIRE(a.vectors == b.vectors);
         REQUIRE(from_full.stats().iterations == from_upper.stats().iterations);
+        REQUIRE(a.values == l.values);
+        REQUIRE(a.vectors == l.vectors);
+        REQUIRE(from_full.stats().iterations == from_lower.stats().iterations);
       }
     }
   SubspaceTracker tracker(d, 2);
   MatrixXd bad = MatrixXd::Identity(d, d);
   bad(3, 50) = INFINITY;
   REQUIRE_THROWS_WITH(tracker.refresh_upper(bad), Contains("refresh_upper") && Contains("matrix(3,50)") && Contains("inf"));
+  REQUIRE_NOTHROW(tracker.refresh_lower(bad));  // above the diagonal: not read
+  REQUIRE_THROWS_WITH(tracker.refresh_lower(bad.transpose()),
+                      Contains("refresh_lower") && Contains("matrix(50,3)") && Contains("inf"));
   REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d + 1)), Contains("70x70") && Contains("70x71"));
+  REQUIRE_THROWS_WITH(tracker.refresh_lower(MatrixXd::Identity(d + 1, d)), Contains("70x70") && Contains("71x70"));
   REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d), -1.0), Contains("residual_floor"));
+  REQUIRE_THROWS_WITH(tracker.refresh_lower(MatrixXd::Identity(d, d), -1.0), Contains("residual_floor"));
 }
 
-// expand_upper (internal, behind refresh_upper) writes both triangles and the float copy of the
-// matrix its upper triangle defines, whatever d is against its 32 × 32 tiles and 4-lane packets, and
-// returns check_symmetric's summary of that matrix bit for bit (the refresh depends on its bits).
-TEST_CASE("expand_upper: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
+// expand_upper / expand_lower (internal, behind refresh_upper and refresh_lower) write both triangles
+// and the float copy of the matrix one triangle defines, whatever d is against their 32 × 32 tiles
+// and 4-lane packets, and return check_symmetric's summary of that matrix bit for bit (the refresh
+// depends on its bits).
+TEST_CASE("expand_upper / expand_lower: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
   namespace detail = dpstream::pca::detail;
   std::mt19937_64 gen(88);
   std::normal_distribution<double> normal;
@@ -531,19 +542,23 @@ TEST_CASE("expand_upper: the mirrored matrix and its float copy, and check_symme
     MatrixXd c(d, d);
     for (Index j = 0; j < d; ++j)
       for (Index i = 0; i <= j; ++i) c(i, j) = c(j, i) = normal(gen);
-    MatrixXd upper = c;
+    MatrixXd upper = c, lower = c;
     upper.triangularView<Eigen::StrictlyLower>().setConstant(std::nan(""));
-    for (const bool with_single : {true, false}) {
-      INFO("d = " << d << ", float copy " << with_single);
-      MatrixXd full;
-      Eigen::MatrixXf single;
-      const detail::MatrixSummary got = detail::expand_upper("test", upper, full, with_single ? &single : nullptr);
-      const detail::MatrixSummary want = detail::check_symmetric("test", c);
-      REQUIRE(full == c);
-      if (with_single) REQUIRE(single == c.cast<float>());
-      REQUIRE(got.max_abs == want.max_abs);
-      REQUIRE(got.frobenius == want.frobenius);
-    }
+    lower.triangularView<Eigen::StrictlyUpper>().setConstant(std::nan(""));
+    const detail::MatrixSummary want = detail::check_symmetric("test", c);
+    for (const bool from_lower : {false, true})
+      for (const bool with_single : {true, false}) {
+        INFO("d = " << d << ", from the lower triangle " << from_lower << ", float copy " << with_single);
+        MatrixXd full;
+        Eigen::MatrixXf single;
+        const detail::MatrixSummary got =
+            from_lower ? detail::expand_lower("test", lower, full, with_single ? &single : nullptr)
+                       : detail::expand_upper("test", upper, full, with_single ? &single : nullptr);
+        REQUIRE(full == c);
+        if (with_single) REQUIRE(single == c.cast<float>());
+        REQUIRE(got.max_abs == want.max_abs);
+        REQUIRE(got.frobenius == want.frobenius);
+      }
   }
 }
 

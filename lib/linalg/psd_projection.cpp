@@ -40,88 +40,119 @@ void full_solve(Eigen::Ref<MatrixXd> c) {
   mirror_lower(c);  // the product's two triangles differ in the last bits
 }
 
-// MRRR for every eigenpair of the tridiagonal (values ascending); false if dstemr fails. All of them,
-// not the interval of one side: dstemr finds all eigenvalues by dqds but an interval's by bisection,
-// which took longer for half the spectrum than dqds for all of it (80 against 55 ms at d = 784).
-bool tridiagonal_pairs(const VectorXd& a, const VectorXd& b, VectorXd& values, MatrixXd& vectors) {
+}  // namespace
+
+// What one_side works in, kept between calls (the header says why).
+struct PsdProjector::Workspace {
+  Eigen::Tridiagonalization<MatrixXd> reduction;
+  VectorXd diagonal, off, values, residual;  // T's diagonal and subdiagonal (dstemr overwrites its copies)
+  MatrixXd pairs;                            // T's eigenvectors, by column (d × d)
+  MatrixXd gram;                             // the certificate's ZᵀZ (m × m)
+  std::vector<int> support, iwork;
+  std::vector<double> work;
+
+  bool tridiagonal_pairs(const VectorXd& a, const VectorXd& b);
+  bool certified(const VectorXd& a, const VectorXd& b, double norm, const Eigen::Ref<const VectorXd>& side_values,
+                 const Eigen::Ref<const MatrixXd>& z);
+  bool one_side(Eigen::Ref<MatrixXd> c);
+};
+
+// MRRR for every eigenpair of the tridiagonal (into values, ascending, and pairs); false if dstemr
+// fails. All of them, not the interval of one side: dstemr finds all eigenvalues by dqds but an
+// interval's by bisection, which took longer for half the spectrum than dqds for all of it (80
+// against 55 ms at d = 784).
+bool PsdProjector::Workspace::tridiagonal_pairs(const VectorXd& a, const VectorXd& b) {
   const int n = static_cast<int>(a.size());
-  VectorXd diagonal = a, off(n);  // dstemr overwrites both; its E has n entries
+  diagonal = a;  // dstemr overwrites both; its E has n entries
+  off.resize(n);
   off.head(n - 1) = b;
   off(n - 1) = 0;
   const double unused_bound = 0;
   int unused_index = 0, m = 0, info = 0, tryrac = 1;
-  std::vector<int> support(2 * static_cast<std::size_t>(n));
+  support.resize(2 * static_cast<std::size_t>(n));
   const int lwork = 18 * n, liwork = 10 * n;
-  std::vector<double> work(static_cast<std::size_t>(lwork));
-  std::vector<int> iwork(static_cast<std::size_t>(liwork));
+  work.resize(static_cast<std::size_t>(lwork));
+  iwork.resize(static_cast<std::size_t>(liwork));
   values.resize(n);
-  vectors.resize(n, n);
+  pairs.resize(n, n);
   dstemr_("V", "A", &n, diagonal.data(), off.data(), &unused_bound, &unused_bound, &unused_index, &unused_index, &m,
-          values.data(), vectors.data(), &n, &n, support.data(), &tryrac, work.data(), &lwork, iwork.data(), &liwork,
+          values.data(), pairs.data(), &n, &n, support.data(), &tryrac, work.data(), &lwork, iwork.data(), &liwork,
           &info, 1, 1);
   return info == 0 && m == n;
 }
 
 // The certificate (header): residuals on the tridiagonal and orthogonality.
-bool certified(const VectorXd& a, const VectorXd& b, double norm, const VectorXd& values, const MatrixXd& z) {
-  const Index n = a.size(), m = values.size();
+bool PsdProjector::Workspace::certified(const VectorXd& a, const VectorXd& b, double norm,
+                                        const Eigen::Ref<const VectorXd>& side_values,
+                                        const Eigen::Ref<const MatrixXd>& z) {
+  const Index n = a.size(), m = side_values.size();
   if (m == 0) return true;
   const double epsilon = std::numeric_limits<double>::epsilon();
   const double residual_bound = 64.0 * static_cast<double>(n) * epsilon * norm;
-  VectorXd r(n);
+  residual.resize(n);
   for (Index j = 0; j < m; ++j) {
     const auto v = z.col(j);
-    r = (a.array() - values(j)) * v.array();
-    r.head(n - 1) += b.cwiseProduct(v.tail(n - 1));
-    r.tail(n - 1) += b.cwiseProduct(v.head(n - 1));
-    if (!(r.norm() <= residual_bound)) return false;
+    residual = (a.array() - side_values(j)) * v.array();
+    residual.head(n - 1) += b.cwiseProduct(v.tail(n - 1));
+    residual.tail(n - 1) += b.cwiseProduct(v.head(n - 1));
+    if (!(residual.norm() <= residual_bound)) return false;
   }
-  MatrixXd gram = MatrixXd::Zero(m, m);
+  gram.setZero(m, m);
   gram.selfadjointView<Eigen::Lower>().rankUpdate(z.transpose());
   gram.diagonal().array() -= 1.0;
   const double orthogonality_bound = 64.0 * static_cast<double>(n) * epsilon;
-  return gram.triangularView<Eigen::Lower>().toDenseMatrix().cwiseAbs().maxCoeff() <= orthogonality_bound;
+  for (Index j = 0; j < m; ++j)  // the lower triangle (rankUpdate's); a NaN fails
+    for (Index i = j; i < m; ++i)
+      if (!(std::abs(gram(i, j)) <= orthogonality_bound)) return false;
+  return true;
 }
 
-bool one_side(Eigen::Ref<MatrixXd> c) {
+bool PsdProjector::Workspace::one_side(Eigen::Ref<MatrixXd> c) {
   const Index d = c.rows();
-  Eigen::Tridiagonalization<MatrixXd> reduction(c);  // reads the lower triangle
+  reduction.compute(c);  // reads the lower triangle
   const VectorXd a = reduction.diagonal(), b = reduction.subDiagonal();
   double norm = 0;  // ‖T‖₁ = max row sum: bounds every eigenvalue
   for (Index i = 0; i < d; ++i)
     norm = std::max(norm, std::abs(a(i)) + (i > 0 ? std::abs(b(i - 1)) : 0.0) + (i + 1 < d ? std::abs(b(i)) : 0.0));
   if (norm == 0) return true;       // c = 0: already PSD
   if (!std::isfinite(norm)) return false;  // not for MRRR: the full solve passes it through
-  VectorXd values;
-  MatrixXd z;
-  if (!tridiagonal_pairs(a, b, values, z)) return false;
+  if (!tridiagonal_pairs(a, b)) return false;
   Index negatives = 0;
   while (negatives < d && values(negatives) <= 0) ++negatives;
   // The smaller side: C − V₋Λ₋V₋ᵀ, or V₊Λ₊V₊ᵀ.
   const bool negative_side = negatives <= d - negatives;
   const Index first = negative_side ? 0 : negatives, m = negative_side ? negatives : d - negatives;
-  const VectorXd side_values = values.segment(first, m);
-  MatrixXd vectors = z.middleCols(first, m);
+  const auto side_values = values.segment(first, m);
+  auto vectors = pairs.middleCols(first, m);  // worked on in place
   if (!certified(a, b, norm, side_values, vectors)) return false;
   vectors.applyOnTheLeft(reduction.matrixQ());  // eigenvectors of c (blocked Householder product)
   // Either way a rank update W Wᵀ of the lower triangle, W = V·|Λ|^½ (the product on one triangle
   // costs half a GEMM).
-  vectors = vectors * side_values.cwiseAbs().cwiseSqrt().asDiagonal();
+  // Column by column with the scalar square root: Eigen's packet sqrt (EIGEN_FAST_MATH, AVX-512) is
+  // not correctly rounded, and differed from it in the last bit.
+  for (Index j = 0; j < m; ++j) vectors.col(j) *= std::sqrt(std::abs(side_values(j)));
   if (!negative_side) c.triangularView<Eigen::Lower>().setZero();
   if (m > 0) c.selfadjointView<Eigen::Lower>().rankUpdate(vectors);
   return true;
 }
 
-}  // namespace
+PsdProjector::PsdProjector() : workspace_(std::make_unique<Workspace>()) {}
+PsdProjector::~PsdProjector() = default;
+PsdProjector::PsdProjector(PsdProjector&&) noexcept = default;
+PsdProjector& PsdProjector::operator=(PsdProjector&&) noexcept = default;
+PsdProjector::PsdProjector(const PsdProjector&) : PsdProjector() {}
+PsdProjector& PsdProjector::operator=(const PsdProjector&) { return *this; }
 
-PsdRoute project_psd(Eigen::Ref<MatrixXd> c, PsdRoute route) {
+PsdRoute PsdProjector::project(Eigen::Ref<MatrixXd> c, PsdRoute route) {
   if (c.rows() == 0) return route;
-  if (route == PsdRoute::one_side && c.rows() > 1 && one_side(c)) {
+  if (route == PsdRoute::one_side && c.rows() > 1 && workspace_->one_side(c)) {
     mirror_lower(c);
     return PsdRoute::one_side;
   }
   full_solve(c);
   return PsdRoute::full_solve;
 }
+
+PsdRoute project_psd(Eigen::Ref<MatrixXd> c, PsdRoute route) { return PsdProjector().project(c, route); }
 
 }  // namespace dpstream::linalg

@@ -127,19 +127,25 @@ void FplOnlinePca::attach(stream::ContinualCovariance& stream) {
 }
 
 void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader, double noise_norm) {
+  refresh_from("FplOnlinePca::follow", leader, noise_norm, false);
+}
+
+void FplOnlinePca::follow_lower(const Eigen::Ref<const MatrixXd>& lower, double noise_norm) {
+  refresh_from("FplOnlinePca::follow_lower", lower, noise_norm, true);
+}
+
+void FplOnlinePca::refresh_from(const char* fn, const Eigen::Ref<const MatrixXd>& leader, double noise_norm,
+                                bool lower_only) {
   if (!(noise_norm >= 0) || !std::isfinite(noise_norm))
-    throw InvalidParameter("FplOnlinePca::follow: noise_norm must be finite and >= 0, got " + std::to_string(noise_norm));
+    throw InvalidParameter(std::string(fn) + ": noise_norm must be finite and >= 0, got " + std::to_string(noise_norm));
   const double floor = kNoiseFloorShare * static_cast<double>(options_.k) * noise_norm;
-  const TopEigen* top = nullptr;
-  if (perturbation_) {
-    // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run).
-    leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
-    top = &tracker_.refresh(leader_, floor);
-  } else {
-    top = &tracker_.refresh(leader, floor);
-  }
-  basis_ = top->vectors;
-  leader_values_ = top->values;
+  // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run). E_t is
+  // symmetric, so the lower triangle of leader + E_t is that of the leader's matrix + E_t.
+  if (perturbation_) leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
+  const Eigen::Ref<const MatrixXd> c = perturbation_ ? Eigen::Ref<const MatrixXd>(leader_) : leader;
+  const TopEigen& top = lower_only ? tracker_.refresh_lower(c, floor) : tracker_.refresh(c, floor);
+  basis_ = top.vectors;
+  leader_values_ = top.values;
   ++refreshes_;
 }
 

@@ -20,7 +20,7 @@ namespace dpstream::pca {
 // Buffers of the Krylov refresh, kept by a SubspaceTracker between calls.
 struct KrylovWorkspace {
   Eigen::MatrixXd q, w, h;
-  Eigen::MatrixXd c_full;  // refresh_upper: the matrix both triangles of which the iteration reads
+  Eigen::MatrixXd c_full;  // refresh_upper/_lower: the matrix both triangles of which the iteration reads
   Eigen::MatrixXf c_single, q_single, w_single;
 };
 
@@ -31,6 +31,7 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using privacy::format_value;
 using detail::check_symmetric;
+using detail::expand_lower;
 using detail::expand_upper;
 using detail::MatrixSummary;
 
@@ -463,10 +464,20 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, do
 }
 
 const TopEigen& SubspaceTracker::refresh_upper(const Eigen::Ref<const MatrixXd>& upper, double residual_floor) {
-  check_refresh_arguments("SubspaceTracker::refresh_upper", upper, residual_floor);
+  const char* fn = "SubspaceTracker::refresh_upper";
+  check_refresh_arguments(fn, upper, residual_floor);
   MatrixXd& full = workspace_->c_full;
-  const MatrixSummary summary = expand_upper("SubspaceTracker::refresh_upper", upper, full,
-                                             float_copy(options_, *workspace_, cold_full_solve()));
+  const MatrixSummary summary =
+      expand_upper(fn, upper, full, float_copy(options_, *workspace_, cold_full_solve()));
+  return refresh_checked(full, summary.frobenius, residual_floor);
+}
+
+const TopEigen& SubspaceTracker::refresh_lower(const Eigen::Ref<const MatrixXd>& lower, double residual_floor) {
+  const char* fn = "SubspaceTracker::refresh_lower";
+  check_refresh_arguments(fn, lower, residual_floor);
+  MatrixXd& full = workspace_->c_full;
+  const MatrixSummary summary =
+      expand_lower(fn, lower, full, float_copy(options_, *workspace_, cold_full_solve()));
   return refresh_checked(full, summary.frobenius, residual_floor);
 }
 

@@ -87,31 +87,44 @@ MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& 
 
 namespace {
 
-// What expand_upper's pass sums besides the summary: Σ 0·C_ij, 0 while every entry is finite and
+// What an expansion's pass sums besides the summary: Σ 0·C_ij, 0 while every entry is finite and
 // NaN otherwise (as in check_symmetric).
 struct ExpandedSums {
   MatrixSummary summary;
   double zeros = 0;
 };
 
-// expand_upper's pass (below); kSingle: also write the float copy into `single` (already d × d).
-// A template, so that the inner loops carry no test of whether there is a float copy.
-template <bool kSingle>
-ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full, Eigen::MatrixXf& single) {
-  const Index d = upper.rows();
-  alignas(64) double tile[kTile * kTile];  // an above-diagonal tile, transposed: tile[j + i·kTile] = upper(i0 + i, j0 + j)
+// The pass of expand_upper (kFromLower false: `triangle` holds the upper triangle) or expand_lower
+// (true: the lower one); kSingle: also write the float copy into `single` (already d × d). Templates,
+// so that the inner loops carry no tests. Tile by tile above the diagonal, each with its mirror: the
+// upper tile's columns come from `triangle` (upper) or from its transposed mirror tile (lower), and
+// the statistics are summed over them column by column in check_symmetric's order either way.
+template <bool kSingle, bool kFromLower>
+ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& full, Eigen::MatrixXf& single) {
+  const Index d = triangle.rows(), stride = triangle.outerStride();
+  const double* source = triangle.data();
+  // A tile's mirror, transposed: from the lower triangle, tile[i + j·kTile] = source(j0 + j, i0 + i)
+  // (the upper tile's column j); from the upper one, tile[j + i·kTile] = source(i0 + i, j0 + j).
+  alignas(64) double tile[kTile * kTile];
   double max_abs = 0, sum_sq = 0, zeros = 0;
   for (Index j0 = 0; j0 < d; j0 += kTile)
     for (Index i0 = 0; i0 <= j0; i0 += kTile) {
       const Index jn = std::min(kTile, d - j0), in = std::min(kTile, d - i0);
       const bool diagonal = i0 == j0;
-      // Column by column, each column's statistics summed in check_symmetric's order; in a diagonal
-      // tile the entries below the diagonal are read from their mirrors.
+      if constexpr (kFromLower) transpose_tile(source + i0 * stride + j0, stride, jn, in, tile);
+      // The upper tile, column by column; in a diagonal tile the entries on the other side of the
+      // diagonal from the source's are read from their mirrors.
       double tile_sq = 0;
       for (Index j = 0; j < jn; ++j) {
-        const double* from = upper.data() + (j0 + j) * upper.outerStride() + i0;  // upper(i0.., j0 + j)
         double* to = full.data() + (j0 + j) * d + i0;
-        for (Index i = 0; i < in; ++i) to[i] = !diagonal || i <= j ? from[i] : upper(j0 + j, i0 + i);
+        // source(j0 + j, i0..) from the lower triangle, source(i0.., j0 + j) from the upper one
+        const double* from = kFromLower ? tile + j * kTile : source + (j0 + j) * stride + i0;
+        if (!diagonal)
+          for (Index i = 0; i < in; ++i) to[i] = from[i];
+        else if constexpr (kFromLower)
+          for (Index i = 0; i < in; ++i) to[i] = i <= j ? from[i] : source[(j0 + j) * stride + i0 + i];
+        else
+          for (Index i = 0; i < in; ++i) to[i] = i <= j ? from[i] : source[(i0 + i) * stride + j0 + j];
         if constexpr (kSingle) {
           float* to_single = single.data() + (j0 + j) * d + i0;
           for (Index i = 0; i < in; ++i) to_single[i] = static_cast<float>(to[i]);
@@ -127,10 +140,11 @@ ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& upper, MatrixXd& ful
         tile_sq += col_sq;
         zeros += col_zero;
       }
-      if (!diagonal) {  // the mirror below the diagonal, column by column from the transposed tile
-        transpose_tile(upper.data() + j0 * upper.outerStride() + i0, upper.outerStride(), in, jn, tile);
+      if (!diagonal) {  // the tile below the diagonal, column by column
+        if constexpr (!kFromLower) transpose_tile(source + j0 * stride + i0, stride, in, jn, tile);
         for (Index i = 0; i < in; ++i) {
-          const double* from = tile + i * kTile;  // upper(i0 + i, j0..)
+          // source(j0.., i0 + i): read in place from the lower triangle, from the tile from the upper one
+          const double* from = kFromLower ? source + (i0 + i) * stride + j0 : tile + i * kTile;
           double* to = full.data() + (i0 + i) * d + j0;
           for (Index j = 0; j < jn; ++j) to[j] = from[j];
           if constexpr (kSingle) {
@@ -144,31 +158,42 @@ ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& upper, MatrixXd& ful
   return {{max_abs, std::sqrt(sum_sq)}, zeros};
 }
 
-}  // namespace
-
-// The symmetric matrix whose upper triangle is upper's, into `full` (and rounded to float into
-// `single`, if given), in one tiled pass that reads the upper triangle only; the summary and the
-// finiteness check as check_symmetric's. The squares are summed in check_symmetric's order (a
-// diagonal tile's lower entries are their mirrors), so the summary is the one check_symmetric gives
-// for `full`, bit for bit, and a refresh from it is the refresh from `full`.
-MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full,
-                           Eigen::MatrixXf* single) {
-  if (upper.rows() != upper.cols() || upper.rows() == 0)
+template <bool kFromLower>
+MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& full,
+                     Eigen::MatrixXf* single) {
+  if (triangle.rows() != triangle.cols() || triangle.rows() == 0)
     throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
-                           dims(upper.rows(), upper.cols()));
-  const Index d = upper.rows();
+                           dims(triangle.rows(), triangle.cols()));
+  const Index d = triangle.rows();
   full.resize(d, d);
-  Eigen::MatrixXf none;  // expand_tiles<false> never writes to it
+  Eigen::MatrixXf none;  // expand_tiles<false, ·> never writes to it
   if (single != nullptr) single->resize(d, d);
-  const ExpandedSums sums = single != nullptr ? expand_tiles<true>(upper, full, *single)
-                                              : expand_tiles<false>(upper, full, none);
+  const ExpandedSums sums = single != nullptr ? expand_tiles<true, kFromLower>(triangle, full, *single)
+                                              : expand_tiles<false, kFromLower>(triangle, full, none);
   if (!std::isfinite(sums.zeros))
     for (Index j = 0; j < d; ++j)
-      for (Index i = 0; i <= j; ++i)
-        if (!std::isfinite(upper(i, j)))
+      for (Index i = kFromLower ? j : 0; i < (kFromLower ? d : j + 1); ++i)
+        if (!std::isfinite(triangle(i, j)))
           throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
-                                 ") is not finite, got " + format_value(upper(i, j)));
+                                 ") is not finite, got " + format_value(triangle(i, j)));
   return sums.summary;
+}
+
+}  // namespace
+
+// Both: the symmetric matrix from one triangle into `full` (and rounded to float into `single`, if
+// given), in one tiled pass that reads that triangle only; the summary and the finiteness check as
+// check_symmetric's. The squares are summed in check_symmetric's order over the upper triangle, so
+// the summary is the one check_symmetric gives for `full`, bit for bit, and a refresh from it is the
+// refresh from `full`.
+MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full,
+                           Eigen::MatrixXf* single) {
+  return expand<false>(fn, upper, full, single);
+}
+
+MatrixSummary expand_lower(const char* fn, const Eigen::Ref<const MatrixXd>& lower, MatrixXd& full,
+                           Eigen::MatrixXf* single) {
+  return expand<true>(fn, lower, full, single);
 }
 
 }  // namespace dpstream::pca::detail

@@ -31,12 +31,12 @@ bool FullProjections::claimable() {
   return claimed_ < given_back_ + buffers_ && full_release_at(claimed_) <= published_;
 }
 
-void FullProjections::project_claimed(std::unique_lock<std::mutex>& lock) {
+void FullProjections::project_claimed(std::unique_lock<std::mutex>& lock, linalg::PsdProjector& projector) {
   const std::size_t k = claimed_++;
   const std::uint64_t t = schedule_[k];
   Eigen::MatrixXd& out = buffer_[k % buffers_];
   lock.unlock();  // the release and this buffer are this thread's until done_[k]
-  DoublyNonnegativeReader::full_projection(release_(t), out);
+  DoublyNonnegativeReader::full_projection(release_(t), out, projector);
   lock.lock();
   done_[k] = true;
   changed_.notify_all();
@@ -52,7 +52,7 @@ bool FullProjections::help() {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [this] { return stopped_ || claimable(); });
   if (stopped_) return false;
-  project_claimed(lock);
+  project_claimed(lock, helper_projector_);
   return true;
 }
 
@@ -66,7 +66,7 @@ const Eigen::MatrixXd* FullProjections::take(std::uint64_t t) {
     if (stopped_) return nullptr;
     if (done_[k]) return &buffer_[k % buffers_];
     if (claimable())
-      project_claimed(lock);  // t itself if nobody has claimed it, else the next one: both cores project
+      project_claimed(lock, learner_projector_);  // t itself if nobody has claimed it, else the next one: both cores project
     else
       changed_.wait(lock);
   }

@@ -20,6 +20,8 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/linalg/psd_projection.hpp"
+
 namespace dpstream::tools::replay {
 
 class FullProjections {
@@ -45,7 +47,8 @@ class FullProjections {
  private:
   std::uint64_t full_release_at(std::size_t index);  // the index-th full release ahead (0-based)
   bool claimable();  // under the lock (may extend the schedule)
-  void project_claimed(std::unique_lock<std::mutex>& lock);  // claims the next one and projects it unlocked
+  // Claims the next one and projects it unlocked, with `projector` (the calling thread's).
+  void project_claimed(std::unique_lock<std::mutex>& lock, linalg::PsdProjector& projector);
 
   const double ratio_;
   const std::size_t buffers_;
@@ -55,6 +58,7 @@ class FullProjections {
   std::vector<std::uint64_t> schedule_;  // full releases ahead, in order; index k uses buffer k % buffers_
   std::vector<bool> done_;               // per schedule index
   std::vector<Eigen::MatrixXd> buffer_;
+  linalg::PsdProjector helper_projector_, learner_projector_;  // help()'s and take()'s: their buffers reused
   std::uint64_t last_scheduled_;         // the latest full release in schedule_ (or the reader's)
   std::uint64_t next_candidate_;         // the first release the reader has not read
   std::size_t claimed_ = 0, given_back_ = 0;  // schedule indices claimed, and given back, so far

@@ -300,12 +300,16 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
 }
 
 // What the private learner follows for the latest release — the release, or the stationary
-// estimate — into `slot` (its storage reused).
+// estimate — into `slot`'s lower triangle (its storage reused): the learner and the projections
+// read that triangle only, so neither S mirrors it nor L checks its symmetry (the release and the
+// packed estimate are exactly symmetric).
 void Pipeline::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
-  if (stationary_)
-    io::unpack_lower(stationary_->prefix(), slot);
-  else
-    slot = release;
+  if (stationary_) {
+    io::unpack_lower_triangle(stationary_->prefix(), slot);
+    return;
+  }
+  slot.resize(d_, d_);
+  for (Index j = 0; j < d_; ++j) slot.col(j).tail(d_ - j) = release.col(j).tail(d_ - j);
 }
 
 double followed_noise_norm(Index d, const stream::ContinualCovariance::Release& r,
@@ -334,12 +338,12 @@ bool Pipeline::follow(MatrixXd& followed, double noise_norm, std::uint64_t step)
   if (nonnegative_ && step > 0 && nonnegative_->next_is_full()) {
     const MatrixXd* projected = projections_->take(step);
     if (!projected) return false;
-    nonnegative_->apply_projected(followed, *projected);
+    nonnegative_->apply_projected_lower(followed, *projected);
     projections_->give_back(step);
   } else if (nonnegative_) {
-    nonnegative_->apply(followed);
+    nonnegative_->apply_lower(followed);
   }
-  private_->follow(followed, noise_norm);
+  private_->follow_lower(followed, noise_norm);
   return true;
 }
 

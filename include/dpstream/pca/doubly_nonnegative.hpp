@@ -31,6 +31,8 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/linalg/psd_projection.hpp"
+
 namespace dpstream::pca {
 
 // Replaces the symmetric matrix c by `rounds` rounds of (PSD projection, then entrywise max(·, 0)).
@@ -72,7 +74,8 @@ struct DoublyNonnegativeOptions {
 //
 // Cost: a full release is one PSD projection (linalg/psd_projection.hpp, O(d³): ~150 ms at d = 784 on
 // the loaded 2-core VM) plus O(d²); a cheap release is O(d²): the symmetry check, a sum and a clip,
-// 1-1.6 ms at d = 784. Memory: one d × d matrix (N).
+// 1-1.6 ms at d = 784 (apply_lower: ~0.3 ms, no symmetry check). Memory: one d × d matrix (N), and
+// once apply() has projected a release itself, the projector's buffers (~2.5 d², kept for the next).
 // Measured: dpstream-replay --mechanism separable --noise-shape goe --nonnegative --seed S (Fashion-MNIST,
 // d = 784, 469 releases), regret/OPT for seeds 1, 2, 3 and full solves:
 //   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall; seed 1 re-run, 2-3 from before the reader)
@@ -95,9 +98,18 @@ class DoublyNonnegativeReader {
   // as apply(c) would. InvalidParameter, nothing changed, if the next release is not full or the
   // shapes differ, and as apply() for a bad c.
   void apply_projected(Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected);
+  // The same two for a release given by its lower triangle (a caller that keeps one triangle: the
+  // replay). The strict upper triangle is not read, and after a cheap release it holds no part of
+  // the result: the reading is c's lower triangle (a full release writes both). No symmetry check
+  // then, which is most of a cheap release's cost (~0.3-0.8 ms of ~1.1 at d = 784); InvalidParameter,
+  // nothing changed, for a wrong size or a non-finite entry in the lower triangle.
+  void apply_lower(Eigen::Ref<Eigen::MatrixXd> c);
+  void apply_projected_lower(Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected);
   // What a full release's reading starts from: the PSD projection of c's lower triangle, mirrored
-  // (linalg::project_psd), into `out`. c is not validated here (apply_projected does).
-  static void full_projection(const Eigen::Ref<const Eigen::MatrixXd>& c, Eigen::MatrixXd& out);
+  // (linalg::project_psd, by `projector`: one per thread), into `out`. c is not validated here
+  // (apply_projected does).
+  static void full_projection(const Eigen::Ref<const Eigen::MatrixXd>& c, Eigen::MatrixXd& out,
+                              linalg::PsdProjector& projector);
 
   // Whether release `t` (1-based) is a full release when the last full one was `last_full` (0: none).
   static bool full_release(std::uint64_t t, std::uint64_t last_full, double refresh_ratio);
@@ -123,13 +135,17 @@ class DoublyNonnegativeReader {
   void restore(const State& s);
 
  private:
-  void check_release(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c) const;
+  void check_release(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c, bool lower_only) const;
+  void read(const char* fn, Eigen::Ref<Eigen::MatrixXd> c, bool lower_only);
+  void read_projected(const char* fn, Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected,
+                      bool lower_only);
   void read_full(Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected);
 
   Eigen::Index d_;
   DoublyNonnegativeOptions options_;
   std::uint64_t releases_ = 0, full_solves_ = 0, last_full_ = 0;
   Eigen::MatrixXd correction_;
+  linalg::PsdProjector projector_;  // the full releases apply() projects itself, and later rounds
 };
 
 }  // namespace dpstream::pca
