@@ -16,6 +16,7 @@
 #include "dpstream/linalg/symmetric_product.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"
+#include "../lib/linalg/tridiagonal_reduction.hpp"  // internal: the one-side route's reduction
 
 namespace test_psd_projection {
 
@@ -69,6 +70,34 @@ TEST_CASE("PSD projection: the one-side route equals the full solve to round-off
     check_routes_agree(noisy_covariance(d, std::min<Index>(d, 5), 100.0, 30.0, source));
     check_routes_agree(noisy_covariance(d, d, 100.0, 1.0, source));
     check_routes_agree(-noisy_covariance(d, std::min<Index>(d, 3), 100.0, 1.0, source));
+  }
+}
+
+// The blocked reduction (internal, behind the one-side route): Q·T·Qᵀ = C and QᵀQ = I to round-off,
+// reading the lower triangle only (the strict upper one is NaN), at sizes around its 32-column
+// panels (one panel short of, at and past a boundary, several panels with a trailing update). Bound:
+// a Householder reduction is backward stable with ‖E‖_F ≲ c·d·u·‖C‖_F (Higham, Accuracy and
+// Stability, §19.3), and Q's orthogonality error is of the same order; 64·d·u allows c = 64.
+TEST_CASE("tridiagonal reduction: Q T Q^T = C and Q orthogonal around its panel sizes", "[psd_projection]") {
+  SeededNoiseSource source(47);
+  dpstream::linalg::detail::TridiagonalReduction reduction;
+  for (const Index d : {Index{1}, Index{2}, Index{3}, Index{31}, Index{32}, Index{33}, Index{34}, Index{65}, Index{130}}) {
+    const MatrixXd c = noisy_covariance(d, std::min<Index>(d, 3), 10.0, 5.0, source);
+    MatrixXd lower = c;
+    lower.triangularView<Eigen::StrictlyUpper>().setConstant(std::nan(""));
+    reduction.compute(lower);
+    MatrixXd t = MatrixXd::Zero(d, d);
+    t.diagonal() = reduction.diagonal();
+    if (d > 1) {
+      t.diagonal(-1) = reduction.sub_diagonal();
+      t.diagonal(1) = reduction.sub_diagonal();
+    }
+    MatrixXd q = MatrixXd::Identity(d, d);
+    reduction.apply_q(q);
+    const double bound = 64.0 * static_cast<double>(d) * kEpsilon;
+    INFO("d = " << d);
+    CHECK((q * t * q.transpose() - c).norm() <= bound * c.norm());
+    CHECK((q.transpose() * q - MatrixXd::Identity(d, d)).norm() <= bound * std::sqrt(static_cast<double>(d)));
   }
 }
 

@@ -488,8 +488,8 @@ TEST_CASE("validation across tiles; a strided matrix refreshes as its copy") {
   }
 }
 
-// refresh_upper / refresh_lower read one triangle only (the other one here is NaN) and are refresh()
-// of the symmetric matrix it defines, bit for bit: every refresh of a sequence, in single and double
+// refresh_upper / refresh_lower read one triangle only (the other one here is NaN; refresh_lower
+// overwrites it with the mirror) and are refresh() of the symmetric matrix it defines, bit for bit: every refresh of a sequence, in single and double
 // precision, from a cold full solve (d ≤ 256) and from a cold iteration; d = 70 spans three tiles.
 TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored matrix, bit for bit, and never read the other triangle") {
   std::mt19937_64 gen(87);
@@ -508,6 +508,7 @@ TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored 
         const TopEigen a = from_full.refresh(c, 0.01 * refresh);
         const TopEigen b = from_upper.refresh_upper(upper, 0.01 * refresh);
         const TopEigen l = from_lower.refresh_lower(lower, 0.01 * refresh);
+        REQUIRE(lower == c);  // the upper triangle now the mirror
         INFO("single " << single << ", cold full solve up to " << cold_full << ", refresh " << refresh);
         REQUIRE(a.values == b.values);
         REQUIRE(a.vectors == b.vectors);
@@ -521,20 +522,23 @@ TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored 
   MatrixXd bad = MatrixXd::Identity(d, d);
   bad(3, 50) = INFINITY;
   REQUIRE_THROWS_WITH(tracker.refresh_upper(bad), Contains("refresh_upper") && Contains("matrix(3,50)") && Contains("inf"));
-  REQUIRE_NOTHROW(tracker.refresh_lower(bad));  // above the diagonal: not read
-  REQUIRE_THROWS_WITH(tracker.refresh_lower(bad.transpose()),
+  MatrixXd bad_above = bad, bad_below = bad.transpose();
+  REQUIRE_NOTHROW(tracker.refresh_lower(bad_above));  // above the diagonal: not read, overwritten
+  REQUIRE(bad_above.allFinite());
+  REQUIRE_THROWS_WITH(tracker.refresh_lower(bad_below),
                       Contains("refresh_lower") && Contains("matrix(50,3)") && Contains("inf"));
   REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d + 1)), Contains("70x70") && Contains("70x71"));
-  REQUIRE_THROWS_WITH(tracker.refresh_lower(MatrixXd::Identity(d + 1, d)), Contains("70x70") && Contains("71x70"));
+  MatrixXd tall = MatrixXd::Identity(d + 1, d), identity = MatrixXd::Identity(d, d);
+  REQUIRE_THROWS_WITH(tracker.refresh_lower(tall), Contains("70x70") && Contains("71x70"));
   REQUIRE_THROWS_WITH(tracker.refresh_upper(MatrixXd::Identity(d, d), -1.0), Contains("residual_floor"));
-  REQUIRE_THROWS_WITH(tracker.refresh_lower(MatrixXd::Identity(d, d), -1.0), Contains("residual_floor"));
+  REQUIRE_THROWS_WITH(tracker.refresh_lower(identity, -1.0), Contains("residual_floor"));
 }
 
-// expand_upper / expand_lower (internal, behind refresh_upper and refresh_lower) write both triangles
-// and the float copy of the matrix one triangle defines, whatever d is against their 32 × 32 tiles
+// expand_upper / expand_lower_in_place (internal, behind refresh_upper and refresh_lower) write both
+// triangles (the latter over its input's other one) and the float copy of the matrix one triangle defines, whatever d is against their 32 × 32 tiles
 // and 4-lane packets, and return check_symmetric's summary of that matrix bit for bit (the refresh
 // depends on its bits).
-TEST_CASE("expand_upper / expand_lower: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
+TEST_CASE("expand_upper / expand_lower_in_place: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
   namespace detail = dpstream::pca::detail;
   std::mt19937_64 gen(88);
   std::normal_distribution<double> normal;
@@ -552,7 +556,7 @@ TEST_CASE("expand_upper / expand_lower: the mirrored matrix and its float copy, 
         MatrixXd full;
         Eigen::MatrixXf single;
         const detail::MatrixSummary got =
-            from_lower ? detail::expand_lower("test", lower, full, with_single ? &single : nullptr)
+            from_lower ? detail::expand_lower_in_place("test", full = lower, with_single ? &single : nullptr)
                        : detail::expand_upper("test", upper, full, with_single ? &single : nullptr);
         REQUIRE(full == c);
         if (with_single) REQUIRE(single == c.cast<float>());

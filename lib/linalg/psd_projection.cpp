@@ -11,6 +11,7 @@
 
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/linalg/mirror.hpp"
+#include "tridiagonal_reduction.hpp"
 
 // LAPACK (liblapack3, reference or any other provider): the symmetric tridiagonal MRRR solver.
 // gfortran passes each CHARACTER argument's length after the others.
@@ -44,7 +45,7 @@ void full_solve(Eigen::Ref<MatrixXd> c) {
 
 // What one_side works in, kept between calls (the header says why).
 struct PsdProjector::Workspace {
-  Eigen::Tridiagonalization<MatrixXd> reduction;
+  detail::TridiagonalReduction reduction;
   VectorXd diagonal, off, values, residual;  // T's diagonal and subdiagonal (dstemr overwrites its copies)
   MatrixXd pairs;                            // T's eigenvectors, by column (d × d)
   MatrixXd gram;                             // the certificate's ZᵀZ (m × m)
@@ -110,7 +111,8 @@ bool PsdProjector::Workspace::certified(const VectorXd& a, const VectorXd& b, do
 bool PsdProjector::Workspace::one_side(Eigen::Ref<MatrixXd> c) {
   const Index d = c.rows();
   reduction.compute(c);  // reads the lower triangle
-  const VectorXd a = reduction.diagonal(), b = reduction.subDiagonal();
+  const VectorXd& a = reduction.diagonal();
+  const VectorXd& b = reduction.sub_diagonal();
   double norm = 0;  // ‖T‖₁ = max row sum: bounds every eigenvalue
   for (Index i = 0; i < d; ++i)
     norm = std::max(norm, std::abs(a(i)) + (i > 0 ? std::abs(b(i - 1)) : 0.0) + (i + 1 < d ? std::abs(b(i)) : 0.0));
@@ -125,7 +127,7 @@ bool PsdProjector::Workspace::one_side(Eigen::Ref<MatrixXd> c) {
   const auto side_values = values.segment(first, m);
   auto vectors = pairs.middleCols(first, m);  // worked on in place
   if (!certified(a, b, norm, side_values, vectors)) return false;
-  vectors.applyOnTheLeft(reduction.matrixQ());  // eigenvectors of c (blocked Householder product)
+  reduction.apply_q(vectors);  // eigenvectors of c (blocked Householder product)
   // Either way a rank update W Wᵀ of the lower triangle, W = V·|Λ|^½ (the product on one triangle
   // costs half a GEMM).
   // Column by column with the scalar square root: Eigen's packet sqrt (EIGEN_FAST_MATH, AVX-512) is

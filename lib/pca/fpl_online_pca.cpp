@@ -127,23 +127,26 @@ void FplOnlinePca::attach(stream::ContinualCovariance& stream) {
 }
 
 void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader, double noise_norm) {
-  refresh_from("FplOnlinePca::follow", leader, noise_norm, false);
+  const double floor = noise_floor("FplOnlinePca::follow", noise_norm);
+  // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run).
+  if (perturbation_) leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
+  finish_refresh(perturbation_ ? tracker_.refresh(leader_, floor) : tracker_.refresh(leader, floor));
 }
 
-void FplOnlinePca::follow_lower(const Eigen::Ref<const MatrixXd>& lower, double noise_norm) {
-  refresh_from("FplOnlinePca::follow_lower", lower, noise_norm, true);
+void FplOnlinePca::follow_lower(Eigen::Ref<MatrixXd> lower, double noise_norm) {
+  const double floor = noise_floor("FplOnlinePca::follow_lower", noise_norm);
+  // E_t is symmetric: the lower triangle of lower + E_t is that of the leader's matrix + E_t.
+  if (perturbation_) leader_ = lower + perturbation_->sample_noise(dimension_, *noise_);
+  finish_refresh(perturbation_ ? tracker_.refresh_lower(leader_, floor) : tracker_.refresh_lower(lower, floor));
 }
 
-void FplOnlinePca::refresh_from(const char* fn, const Eigen::Ref<const MatrixXd>& leader, double noise_norm,
-                                bool lower_only) {
+double FplOnlinePca::noise_floor(const char* fn, double noise_norm) const {
   if (!(noise_norm >= 0) || !std::isfinite(noise_norm))
     throw InvalidParameter(std::string(fn) + ": noise_norm must be finite and >= 0, got " + std::to_string(noise_norm));
-  const double floor = kNoiseFloorShare * static_cast<double>(options_.k) * noise_norm;
-  // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run). E_t is
-  // symmetric, so the lower triangle of leader + E_t is that of the leader's matrix + E_t.
-  if (perturbation_) leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
-  const Eigen::Ref<const MatrixXd> c = perturbation_ ? Eigen::Ref<const MatrixXd>(leader_) : leader;
-  const TopEigen& top = lower_only ? tracker_.refresh_lower(c, floor) : tracker_.refresh(c, floor);
+  return kNoiseFloorShare * static_cast<double>(options_.k) * noise_norm;
+}
+
+void FplOnlinePca::finish_refresh(const TopEigen& top) {
   basis_ = top.vectors;
   leader_values_ = top.values;
   ++refreshes_;

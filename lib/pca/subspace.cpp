@@ -20,7 +20,7 @@ namespace dpstream::pca {
 // Buffers of the Krylov refresh, kept by a SubspaceTracker between calls.
 struct KrylovWorkspace {
   Eigen::MatrixXd q, w, h;
-  Eigen::MatrixXd c_full;  // refresh_upper/_lower: the matrix both triangles of which the iteration reads
+  Eigen::MatrixXd c_full;  // refresh_upper: the matrix both triangles of which the iteration reads
   Eigen::MatrixXf c_single, q_single, w_single;
 };
 
@@ -31,7 +31,7 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using privacy::format_value;
 using detail::check_symmetric;
-using detail::expand_lower;
+using detail::expand_lower_in_place;
 using detail::expand_upper;
 using detail::MatrixSummary;
 
@@ -472,13 +472,12 @@ const TopEigen& SubspaceTracker::refresh_upper(const Eigen::Ref<const MatrixXd>&
   return refresh_checked(full, summary.frobenius, residual_floor);
 }
 
-const TopEigen& SubspaceTracker::refresh_lower(const Eigen::Ref<const MatrixXd>& lower, double residual_floor) {
+const TopEigen& SubspaceTracker::refresh_lower(Eigen::Ref<MatrixXd> c, double residual_floor) {
   const char* fn = "SubspaceTracker::refresh_lower";
-  check_refresh_arguments(fn, lower, residual_floor);
-  MatrixXd& full = workspace_->c_full;
+  check_refresh_arguments(fn, c, residual_floor);
   const MatrixSummary summary =
-      expand_lower(fn, lower, full, float_copy(options_, *workspace_, cold_full_solve()));
-  return refresh_checked(full, summary.frobenius, residual_floor);
+      expand_lower_in_place(fn, c, float_copy(options_, *workspace_, cold_full_solve()));
+  return refresh_checked(c, summary.frobenius, residual_floor);
 }
 
 bool SubspaceTracker::cold_full_solve() const noexcept {

@@ -19,6 +19,10 @@ using linalg::detail::transpose_tile;
 
 namespace {
 std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+void require_square(const char* fn, Index rows, Index cols) {
+  if (rows != cols || rows == 0)
+    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " + dims(rows, cols));
+}
 }  // namespace
 
 // Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each
@@ -94,15 +98,17 @@ struct ExpandedSums {
   double zeros = 0;
 };
 
-// The pass of expand_upper (kFromLower false: `triangle` holds the upper triangle) or expand_lower
-// (true: the lower one); kSingle: also write the float copy into `single` (already d × d). Templates,
-// so that the inner loops carry no tests. Tile by tile above the diagonal, each with its mirror: the
-// upper tile's columns come from `triangle` (upper) or from its transposed mirror tile (lower), and
-// the statistics are summed over them column by column in check_symmetric's order either way.
+// The pass of expand_upper (kFromLower false: `source` holds the upper triangle) or
+// expand_lower_in_place (true: the lower one), from the d × d `source` (columns `stride` apart) into
+// `full` (columns `full_stride` apart; it may be `source` itself: each tile's mirror is read into
+// the tile buffer before either is written, and the rest is copied onto itself); kSingle: also
+// write the float copy into `single` (already d × d). Templates, so that the inner loops carry no
+// tests. Tile by tile above the diagonal, each with its mirror: the upper tile's columns come from
+// `source` (upper) or from its transposed mirror tile (lower), and the statistics are summed over
+// them column by column in check_symmetric's order either way.
 template <bool kSingle, bool kFromLower>
-ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& full, Eigen::MatrixXf& single) {
-  const Index d = triangle.rows(), stride = triangle.outerStride();
-  const double* source = triangle.data();
+ExpandedSums expand_tiles(const double* source, Index stride, Index d, double* full, Index full_stride,
+                          Eigen::MatrixXf& single) {
   // A tile's mirror, transposed: from the lower triangle, tile[i + j·kTile] = source(j0 + j, i0 + i)
   // (the upper tile's column j); from the upper one, tile[j + i·kTile] = source(i0 + i, j0 + j).
   alignas(64) double tile[kTile * kTile];
@@ -116,7 +122,7 @@ ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& 
       // diagonal from the source's are read from their mirrors.
       double tile_sq = 0;
       for (Index j = 0; j < jn; ++j) {
-        double* to = full.data() + (j0 + j) * d + i0;
+        double* to = full + (j0 + j) * full_stride + i0;
         // source(j0 + j, i0..) from the lower triangle, source(i0.., j0 + j) from the upper one
         const double* from = kFromLower ? tile + j * kTile : source + (j0 + j) * stride + i0;
         if (!diagonal)
@@ -145,7 +151,7 @@ ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& 
         for (Index i = 0; i < in; ++i) {
           // source(j0.., i0 + i): read in place from the lower triangle, from the tile from the upper one
           const double* from = kFromLower ? source + (i0 + i) * stride + j0 : tile + i * kTile;
-          double* to = full.data() + (i0 + i) * d + j0;
+          double* to = full + (i0 + i) * full_stride + j0;
           for (Index j = 0; j < jn; ++j) to[j] = from[j];
           if constexpr (kSingle) {
             float* to_single = single.data() + (i0 + i) * d + j0;
@@ -158,18 +164,18 @@ ExpandedSums expand_tiles(const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& 
   return {{max_abs, std::sqrt(sum_sq)}, zeros};
 }
 
+// `triangle` expanded into `full` (d × d, columns full_stride apart; may be triangle's own storage).
 template <bool kFromLower>
-MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle, MatrixXd& full,
+MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle, double* full, Index full_stride,
                      Eigen::MatrixXf* single) {
-  if (triangle.rows() != triangle.cols() || triangle.rows() == 0)
-    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " +
-                           dims(triangle.rows(), triangle.cols()));
   const Index d = triangle.rows();
-  full.resize(d, d);
   Eigen::MatrixXf none;  // expand_tiles<false, ·> never writes to it
   if (single != nullptr) single->resize(d, d);
-  const ExpandedSums sums = single != nullptr ? expand_tiles<true, kFromLower>(triangle, full, *single)
-                                              : expand_tiles<false, kFromLower>(triangle, full, none);
+  const double* source = triangle.data();
+  const Index stride = triangle.outerStride();
+  const ExpandedSums sums = single != nullptr
+                                ? expand_tiles<true, kFromLower>(source, stride, d, full, full_stride, *single)
+                                : expand_tiles<false, kFromLower>(source, stride, d, full, full_stride, none);
   if (!std::isfinite(sums.zeros))
     for (Index j = 0; j < d; ++j)
       for (Index i = kFromLower ? j : 0; i < (kFromLower ? d : j + 1); ++i)
@@ -181,19 +187,21 @@ MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle,
 
 }  // namespace
 
-// Both: the symmetric matrix from one triangle into `full` (and rounded to float into `single`, if
-// given), in one tiled pass that reads that triangle only; the summary and the finiteness check as
+// Both: the symmetric matrix from one triangle into `full`, or into c itself (and rounded to float
+// into `single`, if given), in one tiled pass that reads that triangle only; the summary and the finiteness check as
 // check_symmetric's. The squares are summed in check_symmetric's order over the upper triangle, so
 // the summary is the one check_symmetric gives for `full`, bit for bit, and a refresh from it is the
 // refresh from `full`.
 MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full,
                            Eigen::MatrixXf* single) {
-  return expand<false>(fn, upper, full, single);
+  require_square(fn, upper.rows(), upper.cols());
+  full.resize(upper.rows(), upper.rows());
+  return expand<false>(fn, upper, full.data(), full.outerStride(), single);
 }
 
-MatrixSummary expand_lower(const char* fn, const Eigen::Ref<const MatrixXd>& lower, MatrixXd& full,
-                           Eigen::MatrixXf* single) {
-  return expand<true>(fn, lower, full, single);
+MatrixSummary expand_lower_in_place(const char* fn, Eigen::Ref<MatrixXd> c, Eigen::MatrixXf* single) {
+  require_square(fn, c.rows(), c.cols());
+  return expand<true>(fn, c, c.data(), c.outerStride(), single);
 }
 
 }  // namespace dpstream::pca::detail

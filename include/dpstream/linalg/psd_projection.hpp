@@ -4,13 +4,15 @@
 // Why not a full eigendecomposition: Eigen's SelfAdjointEigenSolver spends most of its time
 // accumulating the tridiagonal QR's rotations into all d eigenvectors (0.79 s of 0.88 s at d = 784
 // on the 2-core VM under load, against 0.08 s for the tridiagonal reduction). Here the reduction is
-// Eigen's, the eigenpairs of the tridiagonal T are LAPACK's MRRR (dstemr: O(d²) for all of them, no
-// rotations to accumulate), and only the m pairs of the smaller side of 0 are carried back (a
+// blocked (linalg/tridiagonal_reduction.hpp: 1.4-2× Eigen's), the eigenpairs of the tridiagonal T
+// are LAPACK's MRRR (dstemr: O(d²) for all of them, no rotations to accumulate), and only the m pairs of the smaller side of 0 are carried back (a
 // blocked Householder product, 2d²m) and summed (a rank-m update of one triangle, d²m):
 // C₊ = C − V₋Λ₋V₋ᵀ when fewer eigenvalues are negative, else V₊Λ₊V₊ᵀ. A noisy covariance has about
 // half its spectrum below 0 (Fashion-MNIST's releases: 380–392 of 784), so m ≈ d/2 and the cost stays
-// O(d³), with a smaller constant: bench_scale --psd, d = 784, 218–226 ms against 408–478 ms for the
-// full solve (1.8–2.2×, two runs on the loaded VM); the replay's figures are in docs/tools.md.
+// O(d³), with a smaller constant: bench_scale --psd (fresh buffers each call), one run on the Zen 5
+// VM: 134 ms against 172 for the full solve at d = 784, 1.37 s against 3.94 at 2048 (before the
+// blocked reduction: 144 and 1.84 s). A PsdProjector reusing its buffers: 75-78 ms at 784 (own
+// timing). The replay's figures are in docs/tools.md.
 //
 // Certificate: MRRR's eigenvectors can lose orthogonality in tight clusters, so the pairs used are
 // checked first — residual ‖Tz − λz‖₂ ≤ 64·d·ε·‖T‖₁ for each, |ZᵀZ − I| ≤ 64·d·ε entrywise (the

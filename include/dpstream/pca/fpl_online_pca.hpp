@@ -133,9 +133,10 @@ class FplOnlinePca {
   // (kNoiseFloorShare); 0 = none or unknown, the refresh then stops by its tolerance alone. attach()
   // passes the release's. InvalidParameter if negative or not finite.
   void follow(const Eigen::Ref<const Eigen::MatrixXd>& leader, double noise_norm = 0);
-  // The same from the leader's lower triangle (the strict upper one is never read;
-  // SubspaceTracker::refresh_lower): same result, bit for bit.
-  void follow_lower(const Eigen::Ref<const Eigen::MatrixXd>& lower, double noise_norm = 0);
+  // The same from the leader's lower triangle (SubspaceTracker::refresh_lower): same result, bit for
+  // bit. The strict upper triangle is not read; outside perturbed_leader mode it is overwritten with
+  // the mirror.
+  void follow_lower(Eigen::Ref<Eigen::MatrixXd> lower, double noise_norm = 0);
   // follow_the_leader only: the same refresh when the caller already holds the leader's top k —
   // eval::RegretMeter::leader(), the top k of the same exact Σ a aᵀ — instead of solving it again.
   // The next follow() starts from it. InvalidParameter in the other modes (a private learner reads
@@ -180,8 +181,8 @@ class FplOnlinePca {
  private:
   void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);
   void check_row_length(Eigen::Index length, const char* where) const;
-  void refresh_from(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& leader, double noise_norm,
-                    bool lower_only);
+  double noise_floor(const char* fn, double noise_norm) const;  // the refresh's residual floor, checked
+  void finish_refresh(const TopEigen& top);
 
   Eigen::Index dimension_;
   FplOptions options_;

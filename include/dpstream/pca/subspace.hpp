@@ -178,9 +178,12 @@ class SubspaceTracker {
   // 20 ms of the regret meter's 70 a block). Same result as refresh() of that matrix, bit for bit;
   // InvalidParameter for a wrong size or a non-finite entry. Holds a d × d copy between calls.
   const TopEigen& refresh_upper(const Eigen::Ref<const Eigen::MatrixXd>& upper, double residual_floor = 0);
-  // The same from the lower triangle (the strict upper one is never read), for a caller that keeps
-  // that one (the replay hands its learner the releases' lower triangles: io::unpack_lower_triangle).
-  const TopEigen& refresh_lower(const Eigen::Ref<const Eigen::MatrixXd>& lower, double residual_floor = 0);
+  // The same from c's lower triangle, for a caller that keeps that one (the replay hands its
+  // learner the releases' lower triangles: io::unpack_lower_triangle). The strict upper triangle is
+  // not read but overwritten, in the same one pass, with the mirror: c ends as the symmetric matrix
+  // refreshed from, and no d × d copy is held (as for refresh_upper). Same result as refresh() of
+  // that matrix, bit for bit; InvalidParameter for a wrong size or a non-finite entry.
+  const TopEigen& refresh_lower(Eigen::Ref<Eigen::MatrixXd> c, double residual_floor = 0);
 
   // Start the next refresh from `basis` (dimension × m, m ≥ 1, any quality; e.g. a checkpoint).
   void set_start(const Eigen::Ref<const Eigen::MatrixXd>& basis);
