@@ -74,7 +74,8 @@ struct DoublyNonnegativeOptions {
 //
 // Cost: a full release is one PSD projection (linalg/psd_projection.hpp, O(d³): ~150 ms at d = 784 on
 // the loaded 2-core VM) plus O(d²); a cheap release is O(d²): the symmetry check, a sum and a clip,
-// 1-1.6 ms at d = 784 (apply_lower: ~0.3 ms, no symmetry check). Memory: one d × d matrix (N), and
+// 1-1.6 ms at d = 784 on a loaded VM (idle, in cache, on the Zen 5 VM: apply 0.53-0.55 ms,
+// apply_lower 0.11-0.12; at d = 2048 10.2 against 2.8; own timing). Memory: one d × d matrix (N), and
 // once apply() has projected a release itself, the projector's buffers (~2.5 d², kept for the next).
 // Measured: dpstream-replay --mechanism separable --noise-shape goe --nonnegative --seed S (Fashion-MNIST,
 // d = 784, 469 releases), regret/OPT for seeds 1, 2, 3 and full solves:
@@ -101,7 +102,7 @@ class DoublyNonnegativeReader {
   // The same two for a release given by its lower triangle (a caller that keeps one triangle: the
   // replay). The strict upper triangle is not read, and after a cheap release it holds no part of
   // the result: the reading is c's lower triangle (a full release writes both). No symmetry check
-  // then, which is most of a cheap release's cost (~0.3-0.8 ms of ~1.1 at d = 784); InvalidParameter,
+  // and no mirror, which were most of a cheap release's cost (figures above); InvalidParameter,
   // nothing changed, for a wrong size or a non-finite entry in the lower triangle.
   void apply_lower(Eigen::Ref<Eigen::MatrixXd> c);
   void apply_projected_lower(Eigen::Ref<Eigen::MatrixXd> c, const Eigen::MatrixXd& projected);
