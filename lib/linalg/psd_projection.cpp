@@ -130,8 +130,8 @@ bool PsdProjector::Workspace::one_side(Eigen::Ref<MatrixXd> c) {
   reduction.apply_q(vectors);  // eigenvectors of c (blocked Householder product)
   // Either way a rank update W Wᵀ of the lower triangle, W = V·|Λ|^½ (the product on one triangle
   // costs half a GEMM).
-  // Column by column with the scalar square root: Eigen's packet sqrt (EIGEN_FAST_MATH, AVX-512) is
-  // not correctly rounded, and differed from it in the last bit.
+  // Column by column with the scalar square root, correctly rounded: Eigen's packet sqrt
+  // (EIGEN_FAST_MATH, AVX-512) is not, and a vectorised scaling changed results in the last bit.
   for (Index j = 0; j < m; ++j) vectors.col(j) *= std::sqrt(std::abs(side_values(j)));
   if (!negative_side) c.triangularView<Eigen::Lower>().setZero();
   if (m > 0) c.selfadjointView<Eigen::Lower>().rankUpdate(vectors);

@@ -1,14 +1,13 @@
 #include "dpstream/pca/doubly_nonnegative.hpp"
 
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/subspace.hpp"
-#include "dpstream/privacy/params.hpp"
+#include "symmetric_input.hpp"
 
 namespace dpstream::pca {
 
@@ -39,25 +38,6 @@ void clip_corrected_lower(Eigen::Ref<MatrixXd> c, const MatrixXd& n) {
       column[i] = sum > 0 ? sum : 0.0;
     }
   }
-}
-
-// c's lower triangle finite, else InvalidParameter naming `fn` and the first bad entry. A count of
-// entries failing |x| ≤ max (NaN fails it too) vectorises, where a sum of 0·x is one serial chain
-// of adds (5× slower at d = 784); the search runs only when the count is not 0.
-void require_finite_lower(const char* fn, const Eigen::Ref<const MatrixXd>& c) {
-  const Index d = c.rows();
-  const double largest = std::numeric_limits<double>::max();
-  Index bad = 0;
-  for (Index j = 0; j < d; ++j) {
-    const double* column = c.data() + j * c.outerStride();
-    for (Index i = j; i < d; ++i) bad += !(std::abs(column[i]) <= largest);
-  }
-  if (bad == 0) return;
-  for (Index j = 0; j < d; ++j)
-    for (Index i = j; i < d; ++i)
-      if (!std::isfinite(c(i, j)))
-        throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
-                               ") is not finite, got " + privacy::format_value(c(i, j)));
 }
 
 }  // namespace
@@ -100,7 +80,7 @@ void DoublyNonnegativeReader::check_release(const char* fn, const Eigen::Ref<con
     throw InvalidParameter(std::string(fn) + ": a " + std::to_string(c.rows()) + " x " + std::to_string(c.cols()) +
                            " matrix, expected " + std::to_string(d_) + " x " + std::to_string(d_));
   if (lower_only)
-    require_finite_lower(fn, c);
+    detail::require_finite_lower(fn, c);
   else
     require_symmetric(fn, c);
 }

@@ -1,7 +1,8 @@
-// The checks a symmetric matrix argument of pca/subspace.hpp gets, and the one pass that builds a
-// symmetric matrix from one triangle (internal header, not installed). Both read each d × d matrix
-// once, in 32 × 32 tiles, and can write the float copy a single-precision refresh needs in the same
-// pass (subspace.cpp says why: at d = 2048 these passes are memory-bound).
+// The checks a symmetric matrix argument in pca/ gets (subspace.hpp, doubly_nonnegative.hpp), and
+// the one pass that builds a symmetric matrix from one triangle (internal header, not installed).
+// The check and the expansions read each d × d matrix once, in 32 × 32 tiles, and can write the
+// float copy a single-precision refresh needs in the same pass (subspace.cpp says why: at d = 2048
+// these passes are memory-bound).
 #pragma once
 
 #include <Eigen/Core>
@@ -27,5 +28,9 @@ MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const Eigen::MatrixX
 // The same from c's lower triangle, in place: the strict upper triangle is not read but overwritten
 // with the mirror (even when an entry is not finite; the lower triangle is left as it is).
 MatrixSummary expand_lower_in_place(const char* fn, Eigen::Ref<Eigen::MatrixXd> c, Eigen::MatrixXf* single);
+
+// c's lower triangle finite (c square, the caller's check), else InvalidParameter naming `fn` and
+// the first non-finite entry; the strict upper triangle is not read.
+void require_finite_lower(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c);
 
 }  // namespace dpstream::pca::detail
