@@ -17,6 +17,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"
 #include "../lib/linalg/tridiagonal_reduction.hpp"  // internal: the one-side route's reduction
+#include "../lib/linalg/tridiagonal_side.hpp"       // internal: and its eigenpairs
 
 namespace test_psd_projection {
 
@@ -99,6 +100,59 @@ TEST_CASE("tridiagonal reduction: Q T Q^T = C and Q orthogonal around its panel 
     CHECK((q * t * q.transpose() - c).norm() <= bound * c.norm());
     CHECK((q.transpose() * q - MatrixXd::Identity(d, d)).norm() <= bound * std::sqrt(static_cast<double>(d)));
   }
+}
+
+// The one-side route's eigenpairs (internal): the smaller side of 0 of a symmetric tridiagonal T,
+// against Eigen's dense solver of T. Compared through V·Λ·Vᵀ (signs and rotations inside a cluster
+// are arbitrary) and the side's values, both within 64·n·u·‖T‖_F, the order of either method's
+// backward error (MRRR: O(n·u·‖T‖) residuals and orthogonality; Demmel, Marques, Parlett & Vömel
+// 2008) with c = 64. Cases: noise-dominated (negative side, computed alone by dlarrv), mostly
+// negative (positive side), strongly diagonally dominant (dlarrr grants relative accuracy: the
+// dlarrj refinement), and T split into two blocks (dstemr computes every pair instead).
+TEST_CASE("tridiagonal side: the smaller side's eigenpairs, alone where dlarrv can", "[psd_projection]") {
+  SeededNoiseSource source(48);
+  dpstream::linalg::detail::TridiagonalReduction reduction;
+  dpstream::linalg::detail::TridiagonalSide side;
+  auto check_side = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& b, bool expect_negative, bool expect_alone) {
+    const Index n = a.size();
+    MatrixXd t = MatrixXd::Zero(n, n);
+    t.diagonal() = a;
+    t.diagonal(-1) = b;
+    t.diagonal(1) = b;
+    const SymmetricEigenSolver reference(t);
+    const Eigen::VectorXd& all = reference.eigenvalues();
+    Index negatives = 0;
+    while (negatives < n && all(negatives) <= 0) ++negatives;
+    const Index first = expect_negative ? 0 : negatives, m = expect_negative ? negatives : n - negatives;
+    REQUIRE(side.compute(a, b));
+    INFO("n = " << n << ", side " << (expect_negative ? "negative" : "positive") << " of " << m);
+    CHECK(side.negative_side() == expect_negative);
+    CHECK(side.side_only() == expect_alone);
+    REQUIRE(side.values().size() == m);
+    if (m == 0) return;
+    const double bound = 64.0 * static_cast<double>(n) * kEpsilon * t.norm();
+    CHECK((side.values() - all.segment(first, m)).cwiseAbs().maxCoeff() <= bound);
+    const MatrixXd v = side.vectors();
+    const MatrixXd u = reference.eigenvectors().middleCols(first, m);
+    CHECK((v * side.values().asDiagonal() * v.transpose() - u * all.segment(first, m).asDiagonal() * u.transpose())
+              .norm() <= bound);
+    CHECK((v.transpose() * v - MatrixXd::Identity(m, m)).cwiseAbs().maxCoeff() <= 64.0 * static_cast<double>(n) * kEpsilon);
+  };
+  for (const Index n : {Index{3}, Index{17}, Index{60}, Index{200}}) {
+    reduction.compute(noisy_covariance(n, std::min<Index>(n, 5), 100.0, 30.0, source));
+    check_side(reduction.diagonal(), reduction.sub_diagonal(), true, true);
+    reduction.compute(-noisy_covariance(n, std::min<Index>(n, 3), 100.0, 1.0, source));
+    check_side(reduction.diagonal(), reduction.sub_diagonal(), false, true);
+  }
+  // Diagonally dominant, graded diagonal of both signs (fewer negative ones).
+  const Index n = 80;
+  Eigen::VectorXd a(n), b(n - 1);
+  for (Index i = 0; i < n; ++i) a(i) = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + static_cast<double>(i));
+  for (Index i = 0; i + 1 < n; ++i) b(i) = 1e-3 * source.gaussian();
+  check_side(a, b, true, true);
+  // Split: a zero subdiagonal entry makes two blocks.
+  b(n / 2) = 0;
+  check_side(a, b, true, false);
 }
 
 TEST_CASE("PSD projection: repeated eigenvalues on both sides", "[psd_projection]") {

@@ -2,23 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <limits>
 #include <stdexcept>
-#include <vector>
 
 #include <Eigen/Eigenvalues>
 
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "tridiagonal_reduction.hpp"
-
-// LAPACK (liblapack3, reference or any other provider): the symmetric tridiagonal MRRR solver.
-// gfortran passes each CHARACTER argument's length after the others.
-extern "C" void dstemr_(const char* jobz, const char* range, const int* n, double* d, double* e, const double* vl,
-                        const double* vu, const int* il, const int* iu, int* m, double* w, double* z, const int* ldz,
-                        const int* nzc, int* isuppz, int* tryrac, double* work, const int* lwork, int* iwork,
-                        const int* liwork, int* info, std::size_t jobz_length, std::size_t range_length);
+#include "tridiagonal_side.hpp"
 
 namespace dpstream::linalg {
 
@@ -46,41 +38,14 @@ void full_solve(Eigen::Ref<MatrixXd> c) {
 // What one_side works in, kept between calls (the header says why).
 struct PsdProjector::Workspace {
   detail::TridiagonalReduction reduction;
-  VectorXd diagonal, off, values, residual;  // T's diagonal and subdiagonal (dstemr overwrites its copies)
-  MatrixXd pairs;                            // T's eigenvectors, by column (d × d)
-  MatrixXd gram;                             // the certificate's ZᵀZ (m × m)
-  std::vector<int> support, iwork;
-  std::vector<double> work;
+  detail::TridiagonalSide side;  // T's eigenpairs on the smaller side of 0
+  VectorXd residual;
+  MatrixXd gram;                 // the certificate's ZᵀZ (m × m)
 
-  bool tridiagonal_pairs(const VectorXd& a, const VectorXd& b);
   bool certified(const VectorXd& a, const VectorXd& b, double norm, const Eigen::Ref<const VectorXd>& side_values,
                  const Eigen::Ref<const MatrixXd>& z);
   bool one_side(Eigen::Ref<MatrixXd> c);
 };
-
-// MRRR for every eigenpair of the tridiagonal (into values, ascending, and pairs); false if dstemr
-// fails. All of them, not the interval of one side: dstemr finds all eigenvalues by dqds but an
-// interval's by bisection, which took longer for half the spectrum than dqds for all of it (80
-// against 55 ms at d = 784).
-bool PsdProjector::Workspace::tridiagonal_pairs(const VectorXd& a, const VectorXd& b) {
-  const int n = static_cast<int>(a.size());
-  diagonal = a;  // dstemr overwrites both; its E has n entries
-  off.resize(n);
-  off.head(n - 1) = b;
-  off(n - 1) = 0;
-  const double unused_bound = 0;
-  int unused_index = 0, m = 0, info = 0, tryrac = 1;
-  support.resize(2 * static_cast<std::size_t>(n));
-  const int lwork = 18 * n, liwork = 10 * n;
-  work.resize(static_cast<std::size_t>(lwork));
-  iwork.resize(static_cast<std::size_t>(liwork));
-  values.resize(n);
-  pairs.resize(n, n);
-  dstemr_("V", "A", &n, diagonal.data(), off.data(), &unused_bound, &unused_bound, &unused_index, &unused_index, &m,
-          values.data(), pairs.data(), &n, &n, support.data(), &tryrac, work.data(), &lwork, iwork.data(), &liwork,
-          &info, 1, 1);
-  return info == 0 && m == n;
-}
 
 // The certificate (header): residuals on the tridiagonal and orthogonality.
 bool PsdProjector::Workspace::certified(const VectorXd& a, const VectorXd& b, double norm,
@@ -118,14 +83,12 @@ bool PsdProjector::Workspace::one_side(Eigen::Ref<MatrixXd> c) {
     norm = std::max(norm, std::abs(a(i)) + (i > 0 ? std::abs(b(i - 1)) : 0.0) + (i + 1 < d ? std::abs(b(i)) : 0.0));
   if (norm == 0) return true;       // c = 0: already PSD
   if (!std::isfinite(norm)) return false;  // not for MRRR: the full solve passes it through
-  if (!tridiagonal_pairs(a, b)) return false;
-  Index negatives = 0;
-  while (negatives < d && values(negatives) <= 0) ++negatives;
+  if (!side.compute(a, b)) return false;
   // The smaller side: C − V₋Λ₋V₋ᵀ, or V₊Λ₊V₊ᵀ.
-  const bool negative_side = negatives <= d - negatives;
-  const Index first = negative_side ? 0 : negatives, m = negative_side ? negatives : d - negatives;
-  const auto side_values = values.segment(first, m);
-  auto vectors = pairs.middleCols(first, m);  // worked on in place
+  const bool negative_side = side.negative_side();
+  const auto side_values = side.values();
+  auto vectors = side.vectors();  // worked on in place
+  const Index m = side_values.size();
   if (!certified(a, b, norm, side_values, vectors)) return false;
   reduction.apply_q(vectors);  // eigenvectors of c (blocked Householder product)
   // Either way a rank update W Wᵀ of the lower triangle, W = V·|Λ|^½ (the product on one triangle

@@ -5,20 +5,20 @@
 // accumulating the tridiagonal QR's rotations into all d eigenvectors (0.79 s of 0.88 s at d = 784
 // on the 2-core VM under load, against 0.08 s for the tridiagonal reduction). Here the reduction is
 // blocked (linalg/tridiagonal_reduction.hpp: 1.4-2× Eigen's), the eigenpairs of the tridiagonal T
-// are LAPACK's MRRR (dstemr: O(d²) for all of them, no rotations to accumulate), and only the m pairs of the smaller side of 0 are carried back (a
-// blocked Householder product, 2d²m) and summed (a rank-m update of one triangle, d²m):
+// are LAPACK's MRRR, for the smaller side of 0 only (linalg/tridiagonal_side.hpp: dqds for every
+// eigenvalue, then the side's eigenvectors alone, O(d·m)), and only those m pairs are carried back
+// (a blocked Householder product, 2d²m) and summed (a rank-m update of one triangle, d²m):
 // C₊ = C − V₋Λ₋V₋ᵀ when fewer eigenvalues are negative, else V₊Λ₊V₊ᵀ. A noisy covariance has about
 // half its spectrum below 0 (Fashion-MNIST's releases: 380–392 of 784), so m ≈ d/2 and the cost stays
-// O(d³), with a smaller constant: bench_scale --psd (fresh buffers each call), one run on the Zen 5
-// VM: 134 ms against 172 for the full solve at d = 784, 1.37 s against 3.94 at 2048 (before the
-// blocked reduction: 144 and 1.84 s). A PsdProjector reusing its buffers: 75-78 ms at 784 (own
-// timing). The replay's figures are in docs/tools.md.
+// O(d³), with a smaller constant. A PsdProjector reusing its buffers, own timing, best of 7 on the
+// Zen 5 VM: 64-74 ms at d = 784 and 1.0 s at 2048, against 85-86 ms and 1.38 s when every
+// eigenvector of T was computed (dstemr). The replay's figures are in docs/tools.md.
 //
 // Certificate: MRRR's eigenvectors can lose orthogonality in tight clusters, so the pairs used are
 // checked first — residual ‖Tz − λz‖₂ ≤ 64·d·ε·‖T‖₁ for each, |ZᵀZ − I| ≤ 64·d·ε entrywise (the
 // orders MRRR guarantees, with a margin). With both, the projection built from them is within
 // O(d·ε·‖C‖) of the exact one, the order of the full solve's own backward error
-// (tests/test_psd_projection.cpp checks 64·d·ε·‖C‖_F against the full solve). If a check or dstemr
+// (tests/test_psd_projection.cpp checks 64·d·ε·‖C‖_F against the full solve). If a check or MRRR
 // fails, the full solve runs instead (PsdRoute::full_solve is returned).
 #pragma once
 
