@@ -177,15 +177,15 @@ TEST_CASE("the threaded pipeline gives the single-threaded protocol's results ex
 }
 
 TEST_CASE("--nonnegative: the deeper pipeline gives the single-threaded protocol's results exactly") {
-  // Under --nonnegative S may run up to 16 releases ahead of L (pipeline_slots): the slots wrap
+  // Under --nonnegative S may run up to 8 releases ahead of L (pipeline_slots): the slots wrap
   // around several times in 31 releases, and the reader must still see them in order.
   testing::TempDir dir;
   ReplaySettings s = settings(dir, "blt");
   s.nonnegative = true;
   const tools::replay::PipelineSlots slots = tools::replay::pipeline_slots(kDim, s);
-  CHECK(slots.releases == 16);
-  CHECK(slots.sums == 16);
-  CHECK(slots.ring == 20);
+  CHECK(slots.releases == 8);
+  CHECK(slots.sums == 8);
+  CHECK(slots.ring == 12);
   tools::OpenedInput in;
   in.source = std::make_unique<NonnegativeRows>();
   in.title = "generated, |a|";
@@ -264,9 +264,11 @@ TEST_CASE("pipeline_slots: 2 more releases where 32 MiB holds them; under --nonn
   CHECK((usual.ring == 8 && usual.sums == 3 && usual.releases == 2 && usual.projections == 0));
   s.nonnegative = true;
   // d = 784, blocks of 128: a slot of each is 8·(784² · 1.5 + 784·128) bytes ≈ 8.2 MB, 15 fit in
-  // 128 MiB; capped at 2 + 14.
-  CHECK(pipeline_slots(784, s).releases == 16);
+  // 128 MiB; capped at 2 + 6.
+  CHECK(pipeline_slots(784, s).releases == 8);
   CHECK(pipeline_slots(784, s).projections == 2);
+  // d = 1536: ≈ 29.9 MB a slot, 4 fit: the budget binds below the cap.
+  CHECK(pipeline_slots(1536, s).releases == 6);
   // d = 2048: ≈ 52 MB a slot, 2 fit: 4 releases.
   CHECK(pipeline_slots(2048, s).releases == 4);
   // d = 4096: none fit; the minimum, one each for S, L and the slot S writes next.

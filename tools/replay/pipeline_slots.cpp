@@ -20,7 +20,7 @@ PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
     slots.sums = std::max(slots.sums, slots.releases);
     return slots;
   }
-  const std::uint64_t extra = extra_within(kNonnegativeBufferBytes, 14);
+  const std::uint64_t extra = extra_within(kNonnegativeBufferBytes, 6);
   slots.releases = std::max<std::uint64_t>(3, 2 + extra);
   slots.sums = slots.releases;
   slots.ring = std::max<std::uint64_t>(slots.ring, slots.releases + 4);

@@ -29,12 +29,16 @@ inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
 //    release slots S waited for the slow ones while E, waiting on L, had nothing to do. bench_scale at
 //    d = 784, k = 10: replay/ingest 0.60–0.67 with 2 slots (7 runs), 0.66–0.72 with 4 (6 runs), no
 //    better with 6 or 10; at d = 2048, k = 32 no gain, with L the longest thread or not. docs/tools.md.
-//  * under --nonnegative, up to 16 releases (and sums, and blocks + 4) ahead, as many as fit in
+//  * under --nonnegative, up to 8 releases (and sums, and blocks + 4) ahead, as many as fit in
 //    kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may
-//    be one full release ahead of the one L reads). Why: a full release's PSD projection (~150 ms at
-//    d = 784) holds L for ~15 blocks of S's work; with 2 release slots S stopped one release ahead,
-//    with 16 it streams on, P projects the next full release meanwhile, and L and E catch up after.
-//    At d = 784 that is 16 slots, at d = 2048 4, at d = 4096 the minimum.
+//    be one full release ahead of the one L reads). Why: a full release's PSD projection holds L for
+//    many blocks of S's work (~150 ms at d = 784 when this was built); with 2 release slots S stopped
+//    one release ahead, with more it streams on, P projects the next full release meanwhile, and L
+//    and E catch up after. Why 8, not the 16 first chosen: with projections ahead and at ~65 ms,
+//    Fashion-MNIST --nonnegative ran as fast with 8 (seeds 1-6 twice, alternated, on the Zen 5 VM:
+//    wall medians 3.93 against 3.91 s, then 5.36 against 5.61 in a slower hour), with 5-13% less CPU
+//    (fewer first-touch page faults) and 64 MB less peak memory (174-186 MB against 239-251); 4 and 6
+//    were mixed. At d = 784 that is 8 slots, at d = 2048 4, at d = 4096 the minimum.
 // Neither changes a bit of the output: each thread does the same work in the same order.
 PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
 // The d × d matrices these slots hold beyond the defaults' (a packed sum counts ½): what deeper
