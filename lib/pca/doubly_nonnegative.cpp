@@ -94,9 +94,8 @@ void DoublyNonnegativeReader::apply_lower(Eigen::Ref<MatrixXd> c) {
 void DoublyNonnegativeReader::read(const char* fn, Eigen::Ref<MatrixXd> c, bool lower_only) {
   check_release(fn, c, lower_only);
   if (next_is_full()) {
-    MatrixXd projected;
-    full_projection(c, projected, projector_);
-    read_full(c, projected);
+    full_projection(c, projected_, projector_);
+    read_full(c, projected_);
   } else {
     clip_corrected_lower(c, correction_);
     if (!lower_only) linalg::mirror_lower(c);

@@ -73,10 +73,13 @@ struct DoublyNonnegativeOptions {
 // either way: privacy is unchanged.
 //
 // Cost: a full release is one PSD projection (linalg/psd_projection.hpp, O(d³): ~150 ms at d = 784 on
-// the loaded 2-core VM) plus O(d²); a cheap release is O(d²): the symmetry check, a sum and a clip,
+// the loaded 2-core VM when this was written, 64-74 ms with reused buffers on the Zen 5 VM) plus
+// O(d²); a cheap release is O(d²): the symmetry check, a sum and a clip,
 // 1-1.6 ms at d = 784 on a loaded VM (idle, in cache, on the Zen 5 VM: apply 0.53-0.55 ms,
 // apply_lower 0.11-0.12; at d = 2048 10.2 against 2.8; own timing). Memory: one d × d matrix (N), and
-// once apply() has projected a release itself, the projector's buffers (~2.5 d², kept for the next).
+// once apply() has projected a release itself, that projection's d × d and the projector's buffers
+// (~2.5 d²), kept for the next (a projection in fresh buffers took 132-139 ms at d = 784 on the Zen 5
+// VM, bench_scale --psd, against 64-74 reused).
 // Measured: dpstream-replay --mechanism separable --noise-shape goe --nonnegative --seed S (Fashion-MNIST,
 // d = 784, 469 releases), regret/OPT for seeds 1, 2, 3 and full solves:
 //   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall; seed 1 re-run, 2-3 from before the reader)
@@ -147,6 +150,7 @@ class DoublyNonnegativeReader {
   std::uint64_t releases_ = 0, full_solves_ = 0, last_full_ = 0;
   Eigen::MatrixXd correction_;
   linalg::PsdProjector projector_;  // the full releases apply() projects itself, and later rounds
+  Eigen::MatrixXd projected_;        // apply()'s projection of a full release (its buffer reused)
 };
 
 }  // namespace dpstream::pca
