@@ -373,7 +373,9 @@ double AlsResult::predict(Index user, Index item) const {
 
 // ---- the calibrated mechanism --------------------------------------------------------------------
 
-namespace {
+// Outside the anonymous namespace: PrivateAls::Noise (declared in the header, so of external linkage)
+// derives from it, and a base of internal linkage made GCC warn (-Wsubobject-linkage).
+namespace detail {
 
 // One draw's mechanism (faithful: one item's RHS; rigorous: one whole release), its sensitivity and
 // noise parameters. Charges nothing itself: train() charges once per run.
@@ -399,6 +401,12 @@ struct CalibratedNoise {
     return std::get<privacy::HuberMechanism>(mechanism).epsilon();
   }
 };
+
+}  // namespace detail
+
+namespace {
+
+using detail::CalibratedNoise;
 
 // The V-step releases of one run: T·max(K, 1).
 long release_count(const AlsOptions& o) {
@@ -483,7 +491,7 @@ void charge_run(const AlsOptions& o, const CalibratedNoise& n, privacy::PrivacyA
 
 }  // namespace
 
-struct PrivateAls::Noise : CalibratedNoise {};
+struct PrivateAls::Noise : detail::CalibratedNoise {};
 
 // ---- PrivateAls ----------------------------------------------------------------------------------
 
