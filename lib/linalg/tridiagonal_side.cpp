@@ -37,6 +37,16 @@ bool TridiagonalSide::compute(const VectorXd& a, const VectorXd& b) {
   return side_only_ || all_by_dstemr(a, b);
 }
 
+// T into LAPACK's copies (it overwrites them; its E has n entries, the last one free); returns n.
+int TridiagonalSide::load(const VectorXd& a, const VectorXd& b) {
+  const int n = static_cast<int>(a.size());
+  diagonal_ = a;
+  off_.resize(n);
+  off_.head(n - 1) = b;
+  off_(n - 1) = 0;
+  return n;
+}
+
 // The smaller side of 0 among values (ascending) once `shift` is added to each.
 void TridiagonalSide::choose_side(const VectorXd& signed_values, double shift) {
   const Index n = signed_values.size();
@@ -50,11 +60,7 @@ void TridiagonalSide::choose_side(const VectorXd& signed_values, double shift) {
 // dstemr's stages for JOBZ = 'V', RANGE = 'A', TRYRAC (LAPACK 3.11's dstemr.f, the general-n part),
 // with dlarrv's DOL:DOU the side. False where dstemr has to answer instead (see the header).
 bool TridiagonalSide::side_by_stages(const VectorXd& a, const VectorXd& b) {
-  const int n = static_cast<int>(a.size());
-  diagonal_ = a;
-  off_.resize(n);
-  off_.head(n - 1) = b;
-  off_(n - 1) = 0;
+  const int n = load(a, b);
   // Scaling into the range where the Sturm counts cannot over- or underflow (dstemr's).
   const double safe_min = dlamch_("S", 1), eps = dlamch_("P", 1);
   const double small = safe_min / eps, r_min = std::sqrt(small);
@@ -123,11 +129,7 @@ bool TridiagonalSide::side_by_stages(const VectorXd& a, const VectorXd& b) {
 
 // dstemr for every pair (ascending, sorted across blocks), and the side read off its values.
 bool TridiagonalSide::all_by_dstemr(const VectorXd& a, const VectorXd& b) {
-  const int n = static_cast<int>(a.size());
-  diagonal_ = a;
-  off_.resize(n);
-  off_.head(n - 1) = b;
-  off_(n - 1) = 0;
+  const int n = load(a, b);
   const double unused_bound = 0;
   int unused_index = 0, m = 0, info = 0, tryrac = 1;
   support_.resize(2 * static_cast<std::size_t>(n));

@@ -42,6 +42,7 @@ class TridiagonalSide {
   bool side_only() const { return side_only_; }
 
  private:
+  int load(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
   bool side_by_stages(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
   bool all_by_dstemr(const Eigen::VectorXd& a, const Eigen::VectorXd& b);
   void choose_side(const Eigen::VectorXd& signed_values, double shift);
