@@ -34,11 +34,10 @@ inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
 //    be one full release ahead of the one L reads). Why: a full release's PSD projection holds L for
 //    many blocks of S's work (~150 ms at d = 784 when this was built); with 2 release slots S stopped
 //    one release ahead, with more it streams on, P projects the next full release meanwhile, and L
-//    and E catch up after. Why 8, not the 16 first chosen: with projections ahead and at ~65 ms,
-//    Fashion-MNIST --nonnegative ran as fast with 8 (seeds 1-6 twice, alternated, on the Zen 5 VM:
-//    wall medians 3.93 against 3.91 s, then 5.36 against 5.61 in a slower hour), with 5-13% less CPU
-//    (fewer first-touch page faults) and 64 MB less peak memory (174-186 MB against 239-251); 4 and 6
-//    were mixed. At d = 784 that is 8 slots, at d = 2048 4, at d = 4096 the minimum.
+//    and E catch up after. Why 8, not the 16 first chosen: once projections ran ahead at ~65 ms,
+//    Fashion-MNIST --nonnegative was as fast with 8, with 5-13% less CPU (fewer first-touch page
+//    faults) and 64 MB less peak memory (docs/tools.md); 4 and 6 were mixed. At d = 784 that is 8
+//    slots, at d = 2048 4, at d = 4096 the minimum.
 // Neither changes a bit of the output: each thread does the same work in the same order.
 PipelineSlots pipeline_slots(Eigen::Index d, const ReplaySettings& s);
 // The d × d matrices these slots hold beyond the defaults' (a packed sum counts ½): what deeper
