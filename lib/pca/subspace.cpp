@@ -8,6 +8,8 @@
 #include <string>
 
 
+#include <Eigen/Cholesky>
+
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/linalg/symmetric_product.hpp"
@@ -197,21 +199,25 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
   const bool single = uses_single_precision(o);
   // Krylov basis Q and W = ĈQ, block by block, and the Rayleigh quotient H = QᵀĈQ.
   ws.q.resize(d, max_blocks * b);
-  ws.w.resize(d, max_blocks * b);
+  if (!single) ws.w.resize(d, max_blocks * b);  // single precision: W is ws.w_single's
   ws.h.resize(max_blocks * b, max_blocks * b);
   MatrixXd& q = ws.q;
   MatrixXd& w = ws.w;
   MatrixXd& h = ws.h;
+  if (single) {
+    ws.q_single.resize(d, max_blocks * b);
+    ws.w_single.resize(d, max_blocks * b);
+  }
   auto matvec = [&](Index first) {  // W_j = Ĉ·Q_j, then H's new block column and row
     if (single) {
-      ws.q_single = q.middleCols(first, b).cast<float>();
-      ws.w_single.resize(d, b);
-      linalg::symmetric_product(ws.c_single, ws.q_single, ws.w_single);
-      w.middleCols(first, b) = ws.w_single.cast<double>();
+      ws.q_single.middleCols(first, b) = q.middleCols(first, b).cast<float>();
+      linalg::symmetric_product(ws.c_single, ws.q_single.middleCols(first, b), ws.w_single.middleCols(first, b));
+      h.block(0, first, first + b, b) =
+          (ws.q_single.leftCols(first + b).transpose() * ws.w_single.middleCols(first, b)).cast<double>();
     } else {
       linalg::symmetric_product(c, q.middleCols(first, b), w.middleCols(first, b));
+      h.block(0, first, first + b, b).noalias() = q.leftCols(first + b).transpose() * w.middleCols(first, b);
     }
-    h.block(0, first, first + b, b).noalias() = q.leftCols(first + b).transpose() * w.middleCols(first, b);
     h.block(first, 0, b, first) = h.block(0, first, first, b).transpose();
     ++stats.last_iterations;
   };
@@ -235,10 +241,21 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
     // F = (I − QQᵀ)W_last, twice (QᵀW_last is H's last block column). In exact arithmetic
     // ĈQ = QH + F·[0 … 0 I], so the Ritz residual of y = Q·s is F·s_last: its norm comes from the
     // b × b Gram matrix FᵀF, without forming y.
-    MatrixXd f = w.middleCols(last, b);
-    const VectorXd f_norms = f.colwise().norm().transpose();
-    f.noalias() -= q.leftCols(s) * h.block(0, last, s, b);
-    f.noalias() -= q.leftCols(s) * (q.leftCols(s).transpose() * f);
+    MatrixXd f;
+    VectorXd f_norms;
+    if (single) {
+      Eigen::MatrixXf projected = ws.w_single.middleCols(last, b);
+      f_norms = projected.colwise().norm().transpose().cast<double>();
+      const auto qf = ws.q_single.leftCols(s);
+      projected.noalias() -= qf * h.block(0, last, s, b).cast<float>();
+      projected.noalias() -= qf * (qf.transpose() * projected);
+      f = projected.cast<double>();
+    } else {
+      f = w.middleCols(last, b);
+      f_norms = f.colwise().norm().transpose();
+      f.noalias() -= q.leftCols(s) * h.block(0, last, s, b);
+      f.noalias() -= q.leftCols(s) * (q.leftCols(s).transpose() * f);
+    }
 
     // Rayleigh–Ritz (an s × s eigenproblem, up to ~the cost of a block product at s = 90) only where
     // it can end the refresh or is needed for a restart: at every second block and when the basis is
@@ -271,27 +288,39 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
         // Confirm with the explicit residuals: the answer always meets the test.
         y.noalias() = q.leftCols(s) * ritz;
         VectorXd norms, values = theta.head(k);
-        MatrixXd rotation;  // single precision: V's turn to the Ritz vectors of A (below)
+        MatrixXd confirmed;  // single precision: V made orthonormal and turned to A's Ritz vectors (below)
         if (single) {
           // In double precision, so the certificate is about Ĉ itself, not its float rounding:
           // R = ĈV − V(VᵀĈV) with A = VᵀĈV in place of Θ (A is Θ up to the float rounding of W; the
           // bound in the header holds with tr A and this R for any orthonormal V).
-          const auto v = y.leftCols(k);
-          MatrixXd cv(d, k);
-          linalg::symmetric_product(c, v, cv);
-          const MatrixXd a = v.transpose() * cv;
-          // The values returned are A's eigenvalues and V turns to its eigenvectors (Rayleigh–Ritz
-          // on span V in double): Θ carries W's float rounding (~1e-7 relative) and could exceed
-          // Ĉ's own eigenvalues; these cannot (Cauchy interlacing), and tr A is what is certified.
-          // A rotation inside span V leaves tr A and ‖R‖_* unchanged, so the certificate stands.
-          const linalg::SymmetricEigenSolver small(0.5 * (a + a.transpose()));
-          values = small.eigenvalues().reverse();
-          rotation = small.eigenvectors().rowwise().reverse();
-          norms = (cv - v * a).colwise().norm().transpose();
-          if (!(norms.maxCoeff() <= o.tolerance * scale ||
-                (o.variance_tolerance > 0 && norms.sum() <= o.variance_tolerance * std::abs(a.trace())) ||
-                norms.sum() <= residual_floor))
-            norms.setConstant(std::numeric_limits<double>::infinity());
+          // Q's blocks were projected against each other in single precision, so V is orthonormal
+          // to ~1e-7 only: made orthonormal in double first (Cholesky QR, twice), as the bound needs.
+          MatrixXd v = y.leftCols(k);
+          bool orthonormal = true;
+          for (int pass = 0; pass < 2 && orthonormal; ++pass) {
+            const Eigen::LLT<MatrixXd> gram_factor(v.transpose() * v);
+            orthonormal = gram_factor.info() == Eigen::Success;
+            if (orthonormal) gram_factor.matrixU().solveInPlace<Eigen::OnTheRight>(v);
+          }
+          norms.setConstant(k, std::numeric_limits<double>::infinity());
+          if (orthonormal) {
+            MatrixXd cv(d, k);
+            linalg::symmetric_product(c, v, cv);
+            const MatrixXd a = v.transpose() * cv;
+            // The values returned are A's eigenvalues and V turns to its eigenvectors (Rayleigh–Ritz
+            // on span V in double): Θ carries W's float rounding (~1e-7 relative) and could exceed
+            // Ĉ's own eigenvalues; these cannot (Cauchy interlacing), and tr A is what is certified.
+            // A rotation inside span V leaves tr A and ‖R‖_* unchanged, so the certificate stands.
+            const linalg::SymmetricEigenSolver small(0.5 * (a + a.transpose()));
+            values = small.eigenvalues().reverse();
+            const VectorXd residuals = (cv - v * a).colwise().norm().transpose();
+            if (residuals.maxCoeff() <= o.tolerance * scale ||
+                (o.variance_tolerance > 0 && residuals.sum() <= o.variance_tolerance * std::abs(a.trace())) ||
+                residuals.sum() <= residual_floor) {
+              norms = residuals;
+              confirmed = v * small.eigenvectors().rowwise().reverse();
+            }
+          }
         } else {
           // ĈY = W·S, so the residuals ĈY − YΘ cost no product.
           MatrixXd r = w.leftCols(s) * ritz.leftCols(k);
@@ -302,7 +331,7 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
           stats.last_residual = norms.maxCoeff() / scale;
           stats.iterations += static_cast<std::uint64_t>(stats.last_iterations);
           stats.matvecs += static_cast<std::uint64_t>(stats.last_iterations * b);
-          if (rotation.size() > 0) y.leftCols(k) = (y.leftCols(k) * rotation).eval();
+          if (confirmed.size() > 0) y.leftCols(k) = confirmed;
           block = std::move(y);
           return TopEigen{block.leftCols(k), values};
         }
@@ -319,9 +348,17 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
       if (blocks == max_blocks) {
         // Thick restart: continue from the b best Ritz vectors, whose products ĈY = W·S are known.
         if (y.cols() == 0) y.noalias() = q.leftCols(s) * ritz;
-        MatrixXd cy = w.leftCols(s) * ritz;
+        MatrixXd cy;
+        if (single) {
+          const Eigen::MatrixXf cy_single = ws.w_single.leftCols(s) * ritz.cast<float>();
+          cy = cy_single.cast<double>();
+          ws.w_single.leftCols(b) = cy_single;
+          ws.q_single.leftCols(b) = y.cast<float>();
+        } else {
+          cy = w.leftCols(s) * ritz;
+          w.leftCols(b) = cy;
+        }
         q.leftCols(b) = y;
-        w.leftCols(b) = cy;
         h.topLeftCorner(b, b).noalias() = y.transpose() * cy;
         h.topLeftCorner(b, b) = (0.5 * (h.topLeftCorner(b, b) + h.topLeftCorner(b, b).transpose())).eval();
         blocks = 1;

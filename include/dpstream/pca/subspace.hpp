@@ -119,8 +119,13 @@ struct RefreshOptions {
   // Rounding moves Ĉ by ≤ 2⁻²⁴·max|Ĉ_ij| per entry, ~1e-5·‖Ĉ‖₂ at most at d = 784, so the iteration
   // still reaches the default tolerances; the answer is then confirmed in double precision (one
   // product Ĉ·V of the k wanted vectors), so the stopping rule above holds for Ĉ itself, and the
-  // values returned are the Rayleigh–Ritz values of V on Ĉ in double (never above Ĉ's). Used only
-  // when tolerance and variance_tolerance (if set) are ≥ 1e-5; below that the products stay double.
+  // values returned are the Rayleigh–Ritz values of V on Ĉ in double (never above Ĉ's). The thin
+  // products on the products' float results (H's new column, the new block's two projections against
+  // the basis, a restart's ĈY) run in single precision too: they carry that rounding anyway, and at
+  // d = 2048, k = 32 they were as costly as the block products. The blocks are then orthogonal to one
+  // another only to ~1e-7, so V is made orthonormal in double (Cholesky QR, twice) before it is
+  // confirmed. Used only when tolerance and variance_tolerance (if set) are ≥ 1e-5; below that
+  // everything stays double.
   bool single_precision = true;
   // SubspaceTracker's cold start (no basis yet): a full eigendecomposition up to this dimension (the
   // exact answer), above it the refresh iteration itself from a start of coordinate axes and
