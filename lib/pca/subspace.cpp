@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-
 #include <Eigen/Cholesky>
 
 #include "dpstream/errors.hpp"
@@ -23,7 +22,7 @@ namespace dpstream::pca {
 struct KrylovWorkspace {
   Eigen::MatrixXd q, w, h;
   Eigen::MatrixXd c_full;  // refresh_upper: the matrix both triangles of which the iteration reads
-  Eigen::MatrixXf c_single, q_single, w_single;
+  Eigen::MatrixXf c_single, q_single, w_single;  // single precision: Ĉ, the basis Q and W = ĈQ (all blocks)
 };
 
 namespace {
