@@ -24,6 +24,16 @@ void require_square(const char* fn, Index rows, Index cols) {
   if (rows != cols || rows == 0)
     throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " + dims(rows, cols));
 }
+// InvalidParameter naming `fn` and the first non-finite entry of c's lower (else upper) triangle,
+// column by column; for a caller whose pass found one (returns if there is none).
+void name_non_finite(const char* fn, const Eigen::Ref<const MatrixXd>& c, bool lower) {
+  const Index d = c.rows();
+  for (Index j = 0; j < d; ++j)
+    for (Index i = lower ? j : 0; i < (lower ? d : j + 1); ++i)
+      if (!std::isfinite(c(i, j)))
+        throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
+                               ") is not finite, got " + format_value(c(i, j)));
+}
 }  // namespace
 
 // Square, finite and symmetric within kSymmetryTolerance·max|C_ij|. One pass over memory: each
@@ -175,12 +185,7 @@ MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle,
   const ExpandedSums sums = single != nullptr
                                 ? expand_tiles<true, kFromLower>(source, stride, d, full, full_stride, *single)
                                 : expand_tiles<false, kFromLower>(source, stride, d, full, full_stride, none);
-  if (!std::isfinite(sums.zeros))
-    for (Index j = 0; j < d; ++j)
-      for (Index i = kFromLower ? j : 0; i < (kFromLower ? d : j + 1); ++i)
-        if (!std::isfinite(triangle(i, j)))
-          throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
-                                 ") is not finite, got " + format_value(triangle(i, j)));
+  if (!std::isfinite(sums.zeros)) name_non_finite(fn, triangle, kFromLower);
   return sums.summary;
 }
 
@@ -214,12 +219,7 @@ void require_finite_lower(const char* fn, const Eigen::Ref<const MatrixXd>& c) {
     const double* column = c.data() + j * c.outerStride();
     for (Index i = j; i < d; ++i) bad += !(std::abs(column[i]) <= largest);
   }
-  if (bad == 0) return;
-  for (Index j = 0; j < d; ++j)
-    for (Index i = j; i < d; ++i)
-      if (!std::isfinite(c(i, j)))
-        throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
-                               ") is not finite, got " + format_value(c(i, j)));
+  if (bad != 0) name_non_finite(fn, c, true);
 }
 
 }  // namespace dpstream::pca::detail
