@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/SVD>
-
 #include "dpstream/errors.hpp"
 #include "matrix_checks.hpp"
 #include "dpstream/linalg/decompositions.hpp"
@@ -124,18 +122,21 @@ double mu_coherence(const Eigen::Ref<const MatrixXd>& a, EigenbasisChoice basis)
     return mu;
   }
   const Index m = a.rows(), n = a.cols();
-  Eigen::BDCSVD<MatrixXd> svd(a, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  const VectorXd& s = svd.singularValues();
+  // Jacobi, not divide and conquer: the library's one SVD instantiation (decompositions.hpp), and it
+  // resolves the small singular values the rank is read from. Eigen's BDCSVD here cost 30 s of
+  // compile time (-O3) for diagnostics of test-sized matrices.
+  const linalg::JacobiSvd svd(a, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const VectorXd& s = svd.singular_values();
   const Index r = rank_of(s, m, n);
   double mu = 0.0;
   // Nonzero singular values: U and V columns rotate together within a cluster.
   for (const auto& [b, e] : clusters(s, 0, r, r > 0 ? s(0) : 0.0)) {
-    const MatrixXd vc = svd.matrixV().middleCols(b, e - b);
-    mu = std::max(mu, cluster_score(svd.matrixU().middleCols(b, e - b), &vc, basis));
+    const MatrixXd vc = svd.v().middleCols(b, e - b);
+    mu = std::max(mu, cluster_score(svd.u().middleCols(b, e - b), &vc, basis));
   }
   // Null spaces (σ = 0, and the extra columns of the longer side): any orthonormal bases, chosen apart.
-  if (r < m) mu = std::max(mu, cluster_score(svd.matrixU().rightCols(m - r), nullptr, basis));
-  if (r < n) mu = std::max(mu, cluster_score(svd.matrixV().rightCols(n - r), nullptr, basis));
+  if (r < m) mu = std::max(mu, cluster_score(svd.u().rightCols(m - r), nullptr, basis));
+  if (r < n) mu = std::max(mu, cluster_score(svd.v().rightCols(n - r), nullptr, basis));
   return mu;
 }
 
@@ -148,9 +149,9 @@ double top_k_coherence(const Eigen::Ref<const MatrixXd>& a, Index k) {
     const AbsEigen e = eigen_by_magnitude(a);
     return static_cast<double>(n) * max_abs2(e.vectors.leftCols(k));
   }
-  Eigen::BDCSVD<MatrixXd> svd(a, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  return std::max(static_cast<double>(m) * max_abs2(svd.matrixU().leftCols(k)),
-                  static_cast<double>(n) * max_abs2(svd.matrixV().leftCols(k)));
+  const linalg::JacobiSvd svd(a, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  return std::max(static_cast<double>(m) * max_abs2(svd.u().leftCols(k)),
+                  static_cast<double>(n) * max_abs2(svd.v().leftCols(k)));
 }
 
 double mu0_coherence(const Eigen::Ref<const MatrixXd>& basis) {
@@ -176,9 +177,9 @@ double mu0_coherence_of(const Eigen::Ref<const MatrixXd>& a, Index rank) {
     u = std::move(e.vectors);
     s = std::move(e.abs_values);
   } else {
-    Eigen::BDCSVD<MatrixXd> svd(a, Eigen::ComputeThinU);
-    u = svd.matrixU();
-    s = svd.singularValues();
+    const linalg::JacobiSvd svd(a, Eigen::ComputeThinU);
+    u = svd.u();
+    s = svd.singular_values();
   }
   const Index r = rank > 0 ? rank : rank_of(s, m, n);
   if (r == 0) throw InvalidParameter("mu0_coherence_of: the matrix is zero (rank 0)");
@@ -199,7 +200,7 @@ Index numerical_rank(const Eigen::Ref<const MatrixXd>& a) {
     std::sort(s.data(), s.data() + s.size(), std::greater<double>());
     return rank_of(s, a.rows(), a.cols());
   }
-  return rank_of(Eigen::BDCSVD<MatrixXd>(a).singularValues(), a.rows(), a.cols());
+  return rank_of(linalg::singular_values(a), a.rows(), a.cols());
 }
 
 }  // namespace dpstream::pca
