@@ -56,11 +56,13 @@ if [ "$quick" -eq 0 ]; then
   # Every ASan and UBSan check is on except ASan's use-after-scope poisoning: with UBSan's null and
   # alignment checks it keeps Eigen's GEMM micro-kernel out of registers, 12x slower (0.5 against
   # 5.9 GFLOP/s, d = 784 rank-128 update) and a third of the compile time; heap, global and stack
-  # buffer overflows, use-after-free and leaks are still caught. -g1 (line tables: stack traces keep
-  # file:line) compiles ~30% faster than -g. -O1 (the level ASan's authors recommend) compiles in half
-  # the time of -O2 under UBSan's checks (test_bad_input 93 s against 182 s alone); the suite runs ~25%
-  # longer (library at -O1: ALS and Frank–Wolfe). The tests' own code is at -O0, as in the release
-  # build (tests/meson.build says which keep the build's level, and why).
+  # buffer overflows, use-after-free and leaks are still caught. The tests' own code (assertions,
+  # fixtures) is under ASan only, not UBSan (tests/meson.build: a third of its compile). -g1 (line
+  # tables: stack traces keep file:line) compiles ~30% faster than -g. -O1 (the level ASan's authors
+  # recommend) compiles in half the time of -O2 under UBSan's checks (test_bad_input 93 s against
+  # 182 s alone); the suite runs ~25% longer (library at -O1: ALS and Frank–Wolfe). The tests' own
+  # code is at -O0, as in the release build (tests/meson.build says which keep the build's level, and
+  # why).
   # The benchmarks are no tests (scripts/demo.sh builds them). Nor is the Python package built here:
   # an ASan runtime cannot be loaded into Debian's uninstrumented python3 (and CI time is short).
   phase "configure + build (ASan+UBSan)" dpstream_build build-sanitize -Doptimization=1 -Ddebug=true \
