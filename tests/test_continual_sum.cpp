@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "check_throws.hpp"
 #include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/message_seal.hpp"
@@ -240,6 +241,36 @@ TEST_CASE("bad rows are refused with their index, and the stream is unchanged", 
   CHECK_THROWS_AS(ContinualCovariance(3, options), InvalidParameter);
   CHECK_THROWS_AS(ContinualCovariance(0, ContinualSumOptions{}), InvalidParameter);
   CHECK(ContinualCovariance(3, ContinualSumOptions{}).is_secure());  // secure noise by default
+}
+
+TEST_CASE("kept_releases: release t stays where it was for that many releases, with the values of a stream keeping one", "[continual]") {
+  const Eigen::Index d = 6;
+  const Eigen::MatrixXd a = bounded_rows(60, d, 21);
+  ContinualSumOptions options = seeded(20, 3, 9);
+  options.strategy = NoiseStrategy::blt;
+  ContinualCovariance one(d, options);
+  options.kept_releases = 3;
+  ContinualCovariance three(d, options);
+  const auto reference = collect(one);
+  std::vector<const Eigen::MatrixXd*> where;  // the address each release of `three` was given at
+  three.subscribe([&](const ContinualCovariance::Release& r) { where.push_back(&r.noisy_prefix); });
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    one.update(a.row(i).transpose());
+    three.update(a.row(i).transpose());
+    const std::size_t t = where.size();
+    // Releases t, t − 1 and t − 2 are still readable where they were given, bitwise as released by
+    // the stream that keeps only its latest (same seed: the same noise).
+    for (std::size_t back = 0; back < 3 && back < t; ++back) REQUIRE(*where[t - 1 - back] == reference[t - 1 - back]);
+    if (t >= 4) CHECK(where[t - 1] == where[t - 4]);  // three buffers, in turn
+  }
+  REQUIRE(where.size() == 20);
+  // A checkpoint restores the latest release into the buffer the step maps to.
+  ContinualCovariance restored = ContinualCovariance::deserialize(three.serialize(), d, options);
+  CHECK(restored.noisy_prefix() == three.noisy_prefix());
+  for (std::uint32_t bad : {0u, 65u}) {
+    options.kept_releases = bad;
+    CHECK_THROWS_NAMING(ContinualCovariance(d, options), InvalidParameter, Catch::Contains("kept_releases"));
+  }
 }
 
 TEST_CASE("checkpoint mid-block: the restored stream continues bit-identically", "[continual][checkpoint]") {

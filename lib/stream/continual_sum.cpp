@@ -60,6 +60,9 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   privacy::require_positive("row_norm_bound", options.row_norm_bound);
   if (options.batch_rows < 0)
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
+  if (options.kept_releases < 1 || options.kept_releases > 64)
+    throw InvalidParameter("continual sum: kept_releases must be in [1, 64], got " +
+                           std::to_string(options.kept_releases));
   if (options.horizon != 0 && options.horizon > UINT64_MAX / options.block_rows)
     throw InvalidParameter("continual sum: horizon × block_rows overflows 64 bits");
   if (needs_fixed_horizon(options.strategy) && options.horizon == 0)
@@ -72,7 +75,7 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
 }
 
 // The state a stream will hold, in doubles: the exact sum (a covariance keeps a full d × d upper
-// triangle and its row batch), the latest noisy release and its noise, and the strategy's own state —
+// triangle and its row batch), the kept noisy releases and the latest's noise, and the strategy's own state —
 // a tree's levels, a BLT's buffers, one previous draw and the α of every step (separable), or every
 // past draw (the square-root Toeplitz reference). Refused, before anything is allocated, over the
 // memory limit (memory_limit.hpp).
@@ -95,7 +98,7 @@ void require_stream_memory(Eigen::Index dimension, const ContinualSumOptions& op
   require_memory(std::string("a continual ") + Accumulator::kKind + " sum of dimension " + std::to_string(dimension) +
                      " (" + to_string(options.strategy) + ", " +
                      (options.horizon ? std::to_string(options.horizon) : std::string("unbounded")) + " releases)",
-                 8.0 * (exact + value + 2 * packed + held));
+                 8.0 * (exact + value * options.kept_releases + 2 * packed + held));
 }
 
 std::string read_file(const std::string& path) {
@@ -122,7 +125,8 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
       l2_sensitivity_(Accumulator::sensitivity(options.relation, options.row_norm_bound)),
       accountant_(accountant),
       source_(make_source(options)),
-      exact_(dimension, options.batch_rows) {
+      exact_(dimension, options.batch_rows),
+      released_(options.kept_releases) {
   if (options.strategy == NoiseStrategy::plain_tree || options.strategy == NoiseStrategy::honaker_tree) {
     TreeNoiseOptions tree;
     tree.kind = options.strategy == NoiseStrategy::plain_tree ? TreeKind::plain : TreeKind::honaker;
@@ -240,7 +244,8 @@ void ContinualSum<Accumulator>::release_step() {
   ++steps_;
   rows_released_ = rows();
   const double variance = noise_->release_variance(steps_);
-  exact_.release(release_noise_, off_diagonal_scale(), privacy::snap_granularity(std::sqrt(variance)), latest_);
+  exact_.release(release_noise_, off_diagonal_scale(), privacy::snap_granularity(std::sqrt(variance)),
+                 released_[steps_ % released_.size()]);
   const Release release = latest();
   for (const Subscriber& subscriber : subscribers_) subscriber(release);
 }
@@ -248,7 +253,7 @@ void ContinualSum<Accumulator>::release_step() {
 template <class Accumulator>
 const typename ContinualSum<Accumulator>::Value& ContinualSum<Accumulator>::noisy_prefix() const {
   if (steps_ == 0) throw InvalidParameter("continual sum: no release yet (" + std::to_string(rows()) + " rows pending)");
-  return latest_;
+  return released_[steps_ % released_.size()];
 }
 
 template <class Accumulator>
@@ -284,7 +289,7 @@ std::string ContinualSum<Accumulator>::serialize() const {
   msg.mutable_exact_sum()->Add(packed.data(), packed.data() + packed.size());
   msg.mutable_release_noise()->Add(release_noise_.data(), release_noise_.data() + release_noise_.size());
   if (steps_ > 0) {
-    Accumulator::pack_value(latest_, packed);
+    Accumulator::pack_value(noisy_prefix(), packed);
     msg.mutable_last_release()->Add(packed.data(), packed.data() + packed.size());
   }
   noise_->save(*msg.mutable_noise());
@@ -337,7 +342,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   copy_packed(msg.release_noise(), p, "release_noise", sum.release_noise_);
   if (msg.steps() > 0) {
     copy_packed(msg.last_release(), p, "last_release", packed);
-    Accumulator::unpack_value(packed, sum.latest_);
+    Accumulator::unpack_value(packed, sum.released_[msg.steps() % sum.released_.size()]);
   } else if (msg.last_release_size() != 0) {
     throw CorruptInput("continual sum checkpoint: a last_release before the first step");
   }

@@ -52,7 +52,7 @@ Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t
   if (nonnegative_) {
     projections_ = std::make_unique<FullProjections>(
         nonnegative_->releases(), nonnegative_->last_full(), nonnegative_->options().refresh_ratio, slots_.projections,
-        [this](std::uint64_t t) -> const MatrixXd& { return release_copy_[t % slots_.releases]; });
+        [this](std::uint64_t t) -> const MatrixXd& { return release_copy_[t % release_buffers_]; });
     if (from) projections_->published(from->blocks());  // release b is in its slot (restore)
   }
   if (private_) {
@@ -68,6 +68,13 @@ Pipeline::Pipeline(Index d, const ReplaySettings& s, std::optional<std::uint64_t
 void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t steps, const pb::ReplayCheckpoint* from) {
   stream::ContinualSumOptions o = s.stream_options(steps);
   o.target = share_;
+  // The learner follows a release in place, from the stream's own buffers, unless what it follows
+  // is made from the release (the separable estimate) or changed in place (--nonnegative's reading).
+  // One buffer more than the slots of a copy, for as much slack and the same memory: the copy path
+  // holds the stream's latest release besides its slots.
+  in_place_ = o.strategy != stream::NoiseStrategy::separable && !s.nonnegative;
+  release_buffers_ = slots_.releases + (in_place_ ? 1 : 0);
+  if (in_place_) o.kept_releases = static_cast<std::uint32_t>(release_buffers_);
   if (from)
     sum_ = std::make_unique<stream::ContinualCovariance>(
         stream::ContinualCovariance::deserialize(from->continual_sum(), d, o, &*accountant_));
@@ -77,8 +84,9 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   p.k = s.k;
   p.mode = pca::FplMode::private_tree;
   private_ = std::make_unique<pca::FplOnlinePca>(d, p);
-  release_copy_.resize(slots_.releases);
-  release_noise_.assign(slots_.releases, 0.0);
+  if (in_place_) release_view_.assign(release_buffers_, nullptr);
+  else release_copy_.resize(release_buffers_);
+  release_noise_.assign(release_buffers_, 0.0);
   exact_sums_.resize(slots_.sums);
   for (Eigen::VectorXd& slot : exact_sums_) slot.resize(d * (d + 1) / 2);
   // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
@@ -251,8 +259,10 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
                          " (a checkpoint written before the reader kept its state cannot resume --nonnegative)");
   }
   if (private_) {  // release b, which L follows at block b
-    copy_followed(sum_->noisy_prefix(), release_copy_[b % slots_.releases]);
-    release_noise_[b % slots_.releases] = followed_noise_norm(sum_->latest());
+    const std::uint64_t slot = b % release_buffers_;
+    if (in_place_) release_view_[slot] = &sum_->noisy_prefix();
+    else copy_followed(sum_->noisy_prefix(), release_copy_[slot]);
+    release_noise_[slot] = followed_noise_norm(sum_->latest());
   }
 }
 
@@ -271,6 +281,10 @@ void Pipeline::worker(bool (Pipeline::*step)(std::uint64_t), std::exception_ptr&
 // S: block b into the stream.
 bool Pipeline::stream_step(std::uint64_t b) {
   if (!wait_until(produced_signal_, b + 1)) return false;
+  // In place: block b completes release b + 1, written over release b + 1 − n (n buffers): once L
+  // is done with that one.
+  const std::uint64_t n = release_buffers_;
+  if (in_place_ && b + 1 > n && !wait_until(release_free_, b + 1 - n)) return false;
   sum_->update_block(ring_[b % slots_.ring]);
   if (b >= slots_.sums && !wait_until(e_done_, b - slots_.sums + 1)) return false;
   sum_->exact_sum().pack(exact_sum_slot(b));
@@ -278,8 +292,9 @@ bool Pipeline::stream_step(std::uint64_t b) {
   return true;
 }
 
-// S (inside update_block): release t into slot t % n, once L is done with release t − n. After
-// the workers stopped (the final flush), the learner follows it here.
+// S (inside update_block): release t for L, in slot t % n — the stream's own buffer in place (S
+// waited for it in stream_step), else a copy, once L is done with release t − n. After the workers
+// stopped (the final flush), the learner follows it here.
 void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
   if (stationary_) {
     io::pack_lower(r.noisy_prefix, packed_release_);  // releases are exactly symmetric: nothing is lost
@@ -291,9 +306,13 @@ void Pipeline::on_release(const stream::ContinualCovariance::Release& r) {
     follow(followed, followed_noise_norm(r), 0);
     return;
   }
-  const std::uint64_t n = slots_.releases;
-  if (r.step > n && !wait_until(release_free_, r.step - n)) return;  // failed: S stops next step
-  copy_followed(r.noisy_prefix, release_copy_[r.step % n]);
+  const std::uint64_t n = release_buffers_;
+  if (in_place_) {
+    release_view_[r.step % n] = &r.noisy_prefix;  // valid until release t + n (kept_releases)
+  } else {
+    if (r.step > n && !wait_until(release_free_, r.step - n)) return;  // failed: S stops next step
+    copy_followed(r.noisy_prefix, release_copy_[r.step % n]);
+  }
   release_noise_[r.step % n] = followed_noise_norm(r);
   if (projections_) projections_->published(r.step);
   signal(released_, r.step);
@@ -357,9 +376,12 @@ bool Pipeline::learner_step(std::uint64_t b) {
   if (b >= 1) {
     // Block b exists, so blocks 0..b−1 were full and release b will come.
     if (!wait_until(released_, b)) return false;
-    const std::uint64_t slot = b % slots_.releases;
-    // On L, in the slot L holds until release_free_.
-    if (!follow(release_copy_[slot], release_noise_[slot], b)) return false;
+    const std::uint64_t slot = b % release_buffers_;
+    // On L, in the slot L holds until release_free_: the stream's buffer, read only (the release
+    // is symmetric: refresh's check, and its float copy, read it where it is), or L's copy, read
+    // in place.
+    if (in_place_) private_->follow(*release_view_[slot], release_noise_[slot]);
+    else if (!follow(release_copy_[slot], release_noise_[slot], b)) return false;
     signal(release_free_, b);
   }
   gains_[b % slots_.ring] = private_->gains(ring_[b % slots_.ring]);

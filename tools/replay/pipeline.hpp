@@ -8,8 +8,12 @@
 //   M (caller: producer): copies each block of B rows into ring slot b % R — a column-major B × d
 //     matrix — (next_slot) and publishes it (publish).
 //   S (stream): feeds block b to the ContinualCovariance (exact Gram update, noise, release).
-//     Its subscriber copies each release Ĉ_t into release slot t % n and publishes it. Then it
-//     packs the stream's exact Σ a aᵀ after block b into sum slot b % m for E (n, m: pipeline_slots).
+//     Release Ĉ_t is in release slot t % n: the stream's own buffer t % n (it keeps n releases,
+//     ContinualSumOptions::kept_releases), or, where L follows something made from the release
+//     (separable's estimate) or changes it in place (--nonnegative), a copy its subscriber makes;
+//     the subscriber publishes it. Then S packs the stream's exact Σ a aᵀ after block b into sum
+//     slot b % m for E (m and the copies' n: pipeline_slots; the stream's buffers are one more, as
+//     many d × d matrices as the copies and the latest release they are made from).
 //   L (private learner): for block b ≥ 1, follows release b (Ĉ after blocks 0..b−1: the warm
 //     eigen-refresh, the most expensive step); then scores block b with that basis into
 //     gains[b % R] and publishes them (ready = b + 1).
@@ -28,9 +32,11 @@
 // `ready`). Splitting S from L lets the Gram update and noise of block b + 1 overlap the refresh of
 // release b; the results are identical to a single thread (tests/test_replay_pipeline.cpp checks
 // it). Slots are reused only when free: M rewrites ring slot b % R once S, L and E are done with
-// block b − R; S rewrites release slot t % n once L is done with release t − n, and sum slot b % m
-// once E is done with block b − m (R, n, m: PipelineSlots). An exception on any thread stops the
-// others; close() rethrows it. With --nonprivate only E runs (and adds up the meter's sum itself).
+// block b − R; S rewrites release slot t % n once L is done with release t − n (in the stream's
+// buffers: before the block that makes release t, as the stream writes it there), and sum slot
+// b % m once E is done with block b − m (R, n, m: PipelineSlots). An exception on any thread stops
+// the others; close() rethrows it. With --nonprivate only E runs (and adds up the meter's sum
+// itself).
 //
 // Privacy: only the private learner's subspaces are differentially private (the stream's (ε, δ)).
 // The meter, follow-the-leader and every figure computed from them use raw rows: they are
@@ -191,7 +197,12 @@ class Pipeline {
   PipelineSlots slots_;
   std::vector<Eigen::MatrixXd> ring_;  // block b in slot b % slots_.ring
   std::vector<Eigen::VectorXd> gains_;  // L → E: the private learner's gains on block b, in slot b % slots_.ring
-  std::vector<Eigen::MatrixXd> release_copy_;  // S → L: release t in slot t % slots_.releases
+  // S → L: release t in slot t % release_buffers_: in place, the stream's own buffer (its address
+  // here); else a copy of what the learner follows (copy_followed).
+  bool in_place_ = false;
+  std::uint64_t release_buffers_ = 0;
+  std::vector<const Eigen::MatrixXd*> release_view_;
+  std::vector<Eigen::MatrixXd> release_copy_;
   std::vector<double> release_noise_;  // ‖E‖₂ of what each release slot holds (followed_noise_norm)
   std::vector<Eigen::VectorXd> exact_sums_;  // S → E: the stream's exact sum after block b (exact_sum_slot)
   std::uint64_t first_block_ = 0;  // 0, or the block a resumed run starts from

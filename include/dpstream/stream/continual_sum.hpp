@@ -100,6 +100,11 @@ struct ContinualSumOptions {
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
   Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
+  // Releases whose value stays valid: release t is written into buffer t mod kept_releases, so it is
+  // not overwritten before release t + kept_releases (memory: that many values). For a consumer that
+  // reads release t on another thread while the stream goes on (tools/replay/pipeline.hpp), in place
+  // of a copy. 1 to 64; speed only.
+  std::uint32_t kept_releases = 1;
 };
 
 template <class Accumulator>
@@ -107,7 +112,8 @@ class ContinualSum {
  public:
   using Value = typename Accumulator::Value;
 
-  // What subscribers receive. noisy_prefix is valid during the callback and until the next release.
+  // What subscribers receive. noisy_prefix is valid during the callback and until the next release
+  // (until kept_releases more, ContinualSumOptions::kept_releases).
   struct Release {
     std::uint64_t step;    // 1-based release number
     std::uint64_t rows;    // rows summed in this release
@@ -189,7 +195,7 @@ class ContinualSum {
   std::unique_ptr<ContinualNoise> noise_;
   Accumulator exact_;
   Eigen::VectorXd release_noise_;  // N_t of the latest release, packed coordinates
-  Value latest_;
+  std::vector<Value> released_;  // release t in released_[t mod kept_releases]
   std::uint64_t steps_ = 0;
   std::uint64_t rows_released_ = 0;  // rows summed in the latest release
   std::vector<Subscriber> subscribers_;
