@@ -251,7 +251,7 @@ TEST_CASE("kept_releases: release t stays where it was for that many releases, w
   ContinualCovariance one(d, options);
   options.kept_releases = 3;
   ContinualCovariance three(d, options);
-  const auto reference = collect(one);
+  auto reference = collect(one);  // filled by the subscription, as in the tests above
   std::vector<const Eigen::MatrixXd*> where;  // the address each release of `three` was given at
   three.subscribe([&](const ContinualCovariance::Release& r) { where.push_back(&r.noisy_prefix); });
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
