@@ -734,35 +734,41 @@ TEST_CASE("noise_spectral_norm: the spectral norm of symmetric Gaussian noise, 2
   CHECK_THROWS_NAMING(learner.follow(e, -1), InvalidParameter, Contains("noise_norm must be finite and >= 0"));
 }
 
-// follow_lower is follow() of the matrix the lower triangle defines (the strict upper one here is
-// NaN, never read), bit for bit, over a sequence of leaders: in private_tree mode and in perturbed_leader mode,
+// follow_lower and follow_upper are follow() of the matrix one triangle defines (the other one here
+// is NaN, never read), bit for bit, over a sequence of leaders: in private_tree mode and in perturbed_leader mode,
 // where the fresh noise is added first (same seed: same draws).
-TEST_CASE("follow_lower: follow of the mirrored leader, bit for bit, the upper triangle never read", "[fpl]") {
+TEST_CASE("follow_lower / follow_upper: follow of the mirrored leader, bit for bit, the other triangle never read", "[fpl]") {
   const Index d = 40, k = 3;
   std::mt19937_64 gen(41);
   std::normal_distribution<double> normal;
   for (const FplOptions& options : {private_tree(k), perturbed_leader(k, 0.5, 1e-6, 9)}) {
-    FplOnlinePca full(d, options), lower_only(d, options);
+    FplOnlinePca full(d, options), lower_only(d, options), upper_only(d, options);
     for (int t = 0; t < 3; ++t) {
       MatrixXd a(d, 2 * d);
       for (Index j = 0; j < a.cols(); ++j)
         for (Index i = 0; i < d; ++i) a(i, j) = normal(gen) * (i < 5 ? 3.0 : 1.0);
       MatrixXd leader = a * a.transpose();
       leader.triangularView<Eigen::StrictlyUpper>() = leader.transpose();  // exactly symmetric
-      MatrixXd lower = leader;
+      MatrixXd lower = leader, upper = leader;
       lower.triangularView<Eigen::StrictlyUpper>().setConstant(std::nan(""));
+      upper.triangularView<Eigen::StrictlyLower>().setConstant(std::nan(""));
       full.follow(leader, 0.5);
       lower_only.follow_lower(lower, 0.5);
+      upper_only.follow_upper(upper, 0.5);
       if (options.mode == FplMode::private_tree) REQUIRE(lower == leader);  // the mirror written over the NaN
       INFO("mode " << to_string(options.mode) << ", leader " << t);
       REQUIRE(full.basis() == lower_only.basis());
       REQUIRE(full.leader_values() == lower_only.leader_values());
+      REQUIRE(full.basis() == upper_only.basis());
+      REQUIRE(full.leader_values() == upper_only.leader_values());
     }
   }
   FplOnlinePca learner(d, private_tree(k));
   MatrixXd identity = MatrixXd::Identity(d, d);
   CHECK_THROWS_NAMING(learner.follow_lower(identity, -1), InvalidParameter,
                       Contains("follow_lower: noise_norm must be finite and >= 0"));
+  CHECK_THROWS_NAMING(learner.follow_upper(identity, -1), InvalidParameter,
+                      Contains("follow_upper: noise_norm must be finite and >= 0"));
 }
 
 #undef FIGURE

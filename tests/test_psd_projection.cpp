@@ -255,7 +255,8 @@ TEST_CASE("PSD projection: a projector reused across sizes and sides gives proje
 // Every path of the kernel: rows in full 3-packet panels, in 1-packet panels and the last
 // d mod lanes (d = 1 … 70 at any vector width from 2 to 16 lanes), more than one 256-column pass
 // (d = 300, 530), b a multiple of the tile's 4 or 8 columns or not (1 … 17), blocks with an outer
-// stride, both precisions. Tolerance: each entry is a dot product of length d, whose rounding in
+// stride, both precisions; symmetric_product_upper bit for bit the same from the upper triangle.
+// Tolerance: each entry is a dot product of length d, whose rounding in
 // any order is ≤ d·u·Σ_j |c_ij||q_jc| (Higham, Accuracy and Stability, §3.1); the check uses that
 // bound entry by entry, against Eigen's product.
 TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within the dot-product bound",
@@ -275,6 +276,13 @@ TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within
       CHECK(((out.leftCols(b) - c * q).array().abs() <= kEpsilon * bound.array()).all());
       CHECK((out.col(b).array() == 7.0).all());  // nothing written past w
 
+      // From the upper triangle alone (the strict lower one NaN, never read): the same bits.
+      MatrixXd upper = c, from_upper = MatrixXd::Constant(d, b + 1, 7.0);
+      upper.triangularView<Eigen::StrictlyLower>().setConstant(std::nan(""));
+      dpstream::linalg::symmetric_product_upper(upper, q, from_upper.leftCols(b));
+      CHECK(from_upper.leftCols(b) == out.leftCols(b));
+      CHECK((from_upper.col(b).array() == 7.0).all());
+
       const Eigen::MatrixXf cf = c.cast<float>(), qf = q.cast<float>();
       Eigen::MatrixXf outf(d, b);
       dpstream::linalg::symmetric_product(cf, qf, outf);
@@ -285,6 +293,8 @@ TEST_CASE("symmetric_product: C·Q for symmetric C equals Eigen's product within
   }
   MatrixXd wrong(3, 2);
   CHECK_THROWS_AS(dpstream::linalg::symmetric_product(MatrixXd::Identity(4, 4), MatrixXd::Ones(4, 2), wrong),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(dpstream::linalg::symmetric_product_upper(MatrixXd::Identity(4, 4), MatrixXd::Ones(4, 2), wrong),
                   std::invalid_argument);
 }
 

@@ -491,14 +491,17 @@ TEST_CASE("validation across tiles; a strided matrix refreshes as its copy") {
 // refresh_upper / refresh_lower read one triangle only (the other one here is NaN; refresh_lower
 // overwrites it with the mirror) and are refresh() of the symmetric matrix it defines, bit for bit: every refresh of a sequence, in single and double
 // precision, from a cold full solve (d ≤ 256) and from a cold iteration; d = 70 spans three tiles.
+// max_iterations 1 forces the fallback full solve, which refresh_upper in single precision (reading
+// `upper` in place, no double copy) must first build the matrix for.
 TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored matrix, bit for bit, and never read the other triangle") {
   std::mt19937_64 gen(87);
   const Index d = 70;
   for (const bool single : {true, false})
-    for (const Index cold_full : {Index{256}, Index{0}}) {
+    for (const Index cold_full : {Index{256}, Index{0}, Index{-1}}) {
       RefreshOptions o;
       o.single_precision = single;
-      o.cold_full_solve_max_dimension = cold_full;
+      o.cold_full_solve_max_dimension = std::max<Index>(cold_full, 0);
+      if (cold_full < 0) o.max_iterations = 1;  // every refresh falls back to a full solve
       SubspaceTracker from_full(d, 5, o), from_upper(d, 5, o), from_lower(d, 5, o);
       for (int refresh = 0; refresh < 3; ++refresh) {
         const MatrixXd c = known_spectrum(VectorXd::LinSpaced(d, 2.0 + refresh, -1.0), gen);
@@ -517,6 +520,7 @@ TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored 
         REQUIRE(a.vectors == l.vectors);
         REQUIRE(from_full.stats().iterations == from_lower.stats().iterations);
       }
+      if (cold_full < 0) REQUIRE(from_upper.stats().fallbacks == 3);
     }
   SubspaceTracker tracker(d, 2);
   MatrixXd bad = MatrixXd::Identity(d, d);
@@ -535,10 +539,11 @@ TEST_CASE("tracker: refresh_upper and refresh_lower are refresh of the mirrored 
 }
 
 // expand_upper / expand_lower_in_place (internal, behind refresh_upper and refresh_lower) write both
-// triangles (the latter over its input's other one) and the float copy of the matrix one triangle defines, whatever d is against their 32 × 32 tiles
+// triangles (the latter over its input's other one; expand_upper_single neither, only the float
+// copy) and the float copy of the matrix one triangle defines, whatever d is against their 32 × 32 tiles
 // and 4-lane packets, and return check_symmetric's summary of that matrix bit for bit (the refresh
 // depends on its bits).
-TEST_CASE("expand_upper / expand_lower_in_place: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
+TEST_CASE("expand_upper / expand_lower_in_place / expand_upper_single: the mirrored matrix and its float copy, and check_symmetric's summary, bit for bit") {
   namespace detail = dpstream::pca::detail;
   std::mt19937_64 gen(88);
   std::normal_distribution<double> normal;
@@ -563,7 +568,16 @@ TEST_CASE("expand_upper / expand_lower_in_place: the mirrored matrix and its flo
         REQUIRE(got.max_abs == want.max_abs);
         REQUIRE(got.frobenius == want.frobenius);
       }
+    Eigen::MatrixXf single_only;
+    const detail::MatrixSummary got = detail::expand_upper_single("test", upper, single_only);
+    REQUIRE(single_only == c.cast<float>());
+    REQUIRE(got.max_abs == want.max_abs);
+    REQUIRE(got.frobenius == want.frobenius);
   }
+  MatrixXd bad = MatrixXd::Identity(40, 40);
+  bad(3, 35) = std::nan("");
+  Eigen::MatrixXf single;
+  REQUIRE_THROWS_WITH(detail::expand_upper_single("here", bad, single), Contains("here") && Contains("matrix(3,35)"));
 }
 
 TEST_CASE("parse_projector_norm: the inverse of to_string; other names refused") {

@@ -58,46 +58,121 @@ void tile_of_width(int columns, const T* c, Index ldc, const T* q, Index ldq, In
   }
 }
 
-// Rows i0 .. i0 + Packets·lanes − 1 of W, pass by pass over C's columns.
-template <class T, class MatrixT, int Packets>
-void row_panel(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q, Eigen::Ref<MatrixT> w, Index i0) {
+// Where the kernel reads C: the full matrix, or its upper triangle only (C(i, j) = U(min(i, j), max(i, j))).
+enum class Stored { full, upper };
+
+// C(i0 .. i0 + rows − 1, j0 .. j0 + depth − 1) into `panel` (its columns `height` apart, zeros in
+// rows rows .. height − 1): the same values the kernel would read from the full C, gathered where
+// C's own columns do not hold them contiguously (below U's diagonal, or a last panel of fewer rows).
+template <class T, Stored kStored>
+void gather(const T* c, Index ldc, Index i0, Index rows, Index height, Index j0, Index depth, T* panel) {
+  Index j = j0;
+  if constexpr (kStored == Stored::upper) {
+    // Columns j < i0 lie wholly below the diagonal: the block U(j.., i0 + r) transposed, lanes ×
+    // lanes at a time (lanes columns of U loaded as packets, transposed in registers).
+    using Packet = typename ei::packet_traits<T>::type;
+    constexpr Index kLanes = ei::packet_traits<T>::size;
+    if (rows % kLanes == 0)
+      for (; j + kLanes <= std::min(j0 + depth, i0); j += kLanes)
+        for (Index r = 0; r < rows; r += kLanes) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's vector attributes, as inside Eigen
+          ei::PacketBlock<Packet, kLanes> block;
+#pragma GCC diagnostic pop
+          for (Index m = 0; m < kLanes; ++m) block.packet[m] = ei::ploadu<Packet>(c + (i0 + r + m) * ldc + j);
+          ei::ptranspose(block);
+          for (Index m = 0; m < kLanes; ++m) ei::pstoreu(panel + (j + m - j0) * height + r, block.packet[m]);
+        }
+  }
+  for (; j < j0 + depth; ++j) {
+    T* to = panel + (j - j0) * height;
+    // Rows i0 + r ≤ j are U's column j; the rows below its diagonal are U's row j (U(j, i0 + r)),
+    // read along that row, i.e. across U's columns.
+    const Index split = kStored == Stored::full ? rows : std::clamp<Index>(j + 1 - i0, 0, rows);
+    for (Index r = 0; r < split; ++r) to[r] = c[j * ldc + i0 + r];
+    for (Index r = split; r < rows; ++r) to[r] = c[(i0 + r) * ldc + j];
+    for (Index r = rows; r < height; ++r) to[r] = T(0);
+  }
+}
+
+// Rows i0 .. i0 + Packets·lanes − 1 of W, pass by pass over C's columns: read in place where C's
+// column holds them, from a gathered panel elsewhere (the same values, so the same sums).
+template <class T, class MatrixT, int Packets, Stored kStored>
+void row_panel(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q, Eigen::Ref<MatrixT> w, Index i0,
+               T* panel) {
+  constexpr Index kRows = Packets * ei::packet_traits<T>::size;
   const Index d = c.rows(), b = q.cols();
   for (Index j0 = 0; j0 < d; j0 += kDepth) {
     const Index depth = std::min(kDepth, d - j0);
     const T* cp = c.data() + j0 * c.outerStride() + i0;
+    Index ldc = c.outerStride();
+    if (kStored == Stored::upper && j0 < i0 + kRows) {  // the pass reaches C's entries below U's diagonal
+      gather<T, kStored>(c.data(), c.outerStride(), i0, kRows, kRows, j0, depth, panel);
+      cp = panel;
+      ldc = kRows;
+    }
     for (Index k = 0; k < b; k += kColumns)
-      tile_of_width<T, Packets, kColumns>(static_cast<int>(std::min<Index>(kColumns, b - k)), cp, c.outerStride(),
+      tile_of_width<T, Packets, kColumns>(static_cast<int>(std::min<Index>(kColumns, b - k)), cp, ldc,
                                           q.data() + k * q.outerStride() + j0, q.outerStride(), depth,
                                           w.data() + k * w.outerStride() + i0, w.outerStride(), j0 == 0);
   }
 }
 
-template <class T, class MatrixT>
-void product(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q, Eigen::Ref<MatrixT> w) {
+// The last rows i0 .. d − 1 (fewer than one packet): a one-packet tile over a gathered panel padded
+// with zeros, kColumns columns of W at a time through `out` (lanes × kColumns): the sums run in the
+// same order as every other row's.
+template <class T, class MatrixT, Stored kStored>
+void last_rows(const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q, Eigen::Ref<MatrixT> w, Index i0,
+               T* panel, T* out) {
+  constexpr Index kLanes = ei::packet_traits<T>::size;
+  const Index d = c.rows(), b = q.cols(), rows = d - i0;
+  for (Index k = 0; k < b; k += kColumns) {
+    const int columns = static_cast<int>(std::min<Index>(kColumns, b - k));
+    for (Index j0 = 0; j0 < d; j0 += kDepth) {
+      const Index depth = std::min(kDepth, d - j0);
+      gather<T, kStored>(c.data(), c.outerStride(), i0, rows, kLanes, j0, depth, panel);
+      tile_of_width<T, 1, kColumns>(columns, panel, kLanes, q.data() + k * q.outerStride() + j0, q.outerStride(),
+                                    depth, out, kLanes, j0 == 0);
+    }
+    for (Index col = 0; col < columns; ++col)
+      for (Index r = 0; r < rows; ++r) w(i0 + r, k + col) = out[col * kLanes + r];
+  }
+}
+
+template <class T, class MatrixT, Stored kStored>
+void product(const char* fn, const Eigen::Ref<const MatrixT>& c, const Eigen::Ref<const MatrixT>& q,
+             Eigen::Ref<MatrixT> w) {
   const Index d = c.rows();
   if (c.cols() != d || q.rows() != d || w.rows() != d || w.cols() != q.cols())
-    throw std::invalid_argument("symmetric_product: c must be d x d and q, w d x b; got c " + std::to_string(c.rows()) +
-                                "x" + std::to_string(c.cols()) + ", q " + std::to_string(q.rows()) + "x" +
-                                std::to_string(q.cols()) + ", w " + std::to_string(w.rows()) + "x" +
-                                std::to_string(w.cols()));
+    throw std::invalid_argument(std::string(fn) + ": c must be d x d and q, w d x b; got c " +
+                                std::to_string(c.rows()) + "x" + std::to_string(c.cols()) + ", q " +
+                                std::to_string(q.rows()) + "x" + std::to_string(q.cols()) + ", w " +
+                                std::to_string(w.rows()) + "x" + std::to_string(w.cols()));
   constexpr Index kLanes = ei::packet_traits<T>::size;
+  // A gathered panel (kPackets·lanes × kDepth: 48 KB in float or double) and the last rows' tile.
+  alignas(64) T panel[kPackets * kLanes * kDepth];
+  alignas(64) T out[kLanes * kColumns];
   Index i = 0;
-  for (; i + kPackets * kLanes <= d; i += kPackets * kLanes) row_panel<T, MatrixT, kPackets>(c, q, w, i);
-  for (; i + kLanes <= d; i += kLanes) row_panel<T, MatrixT, 1>(c, q, w, i);
-  // The last d mod lanes rows from C's columns (C = Cᵀ): contiguous dot products.
-  if (i < d) w.bottomRows(d - i) = c.rightCols(d - i).transpose().lazyProduct(q);
+  for (; i + kPackets * kLanes <= d; i += kPackets * kLanes) row_panel<T, MatrixT, kPackets, kStored>(c, q, w, i, panel);
+  for (; i + kLanes <= d; i += kLanes) row_panel<T, MatrixT, 1, kStored>(c, q, w, i, panel);
+  if (i < d) last_rows<T, MatrixT, kStored>(c, q, w, i, panel, out);
 }
 
 }  // namespace
 
 void symmetric_product(const Eigen::Ref<const Eigen::MatrixXf>& c, const Eigen::Ref<const Eigen::MatrixXf>& q,
                        Eigen::Ref<Eigen::MatrixXf> w) {
-  product<float, Eigen::MatrixXf>(c, q, w);
+  product<float, Eigen::MatrixXf, Stored::full>("symmetric_product", c, q, w);
 }
 
 void symmetric_product(const Eigen::Ref<const Eigen::MatrixXd>& c, const Eigen::Ref<const Eigen::MatrixXd>& q,
                        Eigen::Ref<Eigen::MatrixXd> w) {
-  product<double, Eigen::MatrixXd>(c, q, w);
+  product<double, Eigen::MatrixXd, Stored::full>("symmetric_product", c, q, w);
+}
+
+void symmetric_product_upper(const Eigen::Ref<const Eigen::MatrixXd>& upper, const Eigen::Ref<const Eigen::MatrixXd>& q,
+                             Eigen::Ref<Eigen::MatrixXd> w) {
+  product<double, Eigen::MatrixXd, Stored::upper>("symmetric_product_upper", upper, q, w);
 }
 
 }  // namespace dpstream::linalg

@@ -140,6 +140,13 @@ void FplOnlinePca::follow_lower(Eigen::Ref<MatrixXd> lower, double noise_norm) {
   finish_refresh(perturbation_ ? tracker_.refresh_lower(leader_, floor) : tracker_.refresh_lower(lower, floor));
 }
 
+void FplOnlinePca::follow_upper(const Eigen::Ref<const MatrixXd>& upper, double noise_norm) {
+  const double floor = noise_floor("FplOnlinePca::follow_upper", noise_norm);
+  if (!perturbation_) return finish_refresh(tracker_.refresh_upper(upper, floor));
+  leader_ = upper + perturbation_->sample_noise(dimension_, *noise_);  // as follow_lower, upper triangle
+  finish_refresh(tracker_.refresh_upper(leader_, floor));
+}
+
 double FplOnlinePca::noise_floor(const char* fn, double noise_norm) const {
   if (!(noise_norm >= 0) || !std::isfinite(noise_norm))
     throw InvalidParameter(std::string(fn) + ": noise_norm must be finite and >= 0, got " + std::to_string(noise_norm));

@@ -21,7 +21,7 @@ namespace dpstream::pca {
 // Buffers of the Krylov refresh, kept by a SubspaceTracker between calls.
 struct KrylovWorkspace {
   Eigen::MatrixXd q, w, h;
-  Eigen::MatrixXd c_full;  // refresh_upper: the matrix both triangles of which the iteration reads
+  Eigen::MatrixXd c_full;  // refresh_upper in double precision or for a full solve: both triangles
   Eigen::MatrixXf c_single, q_single, w_single;  // single precision: Ĉ, the basis Q and W = ĈQ (all blocks)
 };
 
@@ -34,6 +34,7 @@ using privacy::format_value;
 using detail::check_symmetric;
 using detail::expand_lower_in_place;
 using detail::expand_upper;
+using detail::expand_upper_single;
 using detail::MatrixSummary;
 
 // Orthonormality tolerance of a basis: max|VᵀV − I| (see the header).
@@ -113,6 +114,32 @@ TopEigen full_top(const Eigen::Ref<const MatrixXd>& c, Index count) {
   return t;
 }
 
+// The matrix a refresh reads in double precision (every product in double, the certificate's
+// product ĈV in single precision, a full solve): c itself, or, from refresh_upper in single
+// precision, the upper triangle it was given, read in place (linalg::symmetric_product_upper, the
+// same product bit for bit); a full solve, a rare fallback there, first expands it into `full_space`.
+class DoubleMatrix {
+ public:
+  explicit DoubleMatrix(const Eigen::Ref<const MatrixXd>& c) : c_(c) {}
+  DoubleMatrix(const Eigen::Ref<const MatrixXd>& upper, MatrixXd& full_space) : c_(upper), full_space_(&full_space) {}
+  Index rows() const { return c_.rows(); }
+  void product(const Eigen::Ref<const MatrixXd>& q, Eigen::Ref<MatrixXd> w) const {
+    if (full_space_ != nullptr)
+      linalg::symmetric_product_upper(c_, q, w);
+    else
+      linalg::symmetric_product(c_, q, w);
+  }
+  TopEigen top(Index count) const {
+    if (full_space_ == nullptr) return full_top(c_, count);
+    expand_upper("SubspaceTracker::refresh_upper", c_, *full_space_, nullptr);
+    return full_top(*full_space_, count);
+  }
+
+ private:
+  const Eigen::Ref<const MatrixXd>& c_;
+  MatrixXd* full_space_ = nullptr;
+};
+
 void fill_random(Eigen::Ref<VectorXd> x, privacy::NoiseSource& rng) {
   for (Index i = 0; i < x.size(); ++i) x(i) = rng.gaussian();
 }
@@ -167,7 +194,7 @@ Eigen::MatrixXf* float_copy(const RefreshOptions& o, KrylovWorkspace& ws, bool f
 // `frobenius` is ‖c‖_F from that check (which also left c in float in ws.c_single, float_copy, if
 // the products run in single precision). Leaves the k + p Ritz vectors in `block`; returns the top k.
 // `ws` holds the buffers between calls (no allocation, hence no page faults, per refresh).
-TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
+TopEigen krylov_refresh(const DoubleMatrix& c, double frobenius,
                         const Eigen::Ref<const MatrixXd>& start, Index k, const RefreshOptions& o,
                         RefreshStats& stats, MatrixXd& block, KrylovWorkspace& ws, double residual_floor = 0) {
   const Index d = c.rows();
@@ -186,7 +213,7 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
   stats.last_residual = 0;
   auto full = [&] {
     ++stats.full_solves;
-    TopEigen all = full_top(c, b);
+    TopEigen all = c.top(b);
     block = all.vectors;
     return TopEigen{all.vectors.leftCols(k), all.values.head(k)};
   };
@@ -214,7 +241,7 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
       h.block(0, first, first + b, b) =
           (ws.q_single.leftCols(first + b).transpose() * ws.w_single.middleCols(first, b)).cast<double>();
     } else {
-      linalg::symmetric_product(c, q.middleCols(first, b), w.middleCols(first, b));
+      c.product(q.middleCols(first, b), w.middleCols(first, b));
       h.block(0, first, first + b, b).noalias() = q.leftCols(first + b).transpose() * w.middleCols(first, b);
     }
     h.block(first, 0, b, first) = h.block(0, first, first, b).transpose();
@@ -304,7 +331,7 @@ TopEigen krylov_refresh(const Eigen::Ref<const MatrixXd>& c, double frobenius,
           norms.setConstant(k, std::numeric_limits<double>::infinity());
           if (orthonormal) {
             MatrixXd cv(d, k);
-            linalg::symmetric_product(c, v, cv);
+            c.product(v, cv);
             const MatrixXd a = v.transpose() * cv;
             // The values returned are A's eigenvalues and V turns to its eigenvectors (Rayleigh–Ritz
             // on span V in double): Θ carries W's float rounding (~1e-7 relative) and could exceed
@@ -462,7 +489,7 @@ TopEigen refresh_top_k(const Eigen::Ref<const MatrixXd>& c, const Eigen::Ref<con
   check_start("refresh_top_k", start, c.rows());
   RefreshStats local;
   MatrixXd block;
-  return krylov_refresh(c, summary.frobenius, start, k, options, stats != nullptr ? *stats : local, block, workspace);
+  return krylov_refresh(DoubleMatrix(c), summary.frobenius, start, k, options, stats != nullptr ? *stats : local, block, workspace);
 }
 
 SubspaceTracker::SubspaceTracker(Index dimension, Index k, const RefreshOptions& options)
@@ -496,16 +523,21 @@ const TopEigen& SubspaceTracker::refresh(const Eigen::Ref<const MatrixXd>& c, do
   check_refresh_arguments("SubspaceTracker::refresh", c, residual_floor);
   const MatrixSummary summary =
       check_symmetric("SubspaceTracker::refresh", c, float_copy(options_, *workspace_, cold_full_solve()));
-  return refresh_checked(c, summary.frobenius, residual_floor);
+  return refresh_checked(c, Held::full, summary.frobenius, residual_floor);
 }
 
 const TopEigen& SubspaceTracker::refresh_upper(const Eigen::Ref<const MatrixXd>& upper, double residual_floor) {
   const char* fn = "SubspaceTracker::refresh_upper";
   check_refresh_arguments(fn, upper, residual_floor);
+  if (Eigen::MatrixXf* single = float_copy(options_, *workspace_, cold_full_solve())) {
+    // The products read the float copy; the certificate reads `upper` where it is. Why not the
+    // double copy too: writing it was a third of the pass's traffic (d² doubles; 32 MB at d = 2048).
+    const MatrixSummary summary = expand_upper_single(fn, upper, *single);
+    return refresh_checked(upper, Held::upper, summary.frobenius, residual_floor);
+  }
   MatrixXd& full = workspace_->c_full;
-  const MatrixSummary summary =
-      expand_upper(fn, upper, full, float_copy(options_, *workspace_, cold_full_solve()));
-  return refresh_checked(full, summary.frobenius, residual_floor);
+  const MatrixSummary summary = expand_upper(fn, upper, full, nullptr);
+  return refresh_checked(full, Held::full, summary.frobenius, residual_floor);
 }
 
 const TopEigen& SubspaceTracker::refresh_lower(Eigen::Ref<MatrixXd> c, double residual_floor) {
@@ -513,7 +545,7 @@ const TopEigen& SubspaceTracker::refresh_lower(Eigen::Ref<MatrixXd> c, double re
   check_refresh_arguments(fn, c, residual_floor);
   const MatrixSummary summary =
       expand_lower_in_place(fn, c, float_copy(options_, *workspace_, cold_full_solve()));
-  return refresh_checked(c, summary.frobenius, residual_floor);
+  return refresh_checked(c, Held::full, summary.frobenius, residual_floor);
 }
 
 bool SubspaceTracker::cold_full_solve() const noexcept {
@@ -530,17 +562,19 @@ void SubspaceTracker::check_refresh_arguments(const char* fn, const Eigen::Ref<c
                            dims(c.rows(), c.cols()));
 }
 
-// c validated (check_symmetric or expand_upper, which also left its float copy in the workspace when
-// the refresh runs in single precision); `frobenius` = ‖c‖_F.
-const TopEigen& SubspaceTracker::refresh_checked(const Eigen::Ref<const MatrixXd>& c, double frobenius,
+// c validated (check_symmetric or an expansion, which also left its float copy in the workspace when
+// the refresh runs in single precision); `frobenius` = ‖c‖_F. Held::upper: c is the upper triangle
+// of the matrix (refresh_upper in single precision).
+const TopEigen& SubspaceTracker::refresh_checked(const Eigen::Ref<const MatrixXd>& c, Held held, double frobenius,
                                                  double residual_floor) {
+  const DoubleMatrix matrix = held == Held::upper ? DoubleMatrix(c, workspace_->c_full) : DoubleMatrix(c);
   if (cold_full_solve()) {
     // Cold start: the exact answer, once; later refreshes start from it.
     ++stats_.refreshes;
     ++stats_.full_solves;
     stats_.last_iterations = 0;
     stats_.last_residual = 0;
-    const TopEigen all = full_top(c, std::min(dimension_, k_ + options_.oversample));
+    const TopEigen all = matrix.top(std::min(dimension_, k_ + options_.oversample));
     block_ = all.vectors;
     current_ = TopEigen{all.vectors.leftCols(k_), all.values.head(k_)};
     return current_;
@@ -549,7 +583,7 @@ const TopEigen& SubspaceTracker::refresh_checked(const Eigen::Ref<const MatrixXd
   // is pseudo-random), not an O(d³) full solve (RefreshOptions::cold_full_solve_max_dimension).
   const MatrixXd axis = has_basis() ? MatrixXd() : MatrixXd::Identity(dimension_, 1);
   MatrixXd next;
-  current_ = krylov_refresh(c, frobenius, has_basis() ? Eigen::Ref<const MatrixXd>(block_) : Eigen::Ref<const MatrixXd>(axis),
+  current_ = krylov_refresh(matrix, frobenius, has_basis() ? Eigen::Ref<const MatrixXd>(block_) : Eigen::Ref<const MatrixXd>(axis),
                             k_, options_, stats_, next, *workspace_, residual_floor);
   block_ = std::move(next);
   return current_;

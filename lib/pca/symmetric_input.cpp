@@ -152,13 +152,16 @@ struct ExpandedSums {
 // write the float copy into `single` (already d × d). Templates, so that the inner loops carry no
 // tests. Tile by tile above the diagonal, each with its mirror: the upper tile's columns come from
 // `source` (upper) or from its transposed mirror tile (lower), and the statistics are summed over
-// them column by column in check_symmetric's order either way.
-template <bool kSingle, bool kFromLower>
+// them column by column in check_symmetric's order either way. kFull false (expand_upper_single):
+// `full` is not written, only the float copy; the statistics are summed over the same values.
+template <bool kSingle, bool kFromLower, bool kFull = true>
 ExpandedSums expand_tiles(const double* source, Index stride, Index d, double* full, Index full_stride,
                           Eigen::MatrixXf& single) {
+  static_assert(kFull || (kSingle && !kFromLower), "without the double copy, only the float copy of an upper triangle");
   // A tile's mirror, transposed: from the lower triangle, tile[i + j·kTile] = source(j0 + j, i0 + i)
   // (the upper tile's column j); from the upper one, tile[j + i·kTile] = source(i0 + i, j0 + j).
   alignas(64) double tile[kTile * kTile];
+  alignas(64) double column[kTile];  // !kFull: a diagonal tile's column, put together here
   double max_abs = 0, sum_sq = 0, zeros = 0;
   for (Index j0 = 0; j0 < d; j0 += kTile)
     for (Index i0 = 0; i0 <= j0; i0 += kTile) {
@@ -169,20 +172,25 @@ ExpandedSums expand_tiles(const double* source, Index stride, Index d, double* f
       // diagonal from the source's are read from their mirrors.
       double tile_sq = 0;
       for (Index j = 0; j < jn; ++j) {
-        double* to = full + (j0 + j) * full_stride + i0;
+        double* to = kFull ? full + (j0 + j) * full_stride + i0 : column;
         // source(j0 + j, i0..) from the lower triangle, source(i0.., j0 + j) from the upper one
         const double* from = kFromLower ? tile + j * kTile : source + (j0 + j) * stride + i0;
-        if (!diagonal)
-          for (Index i = 0; i < in; ++i) to[i] = from[i];
-        else if constexpr (kFromLower)
+        const double* values = to;  // the upper tile's column j, as `full` holds it (or would)
+        if (!diagonal) {
+          if constexpr (kFull)
+            for (Index i = 0; i < in; ++i) to[i] = from[i];
+          else
+            values = from;
+        } else if constexpr (kFromLower) {
           for (Index i = 0; i < in; ++i) to[i] = i <= j ? from[i] : source[(j0 + j) * stride + i0 + i];
-        else
+        } else {
           for (Index i = 0; i < in; ++i) to[i] = i <= j ? from[i] : source[(i0 + i) * stride + j0 + j];
+        }
         if constexpr (kSingle) {
           float* to_single = single.data() + (j0 + j) * d + i0;
-          for (Index i = 0; i < in; ++i) to_single[i] = static_cast<float>(to[i]);
+          for (Index i = 0; i < in; ++i) to_single[i] = static_cast<float>(values[i]);
         }
-        const ColumnSums sums = column_sums<false>(to, nullptr, in);
+        const ColumnSums sums = column_sums<false>(values, nullptr, in);
         max_abs = std::max(max_abs, sums.max_abs);
         tile_sq += sums.sum_sq;
         zeros += sums.zeros;
@@ -192,8 +200,10 @@ ExpandedSums expand_tiles(const double* source, Index stride, Index d, double* f
         for (Index i = 0; i < in; ++i) {
           // source(j0.., i0 + i): read in place from the lower triangle, from the tile from the upper one
           const double* from = kFromLower ? source + (i0 + i) * stride + j0 : tile + i * kTile;
-          double* to = full + (i0 + i) * full_stride + j0;
-          for (Index j = 0; j < jn; ++j) to[j] = from[j];
+          if constexpr (kFull) {
+            double* to = full + (i0 + i) * full_stride + j0;
+            for (Index j = 0; j < jn; ++j) to[j] = from[j];
+          }
           if constexpr (kSingle) {
             float* to_single = single.data() + (i0 + i) * d + j0;
             for (Index j = 0; j < jn; ++j) to_single[j] = static_cast<float>(from[j]);
@@ -233,6 +243,15 @@ MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upp
   require_square(fn, upper.rows(), upper.cols());
   full.resize(upper.rows(), upper.rows());
   return expand<false>(fn, upper, full.data(), full.outerStride(), single);
+}
+
+MatrixSummary expand_upper_single(const char* fn, const Eigen::Ref<const MatrixXd>& upper, Eigen::MatrixXf& single) {
+  require_square(fn, upper.rows(), upper.cols());
+  const Index d = upper.rows();
+  single.resize(d, d);
+  const ExpandedSums sums = expand_tiles<true, false, false>(upper.data(), upper.outerStride(), d, nullptr, 0, single);
+  if (!std::isfinite(sums.zeros)) name_non_finite(fn, upper, false);
+  return sums.summary;
 }
 
 MatrixSummary expand_lower_in_place(const char* fn, Eigen::Ref<MatrixXd> c, Eigen::MatrixXf* single) {

@@ -25,6 +25,10 @@ MatrixSummary check_symmetric(const char* fn, const Eigen::Ref<const Eigen::Matr
 // summary is check_symmetric's for `full`, bit for bit.
 MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& upper, Eigen::MatrixXd& full,
                            Eigen::MatrixXf* single);
+// The same without `full`: only the float copy (for a single-precision refresh that reads the
+// double matrix from `upper` itself, linalg::symmetric_product_upper), the same summary.
+MatrixSummary expand_upper_single(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& upper,
+                                  Eigen::MatrixXf& single);
 // The same from c's lower triangle, in place: the strict upper triangle is not read but overwritten
 // with the mirror (even when an entry is not finite; the lower triangle is left as it is).
 MatrixSummary expand_lower_in_place(const char* fn, Eigen::Ref<Eigen::MatrixXd> c, Eigen::MatrixXf* single);

@@ -309,10 +309,10 @@ bool Pipeline::learner_step(std::uint64_t b) {
     // Block b exists, so blocks 0..b−1 were full and release b will come.
     if (!wait_until(released_, b)) return false;
     const std::uint64_t slot = b % release_buffers_;
-    // On L, in the slot L holds until release_free_: the stream's buffer, read only (the release
-    // is symmetric: refresh's check, and its float copy, read it where it is), or L's copy, read
-    // in place.
-    if (in_place_) private_->follow(*release_view_[slot], release_noise_[slot]);
+    // On L, in the slot L holds until release_free_: the stream's buffer, read only (its upper
+    // triangle: the stream made the release symmetric, so follow()'s check of both would read twice
+    // the bytes for nothing), or L's copy, read in place.
+    if (in_place_) private_->follow_upper(*release_view_[slot], release_noise_[slot]);
     else if (!follow(release_copy_[slot], release_noise_[slot], b)) return false;
     signal(release_free_, b);
   }

@@ -20,10 +20,18 @@ namespace dpstream::linalg {
 // w = c·q for the symmetric c this is meant for: both triangles of c are read (the last
 // d mod vector-width rows of w come from c's columns, i.e. as cᵀ·q), so the caller guarantees
 // symmetry. c: d × d, q and w: d × b (w may not overlap c or q); std::invalid_argument for other
-// shapes. No allocation.
+// shapes. No allocation (a 48 KB panel on the stack).
 void symmetric_product(const Eigen::Ref<const Eigen::MatrixXf>& c, const Eigen::Ref<const Eigen::MatrixXf>& q,
                        Eigen::Ref<Eigen::MatrixXf> w);
 void symmetric_product(const Eigen::Ref<const Eigen::MatrixXd>& c, const Eigen::Ref<const Eigen::MatrixXd>& q,
                        Eigen::Ref<Eigen::MatrixXd> w);
+
+// w = C·q for the symmetric C of which `upper` holds the upper triangle: C's strict lower triangle
+// is never read, so a caller holding one triangle (an exact sum kept as U) needs no d × d copy of
+// both. Bit for bit symmetric_product of the full C: each tile reads the same values in the same
+// order, those below the diagonal gathered from their mirrors first (one pass over the upper
+// triangle's columns, d²/2 entries, on top of the product's own reads). Same shapes and errors.
+void symmetric_product_upper(const Eigen::Ref<const Eigen::MatrixXd>& upper, const Eigen::Ref<const Eigen::MatrixXd>& q,
+                             Eigen::Ref<Eigen::MatrixXd> w);
 
 }  // namespace dpstream::linalg

@@ -137,6 +137,10 @@ class FplOnlinePca {
   // bit. The strict upper triangle is not read; outside perturbed_leader mode it is overwritten with
   // the mirror.
   void follow_lower(Eigen::Ref<Eigen::MatrixXd> lower, double noise_norm = 0);
+  // The same from the leader's upper triangle (SubspaceTracker::refresh_upper), read in place: same
+  // result, bit for bit; the strict lower triangle is neither read nor written. For a caller whose
+  // leader is symmetric by construction (a stream's release): it skips follow()'s symmetry check.
+  void follow_upper(const Eigen::Ref<const Eigen::MatrixXd>& upper, double noise_norm = 0);
   // follow_the_leader only: the same refresh when the caller already holds the leader's top k —
   // eval::RegretMeter::leader(), the top k of the same exact Σ a aᵀ — instead of solving it again.
   // The next follow() starts from it. InvalidParameter in the other modes (a private learner reads

@@ -178,15 +178,18 @@ class SubspaceTracker {
   const TopEigen& refresh(const Eigen::Ref<const Eigen::MatrixXd>& c, double residual_floor = 0);
   // The same for the symmetric matrix whose upper triangle is upper's (its strict lower triangle is
   // never read), for a caller that keeps one triangle (stream::CovarianceAccumulator): the tracker
-  // builds both triangles, and the float copy, in its own buffers in one pass, instead of the
-  // caller mirroring a full copy that refresh() then reads again to check it (at d = 2048 that was
-  // 20 ms of the regret meter's 70 a block). Same result as refresh() of that matrix, bit for bit;
-  // InvalidParameter for a wrong size or a non-finite entry. Holds a d × d copy between calls.
+  // builds what it needs in its own buffers in one pass, instead of the caller mirroring a full
+  // copy that refresh() then reads again to check it (at d = 2048 that was 20 ms of the regret
+  // meter's 70 a block). Same result as refresh() of that matrix, bit for bit; InvalidParameter for
+  // a wrong size or a non-finite entry. In single precision (the default) only the float copy is
+  // built, and the double products (the certificate's) read `upper` in place
+  // (linalg::symmetric_product_upper); in double precision, or for a full solve, a d × d double
+  // copy is built too, and held between calls.
   const TopEigen& refresh_upper(const Eigen::Ref<const Eigen::MatrixXd>& upper, double residual_floor = 0);
   // The same from c's lower triangle, for a caller that keeps that one (the replay hands its
   // learner the releases' lower triangles: io::unpack_lower_triangle). The strict upper triangle is
   // not read but overwritten, in the same one pass, with the mirror: c ends as the symmetric matrix
-  // refreshed from, and no d × d copy is held (as for refresh_upper). Same result as refresh() of
+  // refreshed from, and no d × d double copy is held. Same result as refresh() of
   // that matrix, bit for bit; InvalidParameter for a wrong size or a non-finite entry.
   const TopEigen& refresh_lower(Eigen::Ref<Eigen::MatrixXd> c, double residual_floor = 0);
 
@@ -220,7 +223,9 @@ class SubspaceTracker {
  private:
   bool cold_full_solve() const noexcept;  // no basis yet, and d ≤ cold_full_solve_max_dimension
   void check_refresh_arguments(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c, double residual_floor) const;
-  const TopEigen& refresh_checked(const Eigen::Ref<const Eigen::MatrixXd>& c, double frobenius, double residual_floor);
+  enum class Held { full, upper };  // what refresh_checked's c holds: the matrix, or its upper triangle
+  const TopEigen& refresh_checked(const Eigen::Ref<const Eigen::MatrixXd>& c, Held held, double frobenius,
+                                  double residual_floor);
 
   Eigen::Index dimension_, k_;
   RefreshOptions options_;
