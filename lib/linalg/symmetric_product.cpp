@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "transpose_tile.hpp"
+
 namespace dpstream::linalg {
 
 namespace {
@@ -68,21 +70,14 @@ template <class T, Stored kStored>
 void gather(const T* c, Index ldc, Index i0, Index rows, Index height, Index j0, Index depth, T* panel) {
   Index j = j0;
   if constexpr (kStored == Stored::upper) {
-    // Columns j < i0 lie wholly below the diagonal: the block U(j.., i0 + r) transposed, lanes ×
-    // lanes at a time (lanes columns of U loaded as packets, transposed in registers).
-    using Packet = typename ei::packet_traits<T>::type;
-    constexpr Index kLanes = ei::packet_traits<T>::size;
-    if (rows % kLanes == 0)
-      for (; j + kLanes <= std::min(j0 + depth, i0); j += kLanes)
-        for (Index r = 0; r < rows; r += kLanes) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's vector attributes, as inside Eigen
-          ei::PacketBlock<Packet, kLanes> block;
-#pragma GCC diagnostic pop
-          for (Index m = 0; m < kLanes; ++m) block.packet[m] = ei::ploadu<Packet>(c + (i0 + r + m) * ldc + j);
-          ei::ptranspose(block);
-          for (Index m = 0; m < kLanes; ++m) ei::pstoreu(panel + (j + m - j0) * height + r, block.packet[m]);
-        }
+    // Columns j < i0 lie wholly below the diagonal: the block U(j.., i0..) transposed, a tile at a
+    // time, lanes × lanes in registers (transpose_tile).
+    j = j0 + std::clamp<Index>(i0 - j0, 0, depth);
+    for (Index t = j0; t < j; t += detail::kTile)
+      detail::transpose_tile(c + i0 * ldc + t, ldc, std::min(detail::kTile, j - t), rows, panel + (t - j0) * height,
+                             height);
+    if (rows < height)
+      for (Index t = j0; t < j; ++t) std::fill(panel + (t - j0) * height + rows, panel + (t - j0 + 1) * height, T(0));
   }
   for (; j < j0 + depth; ++j) {
     T* to = panel + (j - j0) * height;
