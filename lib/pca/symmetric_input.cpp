@@ -215,7 +215,8 @@ ExpandedSums expand_tiles(const double* source, Index stride, Index d, double* f
   return {{max_abs, std::sqrt(sum_sq)}, zeros};
 }
 
-// `triangle` expanded into `full` (d × d, columns full_stride apart; may be triangle's own storage).
+// `triangle` expanded into `full` (d × d, columns full_stride apart; may be triangle's own storage;
+// nullptr: the float copy only, from the upper triangle).
 template <bool kFromLower>
 MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle, double* full, Index full_stride,
                      Eigen::MatrixXf* single) {
@@ -224,9 +225,12 @@ MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle,
   if (single != nullptr) single->resize(d, d);
   const double* source = triangle.data();
   const Index stride = triangle.outerStride();
-  const ExpandedSums sums = single != nullptr
-                                ? expand_tiles<true, kFromLower>(source, stride, d, full, full_stride, *single)
-                                : expand_tiles<false, kFromLower>(source, stride, d, full, full_stride, none);
+  ExpandedSums sums;
+  if constexpr (!kFromLower)
+    if (full == nullptr) sums = expand_tiles<true, false, false>(source, stride, d, nullptr, 0, *single);
+  if (full != nullptr)
+    sums = single != nullptr ? expand_tiles<true, kFromLower>(source, stride, d, full, full_stride, *single)
+                             : expand_tiles<false, kFromLower>(source, stride, d, full, full_stride, none);
   if (!std::isfinite(sums.zeros)) name_non_finite(fn, triangle, kFromLower);
   return sums.summary;
 }
@@ -247,11 +251,7 @@ MatrixSummary expand_upper(const char* fn, const Eigen::Ref<const MatrixXd>& upp
 
 MatrixSummary expand_upper_single(const char* fn, const Eigen::Ref<const MatrixXd>& upper, Eigen::MatrixXf& single) {
   require_square(fn, upper.rows(), upper.cols());
-  const Index d = upper.rows();
-  single.resize(d, d);
-  const ExpandedSums sums = expand_tiles<true, false, false>(upper.data(), upper.outerStride(), d, nullptr, 0, single);
-  if (!std::isfinite(sums.zeros)) name_non_finite(fn, upper, false);
-  return sums.summary;
+  return expand<false>(fn, upper, nullptr, 0, &single);
 }
 
 MatrixSummary expand_lower_in_place(const char* fn, Eigen::Ref<MatrixXd> c, Eigen::MatrixXf* single) {
