@@ -20,7 +20,7 @@
 //    figure is the median of the R ratios, with their smallest and largest. Why: the 2-core VM's
 //    speed drifts by up to 1.7× within minutes (the GEMM rate of single runs ranged over 42.7–75
 //    GFLOP/s in one afternoon), and a ratio of runs minutes apart took all of it (single-run ratios
-//    0.44–0.58 at d = 2048, k = 32, for the same build); runs seconds apart mostly share the machine's
+//    0.35–0.58 at d = 2048, k = 32, for the same build); runs seconds apart mostly share the machine's
 //    phase, and the runs on both sides cancel a steady drift. The rates and CPU figures printed are
 //    the median round's; ingest/GEMM bound;
 //  * CPU per release of each worker thread: S (stream), L (private learner: follow the release,
@@ -32,8 +32,8 @@
 // sd 1, about half its spectrum below 0), the median of 3 runs of each route, and their largest
 // difference relative to max|C| (round-off: ~1e-15).
 //
-// Default: d ∈ {256, 784, 2048}, k = 10, projection at d ∈ {256, 784} (a few minutes on the 2-core
-// VM). --full: d ∈ {256, 784, 2048, 4096} × k ∈ {10, 32}, projection also at 2048. --psd: the
+// Default: d ∈ {256, 784, 2048}, k = 10, projection at d ∈ {256, 784} (~30 s on the 2-core VM;
+// --full ~3 minutes). --full: d ∈ {256, 784, 2048, 4096} × k ∈ {10, 32}, projection also at 2048. --psd: the
 // projection alone. --d D: that d only (both parts). --k K: that k only (the replay part).
 #include <malloc.h>
 #include <sys/resource.h>
