@@ -182,6 +182,8 @@ ReplayRun replay_once(const MatrixXd& data, const replay::ReplaySettings& s, dou
     pipeline.finish();
     *final_s = seconds_since(final_start);
     checksum += pipeline.meter().opt();
+    // Every learner's gain: a change in the private learner's or the evaluation's arithmetic moves it.
+    for (std::size_t i = 0; i < pipeline.meter().learners().size(); ++i) checksum += pipeline.meter().gain(i);
   }
   const double input_mb = static_cast<double>(data.size()) * sizeof(double) / (1024.0 * 1024.0);
   run.peak_mb = reset ? peak_rss_mb() - input_mb : -1;
