@@ -226,11 +226,13 @@ MatrixSummary expand(const char* fn, const Eigen::Ref<const MatrixXd>& triangle,
   const double* source = triangle.data();
   const Index stride = triangle.outerStride();
   ExpandedSums sums;
-  if constexpr (!kFromLower)
-    if (full == nullptr) sums = expand_tiles<true, false, false>(source, stride, d, nullptr, 0, *single);
-  if (full != nullptr)
-    sums = single != nullptr ? expand_tiles<true, kFromLower>(source, stride, d, full, full_stride, *single)
-                             : expand_tiles<false, kFromLower>(source, stride, d, full, full_stride, none);
+  if (full == nullptr) {  // the float copy only (expand_upper_single: an upper triangle, single given)
+    if constexpr (!kFromLower) sums = expand_tiles<true, false, false>(source, stride, d, nullptr, 0, *single);
+  } else if (single != nullptr) {
+    sums = expand_tiles<true, kFromLower>(source, stride, d, full, full_stride, *single);
+  } else {
+    sums = expand_tiles<false, kFromLower>(source, stride, d, full, full_stride, none);
+  }
   if (!std::isfinite(sums.zeros)) name_non_finite(fn, triangle, kFromLower);
   return sums.summary;
 }
