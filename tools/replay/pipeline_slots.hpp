@@ -28,7 +28,7 @@ inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
 //    refresh takes 2 to 8 block products, so L's cost swings from one release to the next, and with 2
 //    release slots S waited for the slow ones while E, waiting on L, had nothing to do. bench_scale at
 //    d = 784, k = 10: replay/ingest 0.60–0.67 with 2 slots (7 runs), 0.66–0.72 with 4 (6 runs), no
-//    better with 6 or 10; at d = 2048, k = 32 no gain, with L the longest thread or not. docs/tools.md.
+//    better with 6 or 10; at d = 2048, k = 32 no gain, with L the longest thread or not. docs/performance.md.
 //  * under --nonnegative, up to 8 releases (and sums, and blocks + 4) ahead, as many as fit in
 //    kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (P may
 //    be one full release ahead of the one L reads). Why: a full release's PSD projection holds L for

@@ -47,7 +47,7 @@ std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t see
 // buffers: pipeline_slots) — the stream's exact sum,
 // its releases in flight, the exact sums it hands to the meter (1.5), the meter's exact sum and its
 // OPT solves, both learners' leaders and eigensolver workspaces, the separable estimate's sums (the
-// measured total is ~14 at d = 2048: docs/tools.md) — with n packed d × d noise states held by
+// measured total is ~14 at d = 2048: docs/performance.md) — with n packed d × d noise states held by
 // the mechanism (a tree's nodes ~log2 T, a BLT's buffers, square-root Toeplitz's T draws).
 double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_t> rows) {
   const double dd = static_cast<double>(d) * static_cast<double>(d);

@@ -12,7 +12,8 @@
 // half its spectrum below 0 (Fashion-MNIST's releases: 380–392 of 784), so m ≈ d/2 and the cost stays
 // O(d³), with a smaller constant. A PsdProjector reusing its buffers, own timing, best of 7 on the
 // Zen 5 VM: 64-74 ms at d = 784 and 1.0 s at 2048, against 85-86 ms and 1.38 s when every
-// eigenvector of T was computed (dstemr). The replay's figures are in docs/tools.md.
+// eigenvector of T was computed (dstemr). The replay's figures are in docs/tools.md (--nonnegative)
+// and docs/performance.md (bench_scale).
 //
 // Certificate: MRRR's eigenvectors can lose orthogonality in tight clusters, so the pairs used are
 // checked first — residual ‖Tz − λz‖₂ ≤ 64·d·ε·‖T‖₁ for each, |ZᵀZ − I| ≤ 64·d·ε entrywise (the

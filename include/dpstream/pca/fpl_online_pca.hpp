@@ -77,7 +77,7 @@ RefreshOptions fpl_refresh_defaults(FplMode mode);
 // the releases are mostly noise and the 1e-2 rule took 15 block products a refresh, the floor 7) —
 // and not where the signal does (the 1e-2 rule stops first there). Why 0.05: on Fashion-MNIST
 // (dpstream-replay, seeds 1–3) regret/OPT moved by −0.02 (blt) and +0.02 points (separable) against
-// no floor, within the seeds' spread; 0.1 moved them by −0.11 and +0.07 (docs/tools.md).
+// no floor, within the seeds' spread; 0.1 moved them by −0.11 and +0.07 (docs/performance.md).
 inline constexpr double kNoiseFloorShare = 0.05;
 // ‖E‖₂ of a d × d symmetric Gaussian matrix whose off-diagonal entries have variance v: ≈ 2√(d·v),
 // the edge of the semicircle (the diagonal's variance does not move it). Public: it depends on the
