@@ -126,25 +126,31 @@ void FplOnlinePca::attach(stream::ContinualCovariance& stream) {
   });
 }
 
+// follow, follow_lower and follow_upper: the leader, plus in perturbed_leader mode a fresh E_t
+// (Algorithm 2, line 5; for this refresh only, not private over the run), refreshed by the
+// tracker's entry point for what the caller holds. E_t is symmetric, so a triangle of leader + E_t
+// is that triangle of the leader's matrix + E_t: each entry point reads its own triangle of either.
+template <class Leader, class Refresh>
+void FplOnlinePca::refresh_from(const char* fn, Leader& leader, double noise_norm, Refresh refresh) {
+  const double floor = noise_floor(fn, noise_norm);
+  if (!perturbation_) return finish_refresh(refresh(leader, floor));
+  leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
+  finish_refresh(refresh(leader_, floor));
+}
+
 void FplOnlinePca::follow(const Eigen::Ref<const MatrixXd>& leader, double noise_norm) {
-  const double floor = noise_floor("FplOnlinePca::follow", noise_norm);
-  // Algorithm 2, line 5: a fresh E_t for this refresh only (not private over the run).
-  if (perturbation_) leader_ = leader + perturbation_->sample_noise(dimension_, *noise_);
-  finish_refresh(perturbation_ ? tracker_.refresh(leader_, floor) : tracker_.refresh(leader, floor));
+  refresh_from("FplOnlinePca::follow", leader, noise_norm,
+               [this](const auto& c, double floor) -> const TopEigen& { return tracker_.refresh(c, floor); });
 }
 
 void FplOnlinePca::follow_lower(Eigen::Ref<MatrixXd> lower, double noise_norm) {
-  const double floor = noise_floor("FplOnlinePca::follow_lower", noise_norm);
-  // E_t is symmetric: the lower triangle of lower + E_t is that of the leader's matrix + E_t.
-  if (perturbation_) leader_ = lower + perturbation_->sample_noise(dimension_, *noise_);
-  finish_refresh(perturbation_ ? tracker_.refresh_lower(leader_, floor) : tracker_.refresh_lower(lower, floor));
+  refresh_from("FplOnlinePca::follow_lower", lower, noise_norm,
+               [this](auto& c, double floor) -> const TopEigen& { return tracker_.refresh_lower(c, floor); });
 }
 
 void FplOnlinePca::follow_upper(const Eigen::Ref<const MatrixXd>& upper, double noise_norm) {
-  const double floor = noise_floor("FplOnlinePca::follow_upper", noise_norm);
-  if (!perturbation_) return finish_refresh(tracker_.refresh_upper(upper, floor));
-  leader_ = upper + perturbation_->sample_noise(dimension_, *noise_);  // as follow_lower, upper triangle
-  finish_refresh(tracker_.refresh_upper(leader_, floor));
+  refresh_from("FplOnlinePca::follow_upper", upper, noise_norm,
+               [this](const auto& c, double floor) -> const TopEigen& { return tracker_.refresh_upper(c, floor); });
 }
 
 double FplOnlinePca::noise_floor(const char* fn, double noise_norm) const {

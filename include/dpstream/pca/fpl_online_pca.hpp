@@ -186,6 +186,8 @@ class FplOnlinePca {
   void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);
   void check_row_length(Eigen::Index length, const char* where) const;
   double noise_floor(const char* fn, double noise_norm) const;  // the refresh's residual floor, checked
+  template <class Leader, class Refresh>
+  void refresh_from(const char* fn, Leader& leader, double noise_norm, Refresh refresh);
   void finish_refresh(const TopEigen& top);
 
   Eigen::Index dimension_;
