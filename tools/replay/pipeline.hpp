@@ -38,6 +38,14 @@
 // the others; close() rethrows it. With --nonprivate only E runs (and adds up the meter's sum
 // itself).
 //
+// Scheduling: E runs kEvaluationNice (pipeline.cpp) nice steps below S and L. On two cores the
+// three threads shared them fairly, so L, the longest chain, got 2/3 of a core while E, which can lag
+// L by its sum slots, took the rest; then S ran ahead, blocked, and a core sat idle while E waited on
+// L. Yielding, E takes the cycles S and L leave: both cores were busy 90.8–91.9% of the replay's wall
+// time against 85.6–88.6% (bench_scale --d 2048 --k 32, 2026-11-27, 4 runs each alternated; busy =
+// S + L + E CPU over twice the wall). Deeper sum slots beside it added nothing. No output changes:
+// the threads' order is set by their counters, never by timing.
+//
 // Privacy: only the private learner's subspaces are differentially private (the stream's (ε, δ)).
 // The meter, follow-the-leader and every figure computed from them use raw rows: they are
 // evaluation output, not releases.
