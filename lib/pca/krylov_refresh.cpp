@@ -122,7 +122,7 @@ struct RitzPairs {
 };
 
 // What an accepted refresh returns: the b Ritz vectors (the top k certified), the top k values and
-// their largest residual.
+// their residual norms. No residuals: not accepted.
 struct Answer {
   MatrixXd block;
   VectorXd values;
