@@ -149,9 +149,9 @@ Answer certify_in_double(const DoubleMatrix& c, MatrixXd v, const StoppingRule& 
   MatrixXd cv(c.rows(), v.cols());
   c.product(v, cv);
   const MatrixXd a = v.transpose() * cv;
-  const linalg::SymmetricEigenSolver small(0.5 * (a + a.transpose()));
   VectorXd residuals = (cv - v * a).colwise().norm().transpose();
   if (!rule.met(residuals, scale, std::abs(a.trace()))) return {};
+  const linalg::SymmetricEigenSolver small(0.5 * (a + a.transpose()));
   return {v * small.eigenvectors().rowwise().reverse(), small.eigenvalues().reverse(), std::move(residuals)};
 }
 

@@ -22,8 +22,9 @@ using Eigen::MatrixXd;
 
 namespace {
 
-// E's nice above the process's (pipeline.hpp, "Scheduling"). 5 to 19 all gained; 10 keeps E from
-// being starved as hard by other processes' work as 19 would.
+// Nice steps E takes below the thread that built the Pipeline, whose nice it starts with
+// (pipeline.hpp, "Scheduling"). 5 to 19 all gained; 10 keeps E from being starved as hard by other
+// processes' work as 19 would.
 constexpr int kEvaluationNice = 10;
 
 // Lowers the calling thread's priority by `more` nice steps (at most to 19). Linux: setpriority on a
