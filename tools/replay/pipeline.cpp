@@ -113,16 +113,17 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   p.k = s.k;
   p.mode = pca::FplMode::private_tree;
   private_ = std::make_unique<pca::FplOnlinePca>(d, p);
+  // The slots S writes at every block are written once here, as the stream's release buffers are
+  // (continual_sum.cpp): S, the longest thread at d = 784, then never faults their pages in.
   if (in_place_) release_view_.assign(release_buffers_, nullptr);
-  else release_copy_.resize(release_buffers_);
+  else release_copy_.assign(release_buffers_, MatrixXd::Zero(d, d));
   release_noise_.assign(release_buffers_, 0.0);
-  exact_sums_.resize(slots_.sums);
-  for (Eigen::VectorXd& slot : exact_sums_) slot.resize(d * (d + 1) / 2);
+  exact_sums_.assign(slots_.sums, Eigen::VectorXd::Zero(d * (d + 1) / 2));
   // --mechanism separable: the learner follows the stationary estimate t·m̂_t built from the
   // releases (post-processing, stationary_estimate.hpp), not the released prefix itself.
   if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_->noise())) {
     stationary_.emplace(separable->strategy());
-    packed_release_.resize(d * (d + 1) / 2);
+    packed_release_.setZero(d * (d + 1) / 2);
   }
   if (s.nonnegative) nonnegative_.emplace(d, pca::DoublyNonnegativeOptions{kNonnegativeRounds, kNonnegativeRefreshRatio});
   // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.

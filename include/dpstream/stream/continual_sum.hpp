@@ -101,9 +101,9 @@ struct ContinualSumOptions {
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
   Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
   // Releases whose value stays valid: release t is written into buffer t mod kept_releases, so it is
-  // not overwritten before release t + kept_releases (memory: that many values). For a consumer that
-  // reads release t on another thread while the stream goes on (tools/replay/pipeline.hpp), in place
-  // of a copy. 1 to 64; speed only.
+  // not overwritten before release t + kept_releases (memory: that many values, allocated and
+  // written at construction). For a consumer that reads release t on another thread while the
+  // stream goes on (tools/replay/pipeline.hpp), in place of a copy. 1 to 64; speed only.
   std::uint32_t kept_releases = 1;
 };
 
