@@ -67,6 +67,7 @@ struct PcaReport {
   std::uint64_t rows = 0, skipped = 0;
   stream::RowGuardCounts guard;
   double captured = 0, opt = 0, captured_ratio = 0, proj_dist = 0;
+  pca::PrivateSubspace released;  // the method's release (V̂, and its private values if any)
   privacy::Spent spent{};
   double method_seconds = 0, seconds = 0;
 };

@@ -203,6 +203,7 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   r.opt = exact.values.sum();
   r.captured_ratio = r.captured / r.opt;
   r.proj_dist = pca::projector_distance(released.vectors, exact.vectors);
+  r.released = released;
   r.spent = accountant.spent();
   r.input_path = source.path();
   r.input_note = input.note;

@@ -126,6 +126,7 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
     packed_release_.setZero(d * (d + 1) / 2);
   }
   if (s.nonnegative) nonnegative_.emplace(d, pca::DoublyNonnegativeOptions{kNonnegativeRounds, kNonnegativeRefreshRatio});
+  if (s.release_observer) sum_->subscribe(s.release_observer);  // tests and audits (settings.hpp)
   // Instead of private_->attach(*sum_): the same follow() of every release, run on thread L.
   sum_->subscribe([this](const stream::ContinualCovariance::Release& r) { on_release(r); });
   private_index_ = meter_->learner("private");

@@ -41,6 +41,9 @@ struct ReplaySettings {
   bool resume = false;
   std::string max_memory;  // --max-memory SIZE ("": the default, from the machine's memory)
   std::uint64_t test_kill_at_block = 0;  // tests: SIGKILL itself before replaying this block (0: never)
+  // Tests and audits (no flag, not in the settings table): called with every release of the private
+  // stream as it is made, on the stream's thread, before the learner reads it. Empty: none.
+  std::function<void(const stream::ContinualCovariance::Release&)> release_observer;
   // --learner: the private learners, comma-separated, run side by side on one stream (learners.hpp).
   // "fpl" alone (the default) is the run as it was before the list existed.
   std::string learner = "fpl";
