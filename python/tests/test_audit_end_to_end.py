@@ -212,9 +212,13 @@ def dask_releases(rows, seed):
     return releases
 
 
-def dask_features(rows, seed):
+def dask_releases_sync(rows, seed):
     with dask.config.set(scheduler="synchronous"):
-        return np.array([r.noisy_second_moment[0, 0] for r in dask_releases(rows, seed)])
+        return dask_releases(rows, seed)
+
+
+def dask_features(rows, seed):
+    return np.array([r.noisy_second_moment[0, 0] for r in dask_releases_sync(rows, seed)])
 
 
 def test_dask_row_zeroed_stays_within_its_claim():
@@ -275,8 +279,3 @@ def test_a_local_cluster_releases_the_same_bits_as_the_synchronous_scheduler():
     assert len(got) == len(want) == 2
     for a, b in zip(got, want):
         assert np.array_equal(a, b)  # bit for bit: the same graph, the same order of additions
-
-
-def dask_releases_sync(rows, seed):
-    with dask.config.set(scheduler="synchronous"):
-        return dask_releases(rows, seed)

@@ -14,11 +14,9 @@
 // hold d = 5 rows in blocks of B = 2: D = [e₁, e₅ | e₂, e₅ | e₃, e₅ | e₄, e₅] and D' = D with its
 // first line written as zeros. Under --normalize unit (the default) the zeroed row had norm L = 1,
 // so the pair attains the sensitivity L² on the diagonal entry (1, 1) of every release. The
-// attacker's features: each release projected on the difference of the two files' exact prefix sums
-// (Fisher's discriminant over them is then the likelihood-ratio statistic of the Gaussian releases
-// for the zeroed row). Claim: ε at δ' = 0.1 of the run's μ (its
-// JSON line's "mu"), checked equal to the μ of the tool's (ε, δ) = (3, 1e-3) (one learner, the whole
-// budget).
+// attacker's statistic: the likelihood ratio of the releases' diagonals (likelihood_weights).
+// Claim: ε at δ' = 0.1 of the run's μ (its JSON line's "mu"), checked equal to the μ of the tool's
+// (ε, δ) = (3, 1e-3) (one learner, the whole budget).
 //
 // Planted bugs (each must exceed the claim; planted in the inputs and flags the test computes, the
 // tool untouched):
