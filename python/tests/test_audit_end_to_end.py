@@ -200,9 +200,9 @@ DASK = dict(block=4, mechanism="tree", horizon=2, normalize="clip", clip_norm=1.
 
 
 def dask_rows(first_norm=1.0):
-    """d = 3, blocks of 4: [a, 0, 0, 0 | e2, e3, 0, 0], a = first_norm * e1."""
+    """d = 3, blocks of 4: [a, e2/2, e2/2, e3/2 | e2, e3, 0, 0], a = first_norm * e1."""
     rows = np.zeros((8, 3))
-    rows[0, 0], rows[4, 1], rows[5, 2] = first_norm, 1.0, 1.0
+    rows[0, 0], rows[1, 1], rows[2, 1], rows[3, 2], rows[4, 1], rows[5, 2] = first_norm, 0.5, 0.5, 0.5, 1.0, 1.0
     return rows
 
 
@@ -251,14 +251,16 @@ def _unguarded_aggregate(rows, first_row, params):
 
 
 def test_planted_dask_worker_part_from_unguarded_rows_is_caught(monkeypatch):
-    # D's first row has norm 2 (its honest guard clips it to 1); the planted worker sums it as it is.
-    # Its block's part, 4 e1 e1^T, is a sum 4 guarded rows could make (trace 4 = rows * L^2, PSD):
-    # no check on the sum can refuse it. Caught = the coordinator refuses the part, or eps_lb > claim.
+    # D's first row has norm 1.7 (its honest guard clips it to 1); the planted worker sums it as it is.
+    # Its block's part (trace 2.89 + 0.75 = 3.64 <= 4 L^2, PSD, rank 3, no row zero or clipped in its
+    # counts) is a sum four guarded rows can make: a PSD matrix of rank <= 4 splits into four rank-one
+    # terms of equal trace, here 0.91 each. No check on a part can refuse it. Caught = the coordinator
+    # refuses the part (a check on something only the worker holds), or eps_lb > claim.
     monkeypatch.setattr(dpstream.dask, "_aggregate", _unguarded_aggregate)
-    d = dask_rows(2.0)
+    d = dask_rows(1.7)
     try:
         lb = audit("py dask PLANTED worker part from unguarded rows",
-                   lambda nb, seed: dask_features(zeroed_first(d) if nb else d, seed), trials=300)
+                   lambda nb, seed: dask_features(zeroed_first(d) if nb else d, seed), trials=500)
     except (dpstream.InvalidParameter, dpstream.CorruptInput) as refused:
         print(f"audit py dask PLANTED worker part from unguarded rows: refused by the coordinator ({refused})")
         return
