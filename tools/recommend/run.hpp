@@ -50,6 +50,9 @@ class RecommendRun {
   void train();
 
   const Prepared& data() const { return data_; }
+  // After train(): the batch model (its public release in Model::released) or the online result.
+  const Model& model() const { return model_; }
+  const std::optional<OnlineResult>& online_result() const { return online_result_; }
   // After train(): the method, privacy and score lines, then the recommendations.
   std::string summary_text() const;
   std::string json_line() const;

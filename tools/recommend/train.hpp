@@ -38,6 +38,8 @@ struct Model {
   // model); for the other private methods a separate PrivateBaseline release at the same (ε, δ), shown
   // for comparison and not counted in epsilon_spent. Unset without noise.
   std::optional<completion::RatingPredictor> private_baseline;
+  // dpam: its public release (μ̂, b̂_j, ĉ_j and the item factors), what every user is served from.
+  std::optional<completion::ItemModel> released;
 };
 
 // dpam's options from the flags (the online Recommender shares them).
