@@ -20,7 +20,9 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpstream/completion/ratings_matrix.hpp"
@@ -48,6 +50,11 @@ class RecommendRun {
 
   // Trains and evaluates (an error: exit 1); streaming prints a line per refresh.
   void train();
+  // Before train(), a batch dpam run: `observer` sees every V-step release (for the audits).
+  void observe_dpam_releases(completion::DpamAls::ReleaseObserver observer) {
+    if (!training_) throw std::logic_error("observe_dpam_releases: --online trains no batch model");
+    training_->observe_dpam_releases(std::move(observer));
+  }
 
   const Prepared& data() const { return data_; }
   // After train(): the batch model (its public release in Model::released) or the online result.

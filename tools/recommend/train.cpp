@@ -177,13 +177,13 @@ Model Trainer::train(const RatingsMatrix& train, privacy::PrivacyAccountant& acc
 }
 
 Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
-  const DpamAlsResult result = dpam_->train(train, &accountant);
+  const DpamAlsResult result = dpam_->train(train, &accountant, "dpam als", dpam_observer);
   Model m;
   m.rank = dpam_options_.rank;
   m.epsilon_spent = accountant.spent().epsilon;
   m.notes = dpam_notes(*dpam_, result);
   m.predict = served_predictor(result.model, dpam_options_.fold_in, train);
-  m.released = result.model;
+  m.dpam = result;
   ItemModel baseline = result.model;  // the same release without the factors
   baseline.item_factors.resize(baseline.items(), 0);
   m.private_baseline = served_predictor(baseline, dpam_options_.fold_in, train);
@@ -276,6 +276,11 @@ Training::Training(const RecommendSettings& s, const Prepared& data, const Ratin
 }
 
 Training::~Training() = default;
+
+void Training::observe_dpam_releases(DpamAls::ReleaseObserver observer) {
+  if (!trainer_) throw std::logic_error("observe_dpam_releases: a streaming run retrains; nothing to observe once");
+  trainer_->dpam_observer = std::move(observer);
+}
 
 Model Training::run() {
   if (!trainer_) return run_streaming();
