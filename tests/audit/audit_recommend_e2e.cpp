@@ -22,7 +22,9 @@
 //      infinite privacy loss;
 //    - the split shared across users (ratings_io's split_ratings: one shuffle of all ratings) applied
 //      on each side: adding user 99 moves other users' ratings between train and test, so the release
-//      moves by far more than one row.
+//      moves by far more than one row;
+//    - the cap ξ = 5 drawn from one stream for all users in file order (ratings_io's
+//      cap_ratings_per_user): user 99 is listed first, so every later capped user keeps other ratings.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -67,16 +69,19 @@ struct Files {
     d = (dir.path / "d.csv").string();
     d_prime = (dir.path / "d_prime.csv").string();
     catalogue = (dir.path / "items.txt").string();
-    std::string shared = "userId,movieId,rating,timestamp\n", target;
+    const std::string header = "userId,movieId,rating,timestamp\n";
+    std::string shared, target;
     for (int u = 1; u <= 60; ++u)  // 4 to 7 ratings each, on the half-star scale, one arrival each
       for (int k = 0; k < 4 + u % 4; ++k)
         shared += std::to_string(u) + "," + std::to_string(10 + (u + 3 * k) % 8) + "," +
                   std::to_string(0.5 + 0.5 * ((u * 7 + k * 5) % 10)) + "," + std::to_string(1000 + u) + "\n";
-    for (int j = 0; j < 8; ++j)  // user 99, last: half at the top of the scale, half at the bottom
+    // User 99 arrives last (her timestamp) but is listed first, so that her dense index is 0 and a
+    // stream shared across users in file order (the planted cap) draws for her first.
+    for (int j = 0; j < 8; ++j)  // half at the top of the scale, half at the bottom
       target += std::to_string(kTarget) + "," + std::to_string(10 + j) + "," + (j % 2 ? "0" : "6") + ",2000\n";
     target += std::to_string(kTarget) + "," + std::to_string(kPlantedItem) + ",5,2000\n";
-    dpstream::testing::write_bytes(d, shared);
-    dpstream::testing::write_bytes(d_prime, shared + target);
+    dpstream::testing::write_bytes(d, header + shared);
+    dpstream::testing::write_bytes(d_prime, header + target + shared);
     std::string items;
     for (int j = 10; j < 18; ++j) items += std::to_string(j) + "\n";
     dpstream::testing::write_bytes(catalogue, items + std::to_string(kPlantedItem) + "\n");
@@ -135,17 +140,26 @@ void plant_shared_split(const RecommendSettings& s, Prepared& p) {
   p.test = std::move(split.test);
 }
 
+// The cap of ratings_io (ξ = 5, one random stream for all users, in user order), swapped in for the
+// tool's per-user cap.
+constexpr Index kPlantedCap = 5;
+void plant_shared_cap(const RecommendSettings& s, Prepared& p) {
+  p.train = dpstream::completion::cap_ratings_per_user(p.train, kPlantedCap, s.split_seed).kept;
+}
+
+enum class Plant { none, shared_split, shared_cap };
+
 // One online trial: the tool's replay on the side's file, and the attacker's exact log-likelihood
 // ratio of its release (means computed from both sides' prepared data as the audited pipeline makes it).
 struct OnlineAudit {
-  bool planted_split = false;
   Prepared prepared[2];
   RecommendSettings s[2];
-  explicit OnlineAudit(bool planted) : planted_split(planted) {
+  explicit OnlineAudit(Plant plant) {
     for (int side = 0; side < 2; ++side) {
       s[side] = online_settings(side == 1);
-      prepared[side] = dpstream::tools::recommend::prepare(s[side]);
-      if (planted) plant_shared_split(s[side], prepared[side]);
+      prepared[side] = dpstream::tools::recommend::prepare(s[side]);  // no cap: dpam needs none
+      if (plant == Plant::shared_split) plant_shared_split(s[side], prepared[side]);
+      if (plant == Plant::shared_cap) plant_shared_cap(s[side], prepared[side]);
     }
   }
   VectorXd feature(bool neighbour, std::uint64_t seed) {
@@ -188,7 +202,7 @@ struct OnlineAudit {
 
 // The online audit: its claim, her row's attainment, and the bound from `trials` a side.
 dpstream::audit::AuditResult online_audit(const char* name, std::uint64_t id, long trials) {
-  OnlineAudit audit(false);
+  OnlineAudit audit(Plant::none);
   const double claimed = audit.claimed();
   double attained = 0;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) attained += audit.attained(seed) / 20;
@@ -208,14 +222,20 @@ TEST_CASE("audit e2e: dpstream-recommend --online within its claim (unit run)", 
   online_audit("e2e recommend --online (file pair, unit run)", 705, 600);
 }
 
-TEST_CASE("audit e2e: planted bug — a train/test split shared across users (--online) is caught", "[audit][planted][e2e]") {
-  OnlineAudit audit(true);
+void planted_online_audit(Plant plant, const char* name, std::uint64_t id) {
+  OnlineAudit audit(plant);
   const double claimed = audit.claimed();
-  std::printf("planted shared split: the pair's mu %.3f against the claim's %.3f\n", audit.pair_mu(1),
-              OnlineAudit(false).pair_mu(1));
-  const auto result = run_audit("e2e planted: split shared across users (--online)", 702, 400, kAuditDelta, claimed,
-                                [&](bool n, std::uint64_t seed) { return audit.feature(n, seed); });
+  std::printf("%s: the pair's mu %.3f against the claim's %.3f\n", name, audit.pair_mu(1), OnlineAudit(Plant::none).pair_mu(1));
+  const auto result = run_audit(name, id, 400, kAuditDelta, claimed, [&](bool n, std::uint64_t seed) { return audit.feature(n, seed); });
   CHECK(result.epsilon_lb > claimed);
+}
+
+TEST_CASE("audit e2e: planted bug — a train/test split shared across users (--online) is caught", "[audit][planted][e2e]") {
+  planted_online_audit(Plant::shared_split, "e2e planted: split shared across users (--online)", 702);
+}
+
+TEST_CASE("audit e2e: planted bug — a per-user cap drawn from one shared stream (--online) is caught", "[audit][planted][e2e]") {
+  planted_online_audit(Plant::shared_cap, "e2e planted: cap from one shared stream (--online)", 707);
 }
 
 namespace {
