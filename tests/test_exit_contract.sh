@@ -70,12 +70,15 @@ yes "0,0,0,0" | head -n 100 > "$work/zero.csv"
 expect "pca all-zero rows" 0 "$pca" --input "$work/zero.csv" --k 1 --seed 1
 
 # ---- dpstream-recommend ----
-model=(--method als --rank 2 --iters 2 --max-per-user 20 --epsilon 5 --seed 1)
+model=(--method als --rank 2 --iters 2 --max-per-user 20 --epsilon 5 --seed 1 --items-public)
 rec=(--input "$work/u.data" "${model[@]}")
 expect "recommend good" 0 "$recommend" "${rec[@]}"
 expect "recommend bad flag" 2 "$recommend" "${rec[@]}" --no-such-flag
 expect "recommend bad value" 2 "$recommend" "${rec[@]}" --rank 0
-expect "recommend missing input" 2 "$recommend" --input "$work/missing.data"
+expect "recommend missing input" 2 "$recommend" --input "$work/missing.data" --items-public
+# A private run on a file needs a public item catalogue (--catalogue FILE or --items-public).
+expect "recommend without a catalogue" 2 "$recommend" --input "$work/u.data" --epsilon 5
+expect "recommend missing catalogue" 2 "$recommend" "${rec[@]/--items-public/--catalogue=$work/missing.txt}"
 # Refused before training (nothing printed, no noise drawn), not after it.
 expect "recommend --recommend abc" 2 "$recommend" "${rec[@]}" --recommend abc
 expect "recommend --recommend unknown user" 2 "$recommend" "${rec[@]}" --recommend 7,9999

@@ -160,6 +160,24 @@ TEST_CASE("online: a BLT's horizon refuses users past it, nothing changed", "[on
   CHECK(rec.counts().users == 6);
 }
 
+TEST_CASE("online: a non-finite fold-in or rating is refused before it reaches the stream", "[online][privacy]") {
+  // Item factors of sd 1e200 overflow the training fold-in's Gram (v·vᵀ = inf): its factor is NaN, and
+  // a NaN norm passes a "norm > bound" clip. Refused, nothing added: the releases stay finite.
+  RecommenderOptions o = small_options(4, 1, 3);
+  o.als.init_sd = 1e200;
+  Recommender overflowing(o);
+  const Row row = {{0, 5.0}, {1, 1.0}, {2, 4.0}};
+  CHECK_THROWS_WITH(overflowing.add(row), Catch::Contains("not finite"));
+  CHECK(overflowing.counts().users == 0);
+  CHECK(overflowing.releases() == 0);
+  // A NaN rating passes the scale's clip: fold_in_user refuses it too (the serving path).
+  Recommender rec(small_options(4, 1, 3));
+  CHECK_THROWS_WITH(rec.serve(Row{{0, std::nan("")}}), Catch::Contains("not finite"));
+  rec.add(row);  // a sane user after the refusal is added and released, finite
+  CHECK(rec.releases() == 1);
+  CHECK(rec.released().allFinite());
+}
+
 TEST_CASE("online: seeded runs are reproducible; later users are served by the latest release", "[online]") {
   const Index items = 12;
   const auto users = random_users(9, items, 8);

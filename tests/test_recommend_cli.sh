@@ -18,6 +18,8 @@ awk 'BEGIN { srand(11); for (j = 0; j < 60; j++) { p[j] = rand() - 0.5; q[j] = r
          for (k = 0; k < 30; k++) { j = int(rand() * 60); if (j in seen) continue; seen[j] = 1
            r = int(3 + 4 * (a * p[j] + b * q[j]) + (rand() - 0.5) + 0.5); r = r < 1 ? 1 : (r > 5 ? 5 : r)
            printf "%d\t%d\t%d\t%d\n", i, 100 + j, r, 880000000 + k } } }' > "$work/u.data"
+# The public catalogue: items 100..159 (every item the generator can draw).
+seq 100 159 > "$work/items.txt"
 
 run() {
   local name="$1"; shift
@@ -30,7 +32,7 @@ required="method mechanism mode epsilon delta rank rmse rmse_item_mean rmse_glob
 
 check_run() {  # name, then flags; the model must run and print sane figures
   local name="$1"; shift
-  run "$name" --input "$work/u.data" --seed 3 "$@"
+  run "$name" --input "$work/u.data" --catalogue "$work/items.txt" --seed 3 "$@"
   [ "$status" -eq 0 ] || { fail "$name exited $status: $(cat "$work/$name.err")"; return; }
   keys="$(json "$name" | grep -o '"[a-z_]*":' | tr -d '":' | head -n 12 | tr '\n' ' ' | sed 's/ $//')"
   [ "$keys" = "$required" ] || fail "$name JSON keys: got '$keys', want '$required'"
@@ -38,8 +40,9 @@ check_run() {  # name, then flags; the model must run and print sane figures
     fail "$name values not sane: $(json "$name")"
 }
 
-check_run fw_rigorous --method fw --mechanism gaussian --mode rigorous --epsilon 2 --iters 4
-check_run fw_faithful --method fw --mechanism gaussian --mode faithful --epsilon 2 --iters 4
+# k = 67: the default's B_r/4·√(users × items) for 300 × 60, given (a file's count of users is private).
+check_run fw_rigorous --method fw --mechanism gaussian --mode rigorous --epsilon 2 --iters 4 --nuclear-norm 67
+check_run fw_faithful --method fw --mechanism gaussian --mode faithful --epsilon 2 --iters 4 --nuclear-norm 67
 check_run fw_none --method fw --mechanism none --iters 4
 for method in als irls; do
   for mechanism in gaussian laplace huber; do
@@ -83,11 +86,11 @@ check_run again --method als --mechanism gaussian --mode rigorous --epsilon 5 --
 # Recommendations: a known user gets 5 items; an unknown one is an error naming it.
 check_run rec --method als --mechanism none --rank 3 --iters 3 --recommend 7,12 --top 5
 grep -q "^top 5 for user 7:" "$work/rec.out" || fail "no recommendations for user 7: $(cat "$work/rec.out")"
-run unknown --input "$work/u.data" --recommend 9999
+run unknown --input "$work/u.data" --catalogue "$work/items.txt" --recommend 9999
 [ "$status" -eq 2 ] && grep -q "user 9999 is not in the input" "$work/unknown.err" || fail "unknown user: status $status, $(cat "$work/unknown.err")"
 
 # Streaming: refreshes every 100 users, all accounted within ε.
-check_run stream --method als --mechanism gaussian --mode rigorous --epsilon 5 --rank 3 --iters 3 --max-per-user 40 --refresh-every 100
+check_run stream --method als --mechanism gaussian --mode rigorous --epsilon 5 --rank 3 --iters 3 --max-per-user 40 --refresh-every 100 --planned-refreshes 3
 [ "$(grep -c '^refresh ' "$work/stream.out")" -eq 3 ] || fail "streaming: want 3 refreshes: $(cat "$work/stream.out")"
 awk -v e="$(field stream epsilon_spent)" 'BEGIN { exit !(e > 0 && e <= 5 * (1 + 1e-6)) }' || fail "streaming spent $(field stream epsilon_spent)"
 
@@ -110,14 +113,41 @@ if command -v python3 > /dev/null; then
 fi
 [ "$(grep -c '^online privacy spent' "$work/online.out")" -eq 1 ] || fail "online: the epsilon line is not printed once"
 [ "$(grep -c 'privacy spent' "$work/online.out")" -eq 1 ] || fail "online: a second privacy line (a batch model trained too?)"
-run online_again --input "$work/u.data" --seed 3 --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
+run online_again --input "$work/u.data" --catalogue "$work/items.txt" --seed 3 --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online"
 [ "$status" -eq 2 ] && grep -q "exists: give --force" "$work/online_again.err" || fail "online over an existing CSV: status $status"
 check_run online_force --online --release-every 50 --epsilon 2 --rank 3 --out "$work/online" --force
-check_run online_blt --online --online-noise blt --release-every 100 --epsilon 2 --rank 3
+check_run online_blt --online --online-noise blt --online-horizon 3 --release-every 100 --epsilon 2 --rank 3
 [ "$(field online_blt online_releases)" = "3" ] || fail "online BLT: want 3 releases: $(json online_blt)"
 cut -f1-3 "$work/u.data" > "$work/untimed.data"
-run untimed --input "$work/untimed.data" --online
+run untimed --input "$work/untimed.data" --catalogue "$work/items.txt" --online
 [ "$status" -eq 2 ] && grep -q "no timestamps" "$work/untimed.err" || fail "--online without timestamps: status $status"
+
+# The catalogue is public: a private run on a file without one is refused naming --catalogue; with
+# --items-public the file's items are declared public (said so); items outside a catalogue are dropped
+# and counted (the catalogue here lacks item 159 and adds 777, rated by nobody).
+run nocat --input "$work/u.data" --epsilon 2
+[ "$status" -eq 2 ] && grep -q -- "--catalogue FILE" "$work/nocat.err" || fail "no catalogue: status $status, $(cat "$work/nocat.err")"
+run topn --input "$work/u.data" --items-public --top-items 10
+[ "$status" -eq 2 ] && grep -q -- "--top-items keeps items by their exact counts" "$work/topn.err" || fail "--top-items: status $status"
+run declared --input "$work/u.data" --seed 3 --epsilon 5 --items-public
+[ "$status" -eq 0 ] || fail "--items-public exited $status: $(cat "$work/declared.err")"
+grep -q "declared public by --items-public" "$work/declared.out" || fail "--items-public not stated in the summary"
+json declared | grep -q '"catalogue":"the input.s rated items, declared public' || fail "--items-public not in the JSON"
+{ seq 100 158; echo 777; } > "$work/items_777.txt"
+outside=$(awk '$2 == 159' "$work/u.data" | wc -l)
+run catalogued --input "$work/u.data" --seed 3 --epsilon 5 --catalogue "$work/items_777.txt" --recommend 7 --top 60
+[ "$status" -eq 0 ] || fail "catalogued run exited $status: $(cat "$work/catalogued.err")"
+[ "$(field catalogued dropped_outside_catalogue)" = "$outside" ] ||
+  fail "dropped outside the catalogue: $(field catalogued dropped_outside_catalogue), want $outside"
+[ "$(field catalogued items)" = 60 ] || fail "items: want the catalogue's 60, got $(field catalogued items)"
+grep "^top .* for user 7:" "$work/catalogued.out" | grep -q " 777 (" || fail "an item of the catalogue (777) is not recommendable"
+grep "^top .* for user 7:" "$work/catalogued.out" | grep -q " 159 (" && fail "item 159 (outside the catalogue) recommended"
+# The neighbouring relation is stated in words; exact figures are labelled not private.
+grep -q "^neighbours: one user's ratings (all her lines in the input) added or removed" "$work/catalogued.out" ||
+  fail "batch run: no neighbours line"
+json catalogued | grep -q '"not_private":\["rmse",.*"users".*"dropped_outside_catalogue"' || fail "not_private: $(json catalogued)"
+grep -q "not private (exact counts of the input)" "$work/catalogued.out" || fail "counts not labelled not private"
+json online | grep -q '"neighbours":"one user.s training ratings emptied in her arrival slot' || fail "online neighbours: $(json online)"
 
 bad_flag() {
   run flag "$@"
@@ -139,6 +169,9 @@ bad_flag --input "$work/u.data" --online --method als
 bad_flag --input "$work/u.data" --out "$work/x"
 bad_flag --synthetic seed004 --online
 bad_flag --input "$work/u.data" --online-noise blt
+bad_flag --input "$work/u.data" --catalogue "$work/items.txt" --method fw
+bad_flag --input "$work/u.data" --catalogue "$work/items.txt" --method als --refresh-every 100
+bad_flag --input "$work/u.data" --catalogue "$work/items.txt" --online --online-noise blt
 
 [ "$failures" -eq 0 ] && echo "recommend_cli: all checks passed"
 exit $((failures > 0))

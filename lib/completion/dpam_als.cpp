@@ -174,7 +174,7 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
 
   BaselineRelease base = release_baseline(train, o.baseline, baseline_noise_, *mechanism_source_);
   DpamAlsResult result;
-  result.ratings_clipped = base.released.ratings_clipped;
+  result.ratings_clipped = base.released.ratings_clipped;  // (base.released moves into the result below)
   ItemModel& model = result.model;
   model = std::move(base.model);
   const Index items = train.items(), users = train.users(), rank = o.rank;
@@ -191,6 +191,8 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
     for (Index c = 0; c < rank; ++c) model.item_factors(j, c) = o.init_sd * algorithm_source_->gaussian();
   for (Index j = 0; j < items; ++j)
     if (!active[static_cast<std::size_t>(j)]) model.item_factors.row(j).setZero();
+  result.baseline = std::move(base.released);
+  result.initial_model = model;
 
   std::vector<std::vector<std::pair<Index, double>>> rows(static_cast<std::size_t>(users));
   for (Index i = 0; i < users; ++i) rows[static_cast<std::size_t>(i)] = train.user_ratings(i);

@@ -108,7 +108,12 @@ bool factor_validates(const ItemModel& model, const FoldInOptions& options, std:
 
 UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options,
                        std::span<const std::pair<Index, double>> ratings) {
-  for (const auto& [item, value] : ratings) require_item(model, item);
+  for (const auto& [item, value] : ratings) {
+    require_item(model, item);
+    if (!std::isfinite(value))  // a NaN passes the scale's clip and would reach every term made from her
+      throw InvalidParameter("fold_in_user: the rating of item " + std::to_string(item) + " is " +
+                             privacy::format_value(value) + ", not finite");
+  }
   UserModel user = fit_user(model, options, ratings);
   if (options.validate_factor && model.rank() > 0 && !factor_validates(model, options, ratings)) {
     user.factor.setZero();
@@ -139,6 +144,9 @@ UserModel fit_user(const ItemModel& model, const FoldInOptions& options, std::sp
   }
   user.factor = gram.selfadjointView<Eigen::Lower>().ldlt().solve(rhs);
   const double norm = user.factor.norm();
+  if (!std::isfinite(norm) || !std::isfinite(user.bias))  // NaN > bound is false: the clip would let it through
+    throw InvalidParameter("fold_in_user: the fitted factor's norm is " + privacy::format_value(norm) + " and the bias " +
+                           privacy::format_value(user.bias) + ": not finite (a non-finite or overflowing item model), refused");
   if (norm > options.factor_bound) {
     user.factor *= options.factor_bound / norm;
     user.factor_clipped = true;

@@ -149,10 +149,16 @@ void Recommender::sparse_row(UserRatings ratings, Sparse& out) const {
   auto baseline = scratch_.segment(2, 2 * items);
   auto v_step = scratch_.segment(2 + 2 * items, items * stride);
   out = Sparse{};
-  out.ratings_clipped = add_user_baseline_terms(options_.als.baseline.scale, ratings, global, baseline);
+  // The fold-in first: it refuses a non-finite fit (InvalidParameter) before scratch_ is written.
   const UserModel user = fold_in_user(*training_, training_fold_in(options_.als.fold_in), ratings);  // as DpamAls
+  try {
+    out.ratings_clipped = add_user_baseline_terms(options_.als.baseline.scale, ratings, global, baseline);
+    out.residuals_clipped = add_user_v_step_terms(options_.als, *training_, user, ratings, v_step);
+  } catch (...) {
+    scratch_.setZero();  // no stale terms for the next user
+    throw;
+  }
   out.factor_clipped = user.factor_clipped;
-  out.residuals_clipped = add_user_v_step_terms(options_.als, *training_, user, ratings, v_step);
   std::vector<Index> mine;
   mine.reserve(ratings.size());
   for (const auto& [item, value] : ratings) mine.push_back(item);
@@ -185,6 +191,9 @@ void Recommender::add(UserRatings ratings) {
   Sparse row;
   sparse_row(ratings, row);
   const double norm = row.norm();
+  if (!std::isfinite(norm))  // it would poison the block's sum and every later release: refused, nothing added
+    throw InvalidParameter("Recommender::add: user " + std::to_string(counts_.users) + "'s row has norm " +
+                           privacy::format_value(norm) + ", not finite: refused, nothing added");
   double scale = 1.0;
   if (!(norm <= row_bound_ * (1.0 + kRoundOff))) {  // impossible by the derivation; scaled, counted
     scale = row_bound_ / norm;

@@ -51,6 +51,8 @@ std::uint64_t add_user_baseline_terms(const RatingScale& scale, std::span<const 
     if (item < 0 || 2 * item + 1 >= items.size())
       throw InvalidParameter("add_user_baseline_terms: item " + std::to_string(item) + " is outside [0, " +
                              std::to_string(items.size() / 2) + ")");
+    if (!std::isfinite(value))  // a NaN passes the clip
+      throw InvalidParameter("add_user_baseline_terms: the rating of item " + std::to_string(item) + " is not finite");
     const double x = scale.clip(value);
     if (x != value) ++clipped;
     const double centred = (x - c) / b;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "dpstream/completion/preparation.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -30,6 +31,18 @@ void read_file(const RecommendSettings& s, Prepared& p) {
   }
   p.table = read_ratings(s.input, o);  // CorruptInput "PATH:LINE: what" stops the run (exit 1)
   p.description = s.input;
+  if (!s.catalogue.empty()) {
+    if (!std::ifstream(s.catalogue))
+      throw UsageError("cannot open --catalogue " + s.catalogue + ": " + std::strerror(errno));
+    const std::vector<std::int64_t> items = read_item_catalogue(s.catalogue);  // CorruptInput: exit 1
+    CataloguedRatings kept = restrict_to_catalogue(p.table, items);
+    p.table = std::move(kept.table);
+    p.dropped_outside_catalogue = kept.dropped;
+    p.catalogue = "public catalogue " + s.catalogue + " (" + std::to_string(items.size()) + " items)";
+  } else {
+    p.catalogue = s.items_public ? "the input's rated items, declared public by --items-public"
+                                 : "the input's rated items (a non-private run)";
+  }
 }
 
 // The MovieLens-shaped presets (synthetic_ratings.hpp): their own size, rank and time span.
@@ -63,6 +76,7 @@ void generate(const RecommendSettings& s, Prepared& p) {
   p.table.timestamps = p.truth->timestamps;  // the ml-* sets' (empty for the others)
   for (Index i = 0; i < p.truth->user_factors.rows(); ++i) p.table.user_ids.push_back(i);
   for (Index j = 0; j < p.truth->item_factors.rows(); ++j) p.table.item_ids.push_back(j);
+  p.catalogue = "the generated set's items 0.." + std::to_string(p.table.items() - 1) + " (public)";
   if (shaped) return;
   std::ostringstream d;
   if (rank_one)
@@ -99,10 +113,10 @@ Prepared prepare(const RecommendSettings& s) {
     for (Rating& r : p.table.ratings) r.value -= center;
   if (s.top_items > 0) p.table = keep_top_items(p.table, s.top_items);
   p.arrival = arrivals(p.table);
-  RatingsSplit split = split_ratings(p.table.ratings, s.test_fraction, s.split_seed);
+  RatingsSplit split = split_ratings_per_user(p.table, p.table.ratings, s.test_fraction, s.split_seed);
   p.test = std::move(split.test);
   if (const Index cap = effective_cap(s); cap > 0) {
-    CappedRatings capped = cap_ratings_per_user(split.train, cap, s.split_seed);
+    CappedRatings capped = cap_ratings_per_user_locally(p.table, split.train, cap, s.split_seed);
     p.train = std::move(capped.kept);
     p.dropped_by_cap = capped.dropped;
     p.users_capped = capped.users_capped;
@@ -128,9 +142,13 @@ std::string data_text(const RecommendSettings& s, const Prepared& data) {
   char buf[512];
   std::string t = "input: " + data.description + "; ratings centred at " + privacy::format_value(center_of(s)) +
                   ", |centred rating| bound " + privacy::format_value(rating_bound_of(s)) + "\n";
-  std::snprintf(buf, sizeof buf, "ratings: %zu read (%llu malformed lines skipped), %lld users x %lld items; train %zu, test %zu",
-                data.table.ratings.size(), (unsigned long long)data.table.skipped, (long long)data.users(),
-                (long long)data.items(), data.train.size(), data.test.size());
+  t += "catalogue: " + data.catalogue + ", " + std::to_string(data.items()) + " items\n";
+  std::snprintf(buf, sizeof buf,
+                "not private (exact counts of the input): %zu ratings read (%llu malformed lines skipped, %llu outside "
+                "the catalogue dropped), %lld users; train %zu, test %zu",
+                data.table.ratings.size() + data.dropped_outside_catalogue, (unsigned long long)data.table.skipped,
+                (unsigned long long)data.dropped_outside_catalogue, (long long)data.users(), data.train.size(),
+                data.test.size());
   t += buf;
   if (effective_cap(s) > 0) {
     std::snprintf(buf, sizeof buf, "; cap %lld per user dropped %llu training ratings of %lld users",

@@ -111,10 +111,13 @@ OnlineReplay::OnlineReplay(const RecommendSettings& s, const Prepared& data) : s
   options_.items = data_.items();
   options_.als = dpam_options(s_);
   options_.release_every = static_cast<std::uint64_t>(s_.release_every);
-  if (s_.online_noise == "blt") {  // the horizon: the releases this log makes (its length is public)
+  if (s_.online_noise == "blt") {  // the horizon is public (a flag): the log's count of users is not
     options_.strategy = stream::NoiseStrategy::blt;
+    options_.horizon = static_cast<std::uint64_t>(s_.online_horizon);
     const auto users = static_cast<std::uint64_t>(arrival_order(data_).size());
-    options_.horizon = std::max<std::uint64_t>(1, (users + options_.release_every - 1) / options_.release_every);
+    if (users > options_.horizon * options_.release_every)
+      throw UsageError("--online-horizon " + std::to_string(s_.online_horizon) + " releases of --release-every " +
+                       std::to_string(s_.release_every) + " users cannot take the log's users: raise --online-horizon");
   }
   try {
     Recommender check(options_);  // the options' checks; draws only the data-independent init
@@ -159,7 +162,12 @@ OnlineResult OnlineReplay::run() {
     rec.add(mine);
     for (const auto& [item, value] : mine) train_sum += value, ++train_count;
   }
+  rec.flush();  // the last, shorter block: the final model holds every user
   out.releases = rec.releases();
+  if (rec.releases() > 0) {
+    out.released = rec.released();
+    out.release_sigma = rec.release_sigma();
+  }
   out.scored = run.count;
   out.counts = rec.counts();
   out.items_left_out = rec.items_left_out();
@@ -180,17 +188,19 @@ OnlineResult OnlineReplay::run() {
 
 std::string online_text(const RecommendSettings& s, const OnlineResult& r) {
   const OnlinePoint last = r.curve.empty() ? OnlinePoint{} : r.curve.back();
-  std::string t = format("online: %zu users in timestamp order, a release every %lld users (%llu releases, %s); "
-                         "GDP mu %.4g, row bound L %.4g, last release's item-count sigma %.4g\n",
+  std::string t = format("online: %zu users in timestamp order, a release every %lld users (%llu releases, %s; the "
+                         "counts of users and releases are exact, not private); GDP mu %.4g, row bound L %.4g, last "
+                         "release's item-count sigma %.4g\n",
                          r.curve.size(), (long long)s.release_every, (unsigned long long)r.releases,
                          s.online_noise == "blt" ? "BLT" : "plain tree", r.mu, r.row_norm_bound, r.item_sigma);
   t += format("online privacy spent, once for the whole stream: epsilon = %.4g at delta = %s\n",
               r.epsilon_spent, privacy::format_value(s.privacy.delta).c_str());
-  t += format("online running RMSE over %llu held-out ratings, each scored when its user was served: %.4f (private "
+  t += format("online running RMSE (not private: evaluation on the raw ratings) over %llu held-out ratings, each "
+              "scored when its user was served: %.4f (private "
               "baseline %.4f, global mean of earlier users %.4f); top-%lld hits %llu of %llu shown\n",
               (unsigned long long)r.scored, last.rmse, last.private_baseline_rmse, last.global_mean_rmse, (long long)s.top,
               (unsigned long long)r.top_hits, (unsigned long long)r.top_shown);
-  t += format("online clipped: %llu ratings, %llu residuals, %llu user factors, %llu rows; %lld items served by the "
+  t += format("online clipped (exact counts, not private): %llu ratings, %llu residuals, %llu user factors, %llu rows; %lld items served by the "
               "baseline at the last release; %.2f s\n",
               (unsigned long long)r.counts.ratings_clipped, (unsigned long long)r.counts.residuals_clipped,
               (unsigned long long)r.counts.user_factors_clipped, (unsigned long long)r.counts.rows_clipped,

@@ -4,6 +4,10 @@
 //   users by first timestamp ─▶ serve (fold-in on her training ratings, top-N) ─▶ score her held-out
 //                               ratings against what she was served ─▶ add her to the continual release
 //
+// At the end of the log the pending users are released as a shorter block (Recommender::flush), so the
+// final public model holds every user. A BLT's horizon is --online-horizon (public), never the log's
+// count of users (private).
+//
 // Beside the model, at the same moment: the private baseline of the same release (μ̂ + b̂_j + her own
 // b_i, no factors: no extra budget) and the non-private global mean of the training ratings of the
 // users who arrived before her (the scale's centre for the first). Scores read raw held-out ratings:
@@ -42,6 +46,10 @@ struct OnlineResult {
   std::uint64_t releases = 0, scored = 0, top_hits = 0, top_shown = 0;
   completion::RecommenderCounts counts;
   Index items_left_out = 0;
+  // The last release of the stream (the pending users flushed at the end of the log): the public noisy
+  // prefix and its per-entry sd (empty before any release). The stream's release, what the audits read.
+  Eigen::VectorXd released;
+  double release_sigma = 0;
   double seconds = 0;
   std::optional<std::string> csv, svg;  // written files
 };
@@ -52,8 +60,9 @@ class OnlineReplay {
   // folder that cannot be created or written, files there that exist without --force.
   OnlineReplay(const RecommendSettings& s, const Prepared& data);
   ~OnlineReplay();
-  // Replays, then writes the files (if --out).
+  // Replays, releases the last (shorter) block, then writes the files (if --out).
   OnlineResult run();
+  const completion::RecommenderOptions& options() const noexcept { return options_; }
 
  private:
   const RecommendSettings& s_;

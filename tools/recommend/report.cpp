@@ -17,6 +17,23 @@ using namespace completion;
 
 namespace {
 
+// The JSON keys whose figures are exact functions of the private data (counts, evaluation on raw
+// ratings, timings): printed for the curator, not private. Listed in the JSON's "not_private".
+std::string not_private_keys(const RecommendSettings& s, const Evaluation& e, bool online) {
+  std::vector<std::string> keys = {"rmse", "rmse_item_mean", "rmse_global_mean", "rmse_private_baseline", "seconds"};
+  if (e.all_entries_rmse) keys.push_back("rmse_all_entries");
+  keys.insert(keys.end(), {"train_seconds", "users"});
+  if (!s.private_run() && !s.generated() && s.catalogue.empty() && !s.items_public) keys.push_back("items");
+  keys.insert(keys.end(), {"train", "test", "dropped_outside_catalogue", "dropped_by_cap", "users_capped"});
+  if (online)
+    keys.insert(keys.end(), {"online_rmse", "online_rmse_private_baseline", "online_rmse_global_mean", "online_users",
+                             "online_scored", "online_releases", "online_top_hits", "online_rows_clipped",
+                             "online_seconds"});
+  std::string t = "[";
+  for (std::size_t k = 0; k < keys.size(); ++k) t += (k ? ",\"" : "\"") + keys[k] + "\"";
+  return t + "]";
+}
+
 }  // namespace
 
 std::string RecommendRun::summary_text() const {
@@ -25,9 +42,11 @@ std::string RecommendRun::summary_text() const {
                          s_.mechanism.c_str(), s_.mode.c_str(), privacy::format_value(s_.privacy.epsilon).c_str(),
                          privacy::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
                          s_.privacy.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise");
+  t += "neighbours: " + neighbours_of(s_) + "\n";
   if (online_result_)  // its own lines, the ε once; the non-private baselines of the batch split beside them
     return t + online_text(s_, *online_result_) +
-           format("non-private baselines on the same test ratings: item mean %.4f, global mean %.4f\n", e.item_mean_rmse,
+           format("non-private baselines on the same test ratings (not private: evaluation on the raw ratings): item "
+                  "mean %.4f, global mean %.4f\n", e.item_mean_rmse,
                   e.global_mean_rmse);
   t += model_.notes;
   t += format("test RMSE %.4f (item mean %.4f, global mean %.4f", e.rmse, e.item_mean_rmse, e.global_mean_rmse);
@@ -36,6 +55,7 @@ std::string RecommendRun::summary_text() const {
                 s_.method == "dpam" ? ", the model's own" : ", a separate release for comparison");
   t += ")";
   if (e.all_entries_rmse) t += format("; RMSE over all entries of the truth %.4f", *e.all_entries_rmse);
+  t += "; not private: evaluation on the raw held-out ratings, for the curator";
   t += format("\nprivacy spent: ε = %.4g at δ = %s; training %.2f s\n", model_.epsilon_spent,
               privacy::format_value(s_.privacy.delta).c_str(), train_seconds_);
   return t + recommendations_text();
@@ -88,8 +108,14 @@ std::string RecommendRun::json_line() const {
       .add("items", static_cast<std::int64_t>(data_.items()))
       .add("train", static_cast<std::uint64_t>(data_.train.size()))
       .add("test", static_cast<std::uint64_t>(data_.test.size()))
-      .add("input", data_.description);
+      .add("input", data_.description)
+      .add("neighbours", neighbours_of(s_))
+      .add("catalogue", data_.catalogue)
+      .add("dropped_outside_catalogue", data_.dropped_outside_catalogue)
+      .add("dropped_by_cap", data_.dropped_by_cap)
+      .add("users_capped", static_cast<std::int64_t>(data_.users_capped));
   if (online_result_) add_online_json(j, *online_result_);
+  j.add_raw("not_private", not_private_keys(s_, e, online_result_.has_value()));
   return j.text();
 }
 

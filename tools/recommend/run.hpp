@@ -20,7 +20,9 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpstream/completion/ratings_matrix.hpp"
@@ -48,8 +50,16 @@ class RecommendRun {
 
   // Trains and evaluates (an error: exit 1); streaming prints a line per refresh.
   void train();
+  // Before train(), a batch dpam run: `observer` sees every V-step release (for the audits).
+  void observe_dpam_releases(completion::DpamAls::ReleaseObserver observer) {
+    if (!training_) throw std::logic_error("observe_dpam_releases: --online trains no batch model");
+    training_->observe_dpam_releases(std::move(observer));
+  }
 
   const Prepared& data() const { return data_; }
+  // After train(): the batch model (its public release in Model::released) or the online result.
+  const Model& model() const { return model_; }
+  const std::optional<OnlineResult>& online_result() const { return online_result_; }
   // After train(): the method, privacy and score lines, then the recommendations.
   std::string summary_text() const;
   std::string json_line() const;

@@ -14,6 +14,13 @@ void add_data_options(CLI::App& app, RecommendSettings& s) {
   app.add_option("--input", s.input, "ratings: user,item,rating[,ts] as CSV, TSV (u.data), '::' (ratings.dat) or a row log");
   app.add_option("--format", s.format, "auto | csv | tsv | colons | pb")
       ->check(CLI::IsMember({"auto", "csv", "tsv", "colons", "pb"}))->capture_default_str();
+  app.add_option("--catalogue", s.catalogue,
+                 "public item catalogue: item ids one per line, or the first column of a CSV with an optional header "
+                 "(MovieLens's movies.csv); ratings of other items are dropped (counted). A private run on --input needs "
+                 "it or --items-public");
+  app.add_flag("--items-public", s.items_public,
+               "declare the input's set of rated items public knowledge and use it as the catalogue (instead of "
+               "--catalogue; stated in the summary and the JSON)");
   app.add_flag("--skip-malformed", s.skip_malformed, "count and skip malformed lines instead of stopping");
   app.add_option("--synthetic", s.synthetic,
                  "without --input: seed001 (rank one, U[-1,1]), seed004 (U[0,1] factors), movielens (MovieLens-100K-shaped, "
@@ -28,7 +35,9 @@ void add_data_options(CLI::App& app, RecommendSettings& s) {
   app.add_option("--per-user", s.per_user, "generated seed001 set: ratings per user")->capture_default_str();
   app.add_option("--observed", s.observed, "generated seed004 set: observed fraction")->capture_default_str();
   app.add_option("--test-fraction", s.test_fraction, "held-out share of the ratings, in (0, 1)")->capture_default_str();
-  app.add_option("--top-items", s.top_items, "keep only the N most-rated items (0: all; reads counts without noise)")
+  app.add_option("--top-items", s.top_items,
+                 "non-private runs (--mechanism none): keep only the N most-rated items (0: all); it reads exact counts, "
+                 "so a private run refuses it (give the items to keep as --catalogue)")
       ->check(at_least(0));
   app.add_option("--max-per-user", s.max_per_user, "cap xi training ratings per user, chosen at random (default: rigorous als/irls 100, fw 80, else none)")
       ->check(at_least(0));
@@ -86,9 +95,13 @@ void add_recommend_options(CLI::App& app, RecommendSettings& s) {
   app.add_option("--release-every", s.release_every, "online: users per release of the item model")
       ->check(at_least(1))->capture_default_str();
   app.add_option("--online-noise", s.online_noise,
-                 "online: the continual release's noise, tree (plain, unbounded) or blt (a fixed horizon: the log's "
-                 "number of releases, public)")
+                 "online: the continual release's noise, tree (plain, unbounded) or blt (a fixed horizon of releases: "
+                 "--online-horizon)")
       ->check(CLI::IsMember({"tree", "blt"}))->capture_default_str();
+  app.add_option("--online-horizon", s.online_horizon,
+                 "online blt: the releases the BLT is calibrated for (public; a log with more users than "
+                 "horizon x --release-every is refused)")
+      ->check(at_least(0));
   app.add_option("--out", s.out, "online: folder for online.csv and online.svg (created); existing files are refused unless --force");
   app.add_flag("--force", s.force, "online: replace online.csv and online.svg in --out");
 }
@@ -97,8 +110,8 @@ namespace {
 
 void validate_online(const RecommendSettings& s) {
   if (!s.online) {
-    if (!s.out.empty() || s.force || s.online_noise != "tree")
-      throw UsageError("--out, --force and --online-noise apply to --online runs");
+    if (!s.out.empty() || s.force || s.online_noise != "tree" || s.online_horizon > 0)
+      throw UsageError("--out, --force, --online-noise and --online-horizon apply to --online runs");
     return;
   }
   if (s.method != "dpam") throw UsageError("--online serves the dpam model: --method must be dpam, got " + s.method);
@@ -107,11 +120,41 @@ void validate_online(const RecommendSettings& s) {
                      "--planned-refreshes are for the batch retraining");
   if (s.release_every < 1) throw UsageError("--release-every must be >= 1, got " + std::to_string(s.release_every));
   if (s.force && s.out.empty()) throw UsageError("--force needs --out");
+  if ((s.online_noise == "blt") != (s.online_horizon > 0))
+    throw UsageError("--online-noise blt needs --online-horizon N (releases, public: the log's count of users is "
+                     "private), and --online-horizon applies to blt only");
   if (!s.recommend.empty())
     throw UsageError("--recommend lists a batch model's top items; --online serves each user at her arrival (its top "
                      "--top hits are counted in online_top_hits)");
   if (s.generated() && !s.synthetic.starts_with("ml-"))
     throw UsageError("--online needs timestamps: --synthetic " + s.synthetic + " has none (use ml-latest-small or ml-10m, or a file)");
+}
+
+// Every choice before the mechanisms is public, local to one user or charged: the catalogue is.
+void validate_catalogue(const RecommendSettings& s) {
+  if (s.generated()) {
+    if (!s.catalogue.empty() || s.items_public)
+      throw UsageError("--catalogue and --items-public apply to --input (a generated set's catalogue is its items 0..n-1, public)");
+    return;
+  }
+  if (!s.catalogue.empty() && s.items_public)
+    throw UsageError("--catalogue and --items-public are exclusive: the catalogue is the file given or the input's items");
+  if (!s.private_run()) return;  // no claim to keep
+  if (s.top_items > 0)
+    throw UsageError("--top-items keeps items by their exact counts in the private ratings, outside the accounting: "
+                     "give the items to keep as a public --catalogue FILE instead (or run --mechanism none)");
+  // Defaults computed from the file's count of users (private) are not defaults a private run can use.
+  if (s.method == "fw" && !s.nuclear_norm && !s.oracle_k)
+    throw UsageError("--method fw on --input: give --nuclear-norm k (public); the default k reads the file's count "
+                     "of users, which is private");
+  if (s.refresh_every > 0 && s.planned_refreshes == 0)
+    throw UsageError("--refresh-every on --input: give --planned-refreshes R (public); the default reads the file's "
+                     "count of users, which is private");
+  if (s.catalogue.empty() && !s.items_public)
+    throw UsageError("--input " + s.input + ": a private run needs a public item catalogue: give --catalogue FILE (item ids, "
+                     "one per line or a CSV's first column, e.g. MovieLens's movies.csv), or --items-public to declare "
+                     "the file's set of rated items public knowledge (an item only one user rated would otherwise "
+                     "show that she is in the data)");
 }
 
 }  // namespace
@@ -132,6 +175,7 @@ void validate(const RecommendSettings& s) {
   if (s.method == "fw" && s.mechanism != "gaussian" && s.mechanism != "none")
     throw UsageError("--method fw adds Gaussian noise: --mechanism must be gaussian or none, got " + s.mechanism);
   if (s.top_items > 0 && s.generated()) throw UsageError("--top-items applies to a ratings file, not a generated set");
+  validate_catalogue(s);
   if (s.generated() && s.synthetic.starts_with("ml-") && (s.synthetic_users || s.synthetic_items))
     throw UsageError("--synthetic-users / --synthetic-items apply to seed001, seed004 and movielens; --synthetic " +
                      s.synthetic + " has the size of its MovieLens release");
@@ -191,6 +235,21 @@ Index effective_cap(const RecommendSettings& s) {
   if (s.max_per_user > 0 || s.mechanism == "none" || s.method == "dpam") return s.max_per_user;
   if (s.method == "fw") return 80;
   return s.mode == "rigorous" ? 100 : 0;
+}
+
+std::string neighbours_of(const RecommendSettings& s) {
+  if (!s.private_run()) return "none: no noise, not private";
+  if (s.online)  // the continual release's relation (online_recommender.hpp): rows by position
+    return "one user's training ratings emptied in her arrival slot (her row zeroed, her slot kept: every later "
+           "user keeps her position and block); adding or removing a user shifts the later users' slots and is "
+           "covered only when she arrives last";
+  const std::string user = "one user's ratings (all her lines in the input) added or removed";
+  if (s.refresh_every > 0)
+    return "one user's ratings emptied in her place in the input's user order (her slot kept), or " + user +
+           " when she comes last; inserting a user earlier moves the later users between refreshes and is not covered";
+  if (s.mode == "faithful" && s.method != "fw")
+    return user + ", as the paper states it (faithful mode: conditional on the paper's sensitivity, NOT a guarantee)";
+  return user;
 }
 
 }  // namespace dpstream::tools::recommend

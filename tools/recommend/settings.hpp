@@ -20,6 +20,10 @@ using Eigen::Index;
 struct RecommendSettings {
   // data
   std::string input, format = "auto", synthetic = "seed004";
+  // The public item catalogue of a file (data.hpp): --catalogue FILE, or --items-public declaring the
+  // file's set of rated items public knowledge. A private run on a file needs one of them.
+  std::string catalogue;
+  bool items_public = false;
   bool skip_malformed = false;
   Index synthetic_users = 0, synthetic_items = 0, synthetic_rank = 5, per_user = 20;
   double observed = 0.1;
@@ -55,7 +59,8 @@ struct RecommendSettings {
   // online (online.hpp): users arrive in timestamp order, are served, then join the continual release
   bool online = false;
   Index release_every = 50;
-  std::string online_noise = "tree";  // tree (plain, unbounded) | blt (horizon: the log's releases)
+  std::string online_noise = "tree";  // tree (plain, unbounded) | blt (horizon: --online-horizon)
+  Index online_horizon = 0;            // blt: releases, public
   std::string out;     // --out DIR: DIR/online.csv and DIR/online.svg
   bool force = false;  // replace those files if they exist
 
@@ -86,5 +91,9 @@ bool star_scale(const RecommendSettings& s);
 double center_of(const RecommendSettings& s);
 double rating_bound_of(const RecommendSettings& s);
 Index effective_cap(const RecommendSettings& s);
+
+// The neighbouring relation the run's (ε, δ) holds for, in words (the summary's and the JSON's
+// "neighbours").
+std::string neighbours_of(const RecommendSettings& s);
 
 }  // namespace dpstream::tools::recommend

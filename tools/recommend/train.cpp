@@ -93,7 +93,7 @@ std::string als_notes(const AlsOptions& o, const AlsResult& result) {
       format_line("; composed: basic %.4g, zCDP %.4g", r.composed_epsilon_basic, r.composed_epsilon_zcdp) +
       (r.proven ? std::string(" (proven)\n") : std::string(" (faithful: conditional on the paper's sensitivity, NOT a guarantee)\n"));
   if (o.mode == AlsMode::rigorous)
-    notes += format_line("clipped: %.0f ratings, %.0f user-factor solves; %.0f noisy Grams floored\n",
+    notes += format_line("clipped (exact counts, not private): %.0f ratings, %.0f user-factor solves; %.0f noisy Grams floored\n",
                          static_cast<double>(result.ratings_clipped), static_cast<double>(result.user_factors_clipped),
                          static_cast<double>(result.gram_projections));
   return notes;
@@ -117,11 +117,11 @@ namespace {
 
 std::string gate_note(const std::optional<ModelGate>& gate) {
   if (!gate) return "model gate: none (the factors are served)\n";
-  return format_line("model gate: noisy sum of %.0f users' held-out gains %.4g", static_cast<double>(gate->users),
-                     gate->noisy_sum) +
+  return format_line("model gate: noisy sum of the held-out gains %.4g (of %.0f users: exact, not private)", gate->noisy_sum,
+                     static_cast<double>(gate->users)) +
          format_line(" against threshold %.4g (sigma %.4g): ", gate->threshold, gate->sigma) +
          (gate->open ? "open, the factors are served" : "closed, the baseline alone is served") +
-         format_line("; %.0f terms clipped\n", static_cast<double>(gate->users_clipped));
+         format_line("; %.0f terms clipped (exact, not private)\n", static_cast<double>(gate->users_clipped));
 }
 
 std::string dpam_notes(const DpamAls& dpam, const DpamAlsResult& result) {
@@ -130,7 +130,8 @@ std::string dpam_notes(const DpamAls& dpam, const DpamAlsResult& result) {
                      b.item_sigma) +
          format_line("; %.0f V-step releases, sigma %.4g at sensitivity", dpam.options().iterations, dpam.release_sigma()) +
          format_line(" %.4g\n", dpam.release_sensitivity()) +
-         format_line("clipped: %.0f ratings to the scale, %.0f residual terms,", static_cast<double>(result.ratings_clipped),
+         format_line("clipped (exact counts, not private): %.0f ratings to the scale, %.0f residual terms,",
+                     static_cast<double>(result.ratings_clipped),
                      static_cast<double>(result.residuals_clipped)) +
          format_line(" %.0f user-factor solves; %.0f items below the count threshold (served by the baseline)\n",
                      static_cast<double>(result.user_factors_clipped), static_cast<double>(result.items_left_out)) +
@@ -176,12 +177,13 @@ Model Trainer::train(const RatingsMatrix& train, privacy::PrivacyAccountant& acc
 }
 
 Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
-  const DpamAlsResult result = dpam_->train(train, &accountant);
+  const DpamAlsResult result = dpam_->train(train, &accountant, "dpam als", dpam_observer);
   Model m;
   m.rank = dpam_options_.rank;
   m.epsilon_spent = accountant.spent().epsilon;
   m.notes = dpam_notes(*dpam_, result);
   m.predict = served_predictor(result.model, dpam_options_.fold_in, train);
+  m.dpam = result;
   ItemModel baseline = result.model;  // the same release without the factors
   baseline.item_factors.resize(baseline.items(), 0);
   m.private_baseline = served_predictor(baseline, dpam_options_.fold_in, train);
@@ -203,7 +205,7 @@ Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAcc
   m.notes = format_line("frank-wolfe: T = %.0f, k = %.4g, L = %.4g", o.iterations, o.nuclear_norm_bound, o.row_norm_bound) +
             format_line(", sigma = %.4g over %.0f releases, eigenvalue bias %.4g", result.sigma,
                         static_cast<double>(result.releases_calibrated), result.bias) +
-            format_line("; %.0f users clipped to L\n", static_cast<double>(result.users_clipped));
+            format_line("; %.0f users clipped to L (exact, not private)\n", static_cast<double>(result.users_clipped));
   auto shared = std::make_shared<FrankWolfeResult>(std::move(result));
   m.predict = [shared](Index user, Index item) { return shared->predict(user, item); };
   return m;
@@ -275,6 +277,11 @@ Training::Training(const RecommendSettings& s, const Prepared& data, const Ratin
 
 Training::~Training() = default;
 
+void Training::observe_dpam_releases(DpamAls::ReleaseObserver observer) {
+  if (!trainer_) throw std::logic_error("observe_dpam_releases: a streaming run retrains; nothing to observe once");
+  trainer_->dpam_observer = std::move(observer);
+}
+
 Model Training::run() {
   if (!trainer_) return run_streaming();
   privacy::PrivacyAccountant accountant(s_.privacy.target());
@@ -295,7 +302,7 @@ Model Training::run_streaming() {
     std::vector<Rating> seen;
     for (const Rating& r : data_.test)
       if (r.user < pool.users()) seen.push_back(r);
-    std::printf("refresh %ld: %lld users, test RMSE of the users so far %.4f\n", budget.refresh,
+    std::printf("refresh %ld: %lld users, test RMSE of the users so far %.4f (not private: exact)\n", budget.refresh,
                 (long long)pool.users(), seen.empty() ? std::nan("") : rmse(refreshed.predict, seen));
     model.rank = refreshed.rank;
     model.notes = refreshed.notes;

@@ -38,6 +38,9 @@ struct Model {
   // model); for the other private methods a separate PrivateBaseline release at the same (ε, δ), shown
   // for comparison and not counted in epsilon_spent. Unset without noise.
   std::optional<completion::RatingPredictor> private_baseline;
+  // dpam: its result — the public release (the item model every user is served from, the baseline's
+  // noisy blocks, the model V-step 1 read) and the curator's counts.
+  std::optional<completion::DpamAlsResult> dpam;
 };
 
 // dpam's options from the flags (the online Recommender shares them).
@@ -50,6 +53,8 @@ class Trainer {
           const std::optional<completion::SyntheticRatings>& truth);
   ~Trainer();
   Model train(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+  // dpam: called with every V-step release as it is made (public values; the audits read them).
+  completion::DpamAls::ReleaseObserver dpam_observer;
 
  private:
   Model train_frank_wolfe(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
@@ -74,6 +79,8 @@ class Training {
   ~Training();
   // Trains; streaming prints one line per refresh.
   Model run();
+  // dpam trained once: `observer` sees every V-step release (Trainer::dpam_observer).
+  void observe_dpam_releases(completion::DpamAls::ReleaseObserver observer);
 
  private:
   Model run_streaming();

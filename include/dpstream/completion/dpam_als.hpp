@@ -115,6 +115,10 @@ struct ModelGate {
 
 struct DpamAlsResult {
   ItemModel model;                      // public: the baseline's μ̂, b̂ and the last V-step's factors
+  // Public, for audits: the baseline's noisy blocks, and the model V-step 1 reads (the baseline
+  // release with the data-independent initial V on its active items).
+  BaselineStatistics baseline;
+  ItemModel initial_model;
   std::uint64_t ratings_clipped = 0;    // ratings outside the scale (clipped once, before the releases)
   std::uint64_t residuals_clipped = 0;  // residual terms over B_r, over all V-steps
   std::uint64_t user_factors_clipped = 0;  // local solves with ‖u_i‖ > B_u, over all V-steps

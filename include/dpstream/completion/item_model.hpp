@@ -90,7 +90,8 @@ std::optional<HeldOutGain> held_out_factor_gain(const ItemModel& model, const Fo
 
 // The user's bias (against μ + b_j) and then her factor (ridge regression of the remaining residuals on
 // the public v_j, clipped to B_u), from her (item, rating) pairs alone. Ratings are clipped to the scale.
-// Items outside [0, items): InvalidParameter naming the item.
+// Items outside [0, items): InvalidParameter naming the item; so is a non-finite rating, and a fit whose
+// bias or factor is not finite (an overflowing model: a NaN norm would pass the B_u clip).
 UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options,
                        std::span<const std::pair<Eigen::Index, double>> ratings);
 // The same for user `user` of a ratings matrix (her row).

@@ -24,8 +24,12 @@
 //
 // Privacy contract
 //  * Unit: one user, all her ratings, and she takes part once (one user = one row of the stream).
-//    Neighbours: add/remove one user = add/remove one row. The catalogue, the scale, the arrival
-//    schedule's length and every option are public.
+//    Neighbours: the stream's rows are by position — one user's row zeroed, her slot kept (a user
+//    with no ratings adds a zero row). Removing a user so that every later user moves up one slot
+//    is NOT covered at this ε (each later block changes), except for the last arrival. The catalogue,
+//    the scale, the arrival schedule's length and every option are public.
+//  * Non-finite input is refused (InvalidParameter) before it reaches the stream: a rating, a
+//    fold-in whose factor overflows, a row whose norm is NaN — nothing is added then.
 //  * Sensitivity: ‖a_i‖₂ ≤ L = √(2g² + 2β² + Δ_a²), Δ_a = B_u√(B_u² + B_r²). Derivation: the global
 //    block's two terms are 1 and |x̄ − c|/B ≤ 1 (ratings clipped to the scale, counted), so its norm²
 //    ≤ 2g²; the item block has Σ_j w_i²(1 + ((x−c)/B)²) ≤ 2 with Σ_j w_i² = 1 (w_i = 1/√m_i), so ≤ 2β²;

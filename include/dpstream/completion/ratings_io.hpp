@@ -86,6 +86,10 @@ RatingsTable keep_top_items(const RatingsTable& table, Eigen::Index count);
 // in the table, or listed twice: InvalidParameter naming it.
 RatingsTable keep_items(const RatingsTable& table, const std::vector<std::int64_t>& item_ids);
 
+// NOT for a private pipeline: split_ratings and cap_ratings_per_user draw one stream for all users, so
+// adding one user moves every other user's partition (preparation.hpp has the per-user versions the
+// tool uses). Kept for the papers' experiments and as the audits' planted bug.
+//
 // A deterministic train/test split: a seeded shuffle of the ratings, the first round(fraction·N) go to
 // test (Jain, Thakkar & Thakurta's "1% of the ratings at random"). fraction ∈ [0, 1), else
 // InvalidParameter. Both parts keep the input's relative order.
