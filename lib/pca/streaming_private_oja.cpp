@@ -288,7 +288,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   expect("k", std::to_string(msg.k()), std::to_string(options.k));
   expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
   expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
-  expect("relation", msg.relation(), privacy::to_string(options.relation));
+  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
   expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
   expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
   expect("calibration", msg.calibration(), privacy::to_string(options.calibration));

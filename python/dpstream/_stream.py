@@ -65,7 +65,7 @@ class ContinualCovariance(_StreamParams):
                     "normalize", "clip_norm", "relation", "calibration", "nonnegative")
 
     def __init__(self, dim, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
-                 seed=None, *, normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                 seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
                  nonnegative=False, accountant=None, callback=None):
         self.dim, self.epsilon, self.delta, self.block = dim, epsilon, delta, block
         self.mechanism, self.horizon, self.noise_shape, self.seed = mechanism, horizon, noise_shape, seed
@@ -157,7 +157,7 @@ class ContinualCovariance(_StreamParams):
         accountant, if given, is replaced by the checkpoint's ledger."""
         self = cls.__new__(cls)
         self.__dict__.update(dict(block=1, mechanism="tree", horizon=None, noise_shape="goe", seed=None,
-                                  normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                                  normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
                                   nonnegative=False))
         self.__dict__.update(params)
         self.accountant, self.callback = accountant, callback

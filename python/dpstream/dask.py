@@ -126,7 +126,7 @@ def _feed(blocks, consume):
 
 
 def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
-                         seed=None, *, normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                         seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
                          nonnegative=False, accountant=None, callback=None):
     """A ContinualCovariance (see its docstring for the privacy contract) fed from a Dask collection.
 

@@ -86,8 +86,10 @@ stream::ContinualSumOptions StreamArgs::options() const {
   o.block_rows = block;
   o.target = privacy::EpsDelta(epsilon, delta);
   o.calibration = privacy::parse_calibration(calibration);
-  o.relation = privacy::parse_neighbours(relation == "add_remove" ? "add_remove_row"
-                                         : relation == "replace" ? "replace_row" : relation);
+  o.relation = privacy::parse_neighbours(relation == "zero_out"     ? "zero_out_row"
+                                         : relation == "add_remove" ? "add_remove_row"
+                                         : relation == "replace"    ? "replace_row"
+                                                                    : relation);
   o.row_norm_bound = row_norm_bound();
   o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
   o.seed = seed;

@@ -102,7 +102,7 @@ struct StreamingPrivateOjaOptions {
   double row_norm_bound = 1.0;      // L: every row ‖x‖₂ ≤ L (checked), finite > 0
   privacy::EpsDelta target{1.0, 1e-6};  // for the whole pass
   privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t))
   double rate_offset = 1.0;         // t₀ ≥ 0
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²

@@ -95,7 +95,7 @@ struct ContinualSumOptions {
   BltError blt_error = BltError::max;
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double row_norm_bound = 1.0;    // L
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
