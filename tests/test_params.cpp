@@ -104,6 +104,22 @@ TEST_CASE("parse_calibration and parse_neighbours: inverses of to_string; other 
   CHECK_THROWS_WITH(parse_neighbours("replace"), Contains("neighbours 'replace': expected add_remove_row, replace_row or zero_out_row"));
 }
 
+TEST_CASE("describe: each relation in words, as the tools and Python print it") {
+  CHECK(std::string(describe(Neighbours::add_remove_row)) == "one row added or removed");
+  CHECK(std::string(describe(Neighbours::replace_row)) == "one row replaced by another in the same slot");
+  CHECK(std::string(describe(Neighbours::zero_out_row)) ==
+        "one row zeroed, its slot kept (a removal that shifts later rows is not covered)");
+}
+
+TEST_CASE("require_stream_relation: zero-out and replace pass; add/remove refused, naming what holds") {
+  CHECK_NOTHROW(require_stream_relation("s", Neighbours::zero_out_row));
+  CHECK_NOTHROW(require_stream_relation("s", Neighbours::replace_row));
+  CHECK_THROWS_AS(require_stream_relation("s", Neighbours::add_remove_row), InvalidParameter);
+  CHECK_THROWS_WITH(require_stream_relation("s", Neighbours::add_remove_row),
+                    Contains("s: relation add_remove_row is not a stream's guarantee") &&
+                        Contains("expected zero_out_row (a row zeroed, its slot kept) or replace_row"));
+}
+
 TEST_CASE("stream checkpoints written before zero_out_row read their add_remove_row as zero_out_row") {
   // The streams only ever implemented the zero-out relation under the old name.
   CHECK(stream_relation_from_checkpoint("add_remove_row") == "zero_out_row");

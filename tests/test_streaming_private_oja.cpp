@@ -124,6 +124,16 @@ TEST_CASE("streaming oja: one charge for the whole pass, before any row; too sma
   CHECK(small.ledger().empty());
 }
 
+TEST_CASE("streaming oja: add_remove_row refused (minibatches are slots), before any charge", "[streaming_oja]") {
+  auto o = seeded_options(1, 10, 1);
+  CHECK(StreamingPrivateOjaOptions{}.relation == privacy::Neighbours::zero_out_row);
+  o.relation = privacy::Neighbours::add_remove_row;
+  privacy::PrivacyAccountant accountant(EpsDelta(5.0, 1e-6));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, &accountant), InvalidParameter,
+                      Contains("StreamingPrivateOja: relation add_remove_row is not a stream's guarantee"));
+  CHECK(accountant.ledger().empty());
+}
+
 TEST_CASE("streaming oja: the noise split keeps the minibatch at mu = 1/sigma1; replace scales both",
           "[streaming_oja]") {
   auto o = seeded_options(1, 10, 1);

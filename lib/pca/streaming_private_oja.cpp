@@ -30,6 +30,7 @@ const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPriv
   if (o.k < 1 || o.k > dimension)
     fail("k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(o.k));
   if (o.batch_rows < 1) fail("batch_rows must be >= 1, got 0");
+  privacy::require_stream_relation("StreamingPrivateOja", o.relation);
   privacy::require_positive("row_norm_bound", o.row_norm_bound);
   const double l2 = o.row_norm_bound * o.row_norm_bound;
   if (!std::isfinite(l2) || !std::isnormal(l2)) fail("row_norm_bound squared must be finite and normal");

@@ -82,4 +82,11 @@ std::string stream_relation_from_checkpoint(const std::string& stored) {
   return stored == "add_remove_row" ? "zero_out_row" : stored;
 }
 
+void require_stream_relation(const char* who, Neighbours relation) {
+  if (relation == Neighbours::zero_out_row || relation == Neighbours::replace_row) return;
+  throw InvalidParameter(std::string(who) + ": relation " + to_string(relation) +
+                         " is not a stream's guarantee (removing a row shifts every later row into other "
+                         "steps); expected zero_out_row (a row zeroed, its slot kept) or replace_row");
+}
+
 }  // namespace dpstream::privacy

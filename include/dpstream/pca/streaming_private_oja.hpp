@@ -45,8 +45,9 @@
 //
 // Privacy contract
 //  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
-//    add/remove: one slot holds a row in one stream and nothing (a zero row) in the other, as in
-//    ContinualSum (continual_sum.hpp); replace: the slot's row differs. Minibatches are fixed slots
+//    zero_out_row (default): one slot holds a row in one stream and a zero row in the other, as in
+//    ContinualSum (continual_sum.hpp); replace_row: the slot's row differs; add_remove_row is refused
+//    (InvalidParameter). Minibatches are fixed slots
 //    t·B … t·B + B − 1 of the stream; a removal that shifted every later row into other minibatches
 //    would touch all of them and is NOT covered. Every row ‖x‖₂ ≤ L, checked on entry (InvalidRow
 //    naming the row, before anything is added or drawn; use RowGuard to clip or scale first).

@@ -64,6 +64,9 @@ Neighbours parse_neighbours(const std::string& text);
 // zero_out_row existed stored "add_remove_row" for the streams' zero-out relation (the only one they
 // implemented besides replace), so that text reads as "zero_out_row"; any other text is unchanged.
 std::string stream_relation_from_checkpoint(const std::string& stored);
+// Streams (whose releases depend on each row's slot) take zero_out_row or replace_row; any other
+// relation: InvalidParameter "<who>: relation add_remove_row is not a stream's guarantee ...".
+void require_stream_relation(const char* who, Neighbours relation);
 
 // Throws InvalidParameter naming `name` unless `value` is finite and > 0. The message is
 // "<name> must be finite and > 0, got <value>".
