@@ -255,6 +255,23 @@ head -n 1 "$work/out-multi/regret.csv" | grep -qx 'rows,opt,gain_private,regret_
   fail "--learner: regret.csv header: $(head -n 1 "$work/out-multi/regret.csv")"
 grep -q 'streaming private Oja' "$work/multi.out" && grep -q 'captured/top-k' "$work/multi.out" ||
   fail "--learner: no line per learner in the summary"
+# ---- the labels: the relation in words and the exact figures, in the summary and the JSON ----
+json multi | /usr/bin/python3 -c 'import json, sys
+j = json.load(sys.stdin)
+assert j["neighbours"] == "one row zeroed, its slot kept (a removal that shifts later rows is not covered)", j["neighbours"]
+listed = j["not_private"]
+for key in ("rows", "opt", "gain", "regret", "regret_over_opt", "nonprivate_regret_over_opt", "rows_clipped",
+            "rows_rejected", "rows_zero", "seconds", "learners.*.regret_over_opt", "learners.*.captured_ratio"):
+    assert key in listed, ("not labelled", key)
+for key in listed:
+    assert key.split(".")[0] in j, ("labelled but absent", key)
+for key in ("epsilon", "delta", "k", "mu", "node_sigma", "epsilon_spent", "neighbours"):
+    assert key not in listed, ("public or private, labelled exact", key)' ||
+  fail "labels: JSON line: $(json multi)"
+grep -q '^neighbours: one row zeroed, its slot kept (a removal that shifts later rows is not covered); privacy unit: one row' "$work/multi.out" &&
+  grep -q '^NOT private (exact, from the data; not covered by (ε, δ)): the row counts' "$work/multi.out" ||
+  fail "labels: summary lines missing: $(cat "$work/multi.out")"
+json np | grep -q '"neighbours":null' || fail "--nonprivate: neighbours should be null: $(json np)"
 # The default's JSON has the one learner with the whole budget.
 [ "$(json ok | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(list(j["learners"]), j["learners"]["fpl"]["epsilon_share"])')" = "['fpl'] 1" ] ||
   fail "default run: learners object: $(json ok)"
