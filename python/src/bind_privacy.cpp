@@ -168,6 +168,7 @@ void bind_privacy(py::module_& m) {
         py::dict d;
         d["epsilon"] = s.epsilon, d["delta"] = s.delta, d["basic_epsilon"] = s.basic_epsilon;
         d["basic_delta"] = s.basic_delta, d["zcdp_epsilon"] = s.zcdp_epsilon, d["rho"] = s.rho;
+        d["gdp_epsilon"] = s.gdp_epsilon;
         return d;
       })
       .def("remaining_epsilon", &privacy::PrivacyAccountant::remaining_epsilon)
@@ -180,6 +181,7 @@ void bind_privacy(py::module_& m) {
           py::dict d;
           d["label"] = c.label, d["epsilon"] = c.epsilon, d["delta"] = c.delta;
           d["rho"] = c.rho ? py::object(py::float_(*c.rho)) : py::object(py::none());
+          d["gaussian"] = c.gaussian;
           out.append(d);
         }
         return out;

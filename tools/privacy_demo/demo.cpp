@@ -170,8 +170,8 @@ std::string summary_text(const DemoSettings& s, const DemoReport& r) {
   t += not_private_line("the guard's counts, OPT and the table's ||E||_2, captured, loss and bound (each compares "
                         "a release with the exact covariance: what the demo shows, not what a user would publish)");
   t += "accounting: budget " + s.privacy.target().to_string() + "\n";
-  t += format("after one release: epsilon spent %.6f (basic %.6f, zCDP %.6f, rho %.6g)\n", r.spent.epsilon,
-              r.spent.basic_epsilon, r.spent.zcdp_epsilon, r.spent.rho);
+  t += format("after one release: epsilon spent %.6f (basic %.6f, zCDP %.6f, GDP %.6f, rho %.6g)\n", r.spent.epsilon,
+              r.spent.basic_epsilon, r.spent.zcdp_epsilon, r.spent.gdp_epsilon, r.spent.rho);
   return t + "second release refused: " + r.refusal + "\n";
 }
 

@@ -116,7 +116,7 @@ std::string regret_table(const ReplayRun& run) {
 std::string learners_text(const ReplayRun& run) {
   const Pipeline& p = run.pipeline();
   if (!p.accountant()) return "";
-  std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal zCDP share of the budget)",
+  std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal GDP share of the budget)",
                          "captured/top-k", "regret/OPT", "eps share");
   for (const LearnerFigures& f : p.learner_figures())
     t += format("  %-50s %14.3f%% %10.3f%% %10.4g\n", (f.name + ": " + learner_label(f.name)).c_str(),
