@@ -101,27 +101,57 @@ TEST_CASE("k Gaussian charges at the composed sigma spend exactly the budget", "
     PrivacyAccountant acc(budget);
     const double sigma = gaussian_sigma_for_composition(1.0, budget, k, Calibration::tight);
     for (long i = 0; i < k; ++i) acc.charge_gaussian("node " + std::to_string(i), 1.0, sigma);
-    // Σρ = k·Δ²/(2σ²) = rho_for_budget up to ~k ulps, ρ bisected to 1e-14 relative and ε(ρ) of
-    // elasticity ≤ 1: spent ε is the budget within ~1e-12; 1e-6 is the contract.
+    // Every charge is Gaussian: the GDP bound, μ = √k/σ = the target's exact μ (σ bisected to 1e-12
+    // relative, the profile's ε then within ~1e-11): spent ε is the budget within 1e-6, the contract.
     const Spent s = acc.spent();
     INFO("k=" << k);
     CHECK(s.epsilon == Approx(1.0).epsilon(1e-6));
     CHECK(s.delta == 1e-6);
     CHECK(s.basic_epsilon == kInf);  // charges without a single-release guarantee count only through ρ
-    CHECK(s.zcdp_epsilon == s.epsilon);
-    CHECK(s.rho == Approx(rho_for_budget(budget)).epsilon(1e-12));
+    CHECK(s.gdp_epsilon == s.epsilon);
+    CHECK(s.zcdp_epsilon > s.epsilon);  // CKS bounds every ρ-zCDP mechanism: looser for Gaussians
+    CHECK(std::sqrt(2 * s.rho) == Approx(gdp_mu_for_budget(budget)).epsilon(1e-12));
     CHECK(acc.remaining_epsilon() < 1e-6);
 
     // One more is refused, names the label, the ε it would reach and the budget; the ledger is unchanged.
     const std::string before = acc.serialize();
+    Charge extra{"x", gaussian_rho(1.0, sigma), kInf, 0.0};
+    extra.gaussian = true;
     REQUIRE_THROWS_AS(acc.charge_gaussian("one too many", 1.0, sigma), BudgetExhausted);
     REQUIRE_THROWS_WITH(acc.charge_gaussian("one too many", 1.0, sigma),
                         Contains("one too many") && Contains("(epsilon=1, delta=1e-06)") &&
-                            Contains(format_value(acc.spent_with(Charge{"x", gaussian_rho(1.0, sigma), kInf, 0.0}).epsilon)));
+                            Contains(format_value(acc.spent_with(extra).epsilon)) && Contains("GDP"));
     CHECK(acc.ledger().size() == static_cast<std::size_t>(k));
     CHECK(acc.serialize() == before);
     CHECK(acc.spent().epsilon == s.epsilon);
   }
+}
+
+TEST_CASE("GDP bound: only when every charge is Gaussian; it survives a round trip", "[accountant][gaussian]") {
+  const EpsDelta budget(1.0, 1e-6);
+  const double mu = gdp_mu_for_budget(budget);
+  // Two Gaussian halves of μ²: accepted under GDP, where the same ρ as zCDP-only charges is refused.
+  PrivacyAccountant gdp(budget);
+  const double sigma = std::sqrt(2.0) / mu;  // each μ_i = μ/√2
+  gdp.charge_gaussian("a", 1.0, sigma);
+  gdp.charge_gaussian("b", 1.0, sigma);
+  CHECK(gdp.spent().epsilon <= 1.0 * (1 + 1e-9));
+  CHECK(gdp.spent().epsilon >= 1.0 - 1e-6);
+  PrivacyAccountant zcdp(budget);
+  zcdp.charge_zcdp("a", gaussian_rho(1.0, sigma));
+  CHECK_THROWS_AS(zcdp.charge_zcdp("b", gaussian_rho(1.0, sigma)), BudgetExhausted);
+  CHECK(std::isinf(zcdp.spent().gdp_epsilon));  // a zCDP-only charge is not known to be Gaussian
+  // A pure charge switches the GDP bound off: then the zCDP bound decides.
+  PrivacyAccountant mixed(EpsDelta(3.0, 1e-6));
+  mixed.charge_gaussian("g", 1.0, sigma);
+  CHECK(std::isfinite(mixed.spent().gdp_epsilon));
+  mixed.charge_pure("p", 0.1);
+  CHECK(std::isinf(mixed.spent().gdp_epsilon));
+  CHECK(mixed.spent().epsilon == std::min(mixed.spent().basic_epsilon, mixed.spent().zcdp_epsilon));
+  // The flag travels in the ledger: the restored accountant still composes under GDP.
+  const PrivacyAccountant back = PrivacyAccountant::deserialize(gdp.serialize());
+  CHECK(back.ledger()[0].gaussian);
+  CHECK(back.spent().epsilon == gdp.spent().epsilon);
 }
 
 TEST_CASE("Gaussian charges with a single-release guarantee use the better bound", "[accountant][gaussian]") {
@@ -143,14 +173,17 @@ TEST_CASE("Gaussian charges with a single-release guarantee use the better bound
     CHECK(s.delta == 1e-7);
   }
   {
-    // Budget δ = 1e-6: zCDP may convert at the larger δ and then beats basic (≈ 0.48 < 0.5); the spent
-    // δ is then the budget's.
+    // Budget δ = 1e-6: zCDP may convert at the larger δ and then beats basic (≈ 0.48 < 0.5); the GDP
+    // bound reads the same Gaussian's exact profile at that δ (≈ 0.44) and beats both. The spent δ is
+    // then the budget's.
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
     acc.charge_gaussian("g", 1.0, sigma, single);
     const Spent s = acc.spent();
     CHECK(s.zcdp_epsilon == Approx(epsilon_from_rho_cks(rho, 1e-6)).epsilon(1e-15));
     CHECK(s.zcdp_epsilon < 0.5);
-    CHECK(s.epsilon == s.zcdp_epsilon);
+    CHECK(s.gdp_epsilon == epsilon_from_gdp(1.0 / sigma, 1e-6));
+    CHECK(s.gdp_epsilon < s.zcdp_epsilon);
+    CHECK(s.epsilon == s.gdp_epsilon);
     CHECK(s.delta == 1e-6);
   }
 

@@ -1019,7 +1019,7 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   refused(o, 3, "row_norm_bound", "1", "2");
   o = base;
   o.relation = privacy::Neighbours::replace_row;
-  refused(o, 3, "relation", "add_remove_row", "replace_row");
+  refused(o, 3, "relation", "zero_out_row", "replace_row");
   o = base;
   o.target = privacy::EpsDelta(0.5, 1e-6);
   refused(o, 3, "epsilon", "1", "0.5");

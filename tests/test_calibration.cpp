@@ -262,12 +262,14 @@ TEST_CASE("sigma for k composed Gaussian releases", "[calibration][composition]"
   // paper with ε/k ≥ 1 is refused (each release's proof needs ε/k < 1).
   REQUIRE_THROWS_WITH(gaussian_sigma_for_composition(1.0, EpsDelta(4.0, 1e-6), 2, Calibration::paper),
                       Contains("epsilon"));
-  // tight: k releases at σ add up to exactly rho_for_budget (relative 1e-14: one sqrt and a square).
+  // tight: the k releases are one Gaussian mechanism of sensitivity Δ√k: their μ² add up to the
+  // target's exact μ² (analytic σ bisected to 1e-12 relative), below the zCDP split's.
   for (long k : {1L, 2L, 11L, 1000L}) {
     const double s = gaussian_sigma_for_composition(1.5, t, k, Calibration::tight);
-    CHECK(static_cast<double>(k) * gaussian_rho(1.5, s) == Approx(rho_for_budget(t)).epsilon(1e-13));
+    CHECK(std::sqrt(static_cast<double>(k)) * 1.5 / s == Approx(gdp_mu_for_budget(t)).epsilon(1e-12));
+    CHECK(s < 1.5 * std::sqrt(static_cast<double>(k) / (2.0 * rho_for_budget(t))));
   }
-  // zCDP composition beats splitting the budget for many releases.
+  // Composition beats splitting the budget for many releases.
   CHECK(gaussian_sigma_for_composition(1.0, t, 11, Calibration::tight) <
         0.5 * gaussian_sigma_for_composition(1.0, t, 11, Calibration::paper));
 }
@@ -313,6 +315,57 @@ TEST_CASE("calibration rejects bad parameters naming them", "[calibration][error
   }
   REQUIRE_THROWS_AS(analytic_gaussian_sigma(0.0, ok), InvalidParameter);
   REQUIRE_THROWS_AS(epsilon_from_rho_cks(0.1, 0.0), InvalidParameter);
+}
+
+TEST_CASE("gdp shares: each share's mu is the derived one, they compose to the total, ~7% less noise",
+          "[calibration][composition]") {
+  for (const EpsDelta total : {EpsDelta(1.0, 1e-6), EpsDelta(0.3, 1e-5), EpsDelta(8.0, 1e-9)}) {
+    // μ_total: the largest μ whose exact Gaussian profile is within the total (σ for Δ = 1).
+    const double mu_total = 1.0 / analytic_gaussian_sigma(1.0, total);
+    CHECK(gdp_mu_for_budget(total) == mu_total);
+    for (const long shares : {1L, 2L, 3L, 20L, 1000L}) {
+      INFO(total.to_string() << ", " << shares << " shares");
+      const double mu_s = gdp_share_mu(total, shares);
+      CHECK(mu_s == Approx(mu_total / std::sqrt(static_cast<double>(shares))).epsilon(1e-15));
+      // The (ε_s, δ_s) target calibrates any Δ to σ ≥ Δ/μ_s (never more than the share), within the
+      // bisections' ~1e-12 (not wasteful).
+      const EpsDelta share = gdp_share_target(total, shares);
+      const double sensitivity = 2.5;
+      const double sigma = analytic_gaussian_sigma(sensitivity, share);
+      CHECK(sensitivity / sigma <= mu_s * (1 + 1e-12));
+      CHECK(sensitivity / sigma >= mu_s * (1 - 1e-9));
+      // Composed under GDP: √(Σ μ_s²) = μ_total, within the total's ε at its δ (and not below it).
+      const double composed = std::sqrt(static_cast<double>(shares)) * sensitivity / sigma;
+      CHECK(epsilon_from_gdp(composed, total.delta()) <= total.epsilon() * (1 + 1e-9));
+      CHECK(epsilon_from_gdp(composed, total.delta()) >= total.epsilon() * (1 - 1e-6));
+      // Against the zCDP split: μ_zcdp/μ_gdp = √(2ρ)/μ_total, whatever the number of shares.
+      const double mu_zcdp = std::sqrt(2.0 * rho_for_budget(total) / static_cast<double>(shares));
+      CHECK(mu_zcdp / mu_s == Approx(std::sqrt(2.0 * rho_for_budget(total)) / mu_total).epsilon(1e-12));
+    }
+  }
+  // The figures the split is for: at (1, 1e-6) the shares compose to μ = 0.2367 under GDP, against
+  // √(2ρ) = 0.2207 for zCDP shares (any n): each share's σ 6.8% lower.
+  const EpsDelta t(1.0, 1e-6);
+  CHECK(gdp_mu_for_budget(t) == Approx(0.2367).margin(5e-5));
+  CHECK(std::sqrt(2 * rho_for_budget(t)) == Approx(0.2207).margin(5e-5));
+  CHECK(gdp_share_mu(t, 2) == Approx(0.2367 / std::sqrt(2.0)).margin(5e-5));
+  CHECK(std::sqrt(2 * rho_for_budget(t)) / gdp_mu_for_budget(t) < 0.94);
+  CHECK_THROWS_AS(gdp_share_mu(t, 0), InvalidParameter);
+  CHECK_THROWS_AS(gdp_share_target(t, 0), InvalidParameter);
+}
+
+TEST_CASE("epsilon_from_gdp inverts the Gaussian profile, rounded up", "[calibration]") {
+  for (const double mu : {0.05, 0.3, 1.0, 4.0}) {
+    for (const double delta : {1e-9, 1e-6, 1e-3}) {
+      INFO("mu " << mu << ", delta " << delta);
+      const double eps = epsilon_from_gdp(mu, delta);
+      CHECK(analytic_gaussian_delta(1.0, 1.0 / mu, eps) <= delta);
+      if (eps > 0) CHECK(analytic_gaussian_delta(1.0, 1.0 / mu, eps * (1 - 1e-9)) > delta);
+    }
+  }
+  CHECK(epsilon_from_gdp(1e-3, 0.5) == 0.0);  // δ(0) below 0.5: (0, δ)-DP
+  CHECK_THROWS_AS(epsilon_from_gdp(0.0, 1e-6), InvalidParameter);
+  CHECK_THROWS_AS(epsilon_from_gdp(1.0, 0.0), InvalidParameter);
 }
 
 TEST_CASE("zcdp_share_target: shares calibrated alone compose within the total", "[calibration][composition]") {

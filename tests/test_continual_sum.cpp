@@ -195,6 +195,45 @@ TEST_CASE("the accountant is charged once, for the whole stream, before any row"
   CHECK(ContinualVectorSum(4, options).l2_sensitivity() == Approx(4.0));
 }
 
+TEST_CASE("a stream refuses add_remove_row (its releases depend on each row's slot) before charging",
+          "[continual]") {
+  ContinualSumOptions options;
+  options.horizon = 4;
+  CHECK(options.relation == privacy::Neighbours::zero_out_row);  // the default states what holds
+  options.relation = privacy::Neighbours::add_remove_row;
+  privacy::PrivacyAccountant accountant(EpsDelta(5.0, 1e-6));
+  for (int covariance = 0; covariance < 2; ++covariance) {
+    INFO("covariance " << covariance);
+    auto make = [&] {
+      if (covariance) ContinualCovariance(3, options, &accountant);
+      else ContinualVectorSum(3, options, &accountant);
+    };
+    CHECK_THROWS_NAMING(make(), InvalidParameter,
+                        Catch::Contains("relation add_remove_row is not a stream's guarantee") &&
+                            Catch::Contains("zero_out_row (a row zeroed, its slot kept)"));
+  }
+  CHECK(accountant.ledger().empty());
+}
+
+TEST_CASE("a checkpoint written before zero_out_row existed (relation add_remove_row) still restores",
+          "[continual]") {
+  ContinualSumOptions options = seeded(8, 2, 3);
+  ContinualVectorSum sum(3, options);
+  sum.update_block(bounded_rows(5, 3, 8));
+  proto::ContinualSumCheckpoint msg;
+  REQUIRE(msg.ParseFromString(sum.serialize()));
+  REQUIRE(msg.relation() == "zero_out_row");
+  msg.set_relation("add_remove_row");  // what the streams wrote for the same relation before the name
+  msg.clear_crc32();
+  const std::string old = io::seal_message(msg.SerializeAsString());
+  ContinualVectorSum back = ContinualVectorSum::deserialize(old, 3, options);
+  CHECK(back.rows() == 5);
+  CHECK(back.options().relation == privacy::Neighbours::zero_out_row);
+  options.relation = privacy::Neighbours::replace_row;  // another relation: still refused
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(old, 3, options),
+                    Catch::Contains("relation is zero_out_row, the stream being restored has replace_row"));
+}
+
 TEST_CASE("a fixed horizon refuses rows it could not release; an unbounded stream goes on", "[continual]") {
   ContinualVectorSum sum(3, seeded(4, 2, 1));
   const Eigen::MatrixXd a = bounded_rows(9, 3, 4);

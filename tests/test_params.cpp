@@ -91,15 +91,40 @@ TEST_CASE("enum to_string", "[params]") {
   CHECK(std::string(to_string(Calibration::tight)) == "tight");
   CHECK(std::string(to_string(Neighbours::add_remove_row)) == "add_remove_row");
   CHECK(std::string(to_string(Neighbours::replace_row)) == "replace_row");
+  CHECK(std::string(to_string(Neighbours::zero_out_row)) == "zero_out_row");
 }
 
 TEST_CASE("parse_calibration and parse_neighbours: inverses of to_string; other names refused") {
   for (const Calibration c : {Calibration::paper, Calibration::tight}) CHECK(parse_calibration(to_string(c)) == c);
-  for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row}) CHECK(parse_neighbours(to_string(n)) == n);
+  for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row, Neighbours::zero_out_row})
+    CHECK(parse_neighbours(to_string(n)) == n);
   CHECK_THROWS_AS(parse_calibration("Tight"), InvalidParameter);
   CHECK_THROWS_WITH(parse_calibration("x"), Contains("calibration 'x': expected paper or tight"));
   CHECK_THROWS_AS(parse_neighbours("replace"), InvalidParameter);
-  CHECK_THROWS_WITH(parse_neighbours("replace"), Contains("neighbours 'replace': expected add_remove_row or replace_row"));
+  CHECK_THROWS_WITH(parse_neighbours("replace"), Contains("neighbours 'replace': expected add_remove_row, replace_row or zero_out_row"));
+}
+
+TEST_CASE("describe: each relation in words, as the tools and Python print it") {
+  CHECK(std::string(describe(Neighbours::add_remove_row)) == "one row added or removed");
+  CHECK(std::string(describe(Neighbours::replace_row)) == "one row replaced by another in the same slot");
+  CHECK(std::string(describe(Neighbours::zero_out_row)) ==
+        "one row zeroed, its slot kept (a removal that shifts later rows is not covered)");
+}
+
+TEST_CASE("require_stream_relation: zero-out and replace pass; add/remove refused, naming what holds") {
+  CHECK_NOTHROW(require_stream_relation("s", Neighbours::zero_out_row));
+  CHECK_NOTHROW(require_stream_relation("s", Neighbours::replace_row));
+  CHECK_THROWS_AS(require_stream_relation("s", Neighbours::add_remove_row), InvalidParameter);
+  CHECK_THROWS_WITH(require_stream_relation("s", Neighbours::add_remove_row),
+                    Contains("s: relation add_remove_row is not a stream's guarantee") &&
+                        Contains("expected zero_out_row (a row zeroed, its slot kept) or replace_row"));
+}
+
+TEST_CASE("stream checkpoints written before zero_out_row read their add_remove_row as zero_out_row") {
+  // The streams only ever implemented the zero-out relation under the old name.
+  CHECK(stream_relation_from_checkpoint("add_remove_row") == "zero_out_row");
+  CHECK(stream_relation_from_checkpoint("replace_row") == "replace_row");
+  CHECK(stream_relation_from_checkpoint("zero_out_row") == "zero_out_row");
 }
 
 }  // namespace test_params

@@ -39,6 +39,22 @@ for method in ${METHODS:-gauss power}; do
   [ "$(field "${method}_again" captured_ratio)" = "$(field "$method" captured_ratio)" ] || fail "$method: seeded runs differ"
 done
 
+# ---- the labels: the relation in words (set-based methods add/remove, streaming-oja zero-out) and
+# the exact figures, in the summary and the JSON ----
+for method in gauss streaming-oja; do
+  run "label-$method" --input "$work/rows.csv" --method "$method" --k 2 --epsilon 2 --seed 3
+  [ "$status" -eq 0 ] || { fail "$method exited $status: $(cat "$work/label-$method.err")"; continue; }
+  want="one row added or removed"
+  [ "$method" = streaming-oja ] && want="one row zeroed, its slot kept (a removal that shifts later rows is not covered)"
+  json "label-$method" | WANT="$want" /usr/bin/python3 -c 'import json, os, sys
+j = json.load(sys.stdin)
+assert j["neighbours"] == os.environ["WANT"], j["neighbours"]
+assert j["not_private"] == ["captured_ratio", "proj_dist", "seconds", "rows"], j["not_private"]' ||
+    fail "$method: labels in the JSON line: $(json "label-$method")"
+  grep -q "^neighbours: $want; privacy unit: one row" "$work/label-$method.out" &&
+    grep -q '^NOT private (exact, from the data' "$work/label-$method.out" || fail "$method: summary labels: $(cat "$work/label-$method.out")"
+done
+
 bad_flag() {
   run flag "$@"
   if [ "$status" -ne 2 ]; then fail "'$*' exited $status, want 2"; return; fi

@@ -25,6 +25,11 @@ run secure1
 run secure2
 grep -q '^noise: secure' "$work/secure1.out" || fail "default run: no 'noise: secure' line: $(cat "$work/secure1.out")"
 json secure1 | grep -q '"secure_noise":true' || fail "default run JSON: $(json secure1)"
+json secure1 | grep -q '"neighbours":"one row added or removed"' &&
+  json secure1 | grep -q '"not_private":\["rows_clipped","opt","releases.\*.e_norm",' ||
+  fail "default run JSON: labels: $(json secure1)"
+grep -q '^neighbours: one row added or removed; privacy unit: one row' "$work/secure1.out" &&
+  grep -q '^NOT private (exact' "$work/secure1.out" || fail "default run: summary labels: $(cat "$work/secure1.out")"
 [ "$(stream secure1)" = "$(stream secure2)" ] || fail "default runs: the (seeded) data differ"
 [ "$(table secure1)" != "$(table secure2)" ] || fail "default runs drew the same noise: not the secure source"
 

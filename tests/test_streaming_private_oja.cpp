@@ -16,6 +16,8 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/io/message_seal.hpp"
+#include "streaming_oja.pb.h"
 
 namespace test_streaming_private_oja {
 
@@ -122,6 +124,33 @@ TEST_CASE("streaming oja: one charge for the whole pass, before any row; too sma
   privacy::PrivacyAccountant small(EpsDelta(0.5, 1e-6));
   CHECK_THROWS_AS(StreamingPrivateOja(6, o, &small), BudgetExhausted);
   CHECK(small.ledger().empty());
+}
+
+TEST_CASE("streaming oja: add_remove_row refused (minibatches are slots), before any charge", "[streaming_oja]") {
+  auto o = seeded_options(1, 10, 1);
+  CHECK(StreamingPrivateOjaOptions{}.relation == privacy::Neighbours::zero_out_row);
+  o.relation = privacy::Neighbours::add_remove_row;
+  privacy::PrivacyAccountant accountant(EpsDelta(5.0, 1e-6));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, &accountant), InvalidParameter,
+                      Contains("StreamingPrivateOja: relation add_remove_row is not a stream's guarantee"));
+  CHECK(accountant.ledger().empty());
+}
+
+TEST_CASE("streaming oja: a checkpoint written before zero_out_row (add_remove_row) still restores",
+          "[streaming_oja]") {
+  const auto o = seeded_options(1, 10, 1);
+  StreamingPrivateOja oja(4, o);
+  oja.update_block(spiked_rows(25, 4, {0.5}, 3));
+  dpstream::proto::StreamingOjaCheckpoint msg;
+  REQUIRE(msg.ParseFromString(oja.serialize()));
+  REQUIRE(msg.relation() == "zero_out_row");
+  msg.set_relation("add_remove_row");  // the old name of the same relation
+  msg.clear_crc32();
+  const std::string old = io::seal_message(msg.SerializeAsString());
+  CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
+  auto replace = o;
+  replace.relation = privacy::Neighbours::replace_row;
+  CHECK_THROWS_AS(StreamingPrivateOja::deserialize(old, 4, replace), CorruptInput);
 }
 
 TEST_CASE("streaming oja: the noise split keeps the minibatch at mu = 1/sigma1; replace scales both",

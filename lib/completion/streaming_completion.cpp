@@ -27,7 +27,7 @@ const StreamingCompletionOptions& validated(const StreamingCompletionOptions& o)
 StreamingCompletion::StreamingCompletion(const StreamingCompletionOptions& options, RefreshTrainer trainer)
     : options_(validated(options)),
       trainer_(std::move(trainer)),
-      share_{privacy::zcdp_share_target(options.budget, options.planned_refreshes),
+      share_{privacy::gdp_share_target(options.budget, options.planned_refreshes),
              options.budget.epsilon() / static_cast<double>(options.planned_refreshes), 0},
       accountant_(options.budget) {
   if (!trainer_) throw InvalidParameter("streaming completion: trainer must be set");

@@ -30,6 +30,7 @@ const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPriv
   if (o.k < 1 || o.k > dimension)
     fail("k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(o.k));
   if (o.batch_rows < 1) fail("batch_rows must be >= 1, got 0");
+  privacy::require_stream_relation("StreamingPrivateOja", o.relation);
   privacy::require_positive("row_norm_bound", o.row_norm_bound);
   const double l2 = o.row_norm_bound * o.row_norm_bound;
   if (!std::isfinite(l2) || !std::isnormal(l2)) fail("row_norm_bound squared must be finite and normal");
@@ -288,7 +289,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   expect("k", std::to_string(msg.k()), std::to_string(options.k));
   expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
   expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
-  expect("relation", msg.relation(), privacy::to_string(options.relation));
+  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
   expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
   expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
   expect("calibration", msg.calibration(), privacy::to_string(options.calibration));

@@ -42,6 +42,10 @@ bool valid_charge(const Charge& c, std::string& bad) {
     bad = "a charge without rho must have a finite epsilon";
     return false;
   }
+  if (c.gaussian && !c.rho.has_value()) {
+    bad = "a Gaussian charge must have rho";
+    return false;
+  }
   return true;
 }
 
@@ -114,7 +118,26 @@ Spent PrivacyAccountant::compute(const std::vector<Charge>& ledger, const Charge
     s.epsilon = zcdp_eps;  // +inf when neither bound applies at the budget's δ
     s.delta = std::isfinite(zcdp_eps) ? zcdp_delta : budget_delta;
   }
+  s.gdp_epsilon = gdp_epsilon(ledger, extra);
+  if (s.gdp_epsilon < s.epsilon) {
+    s.epsilon = s.gdp_epsilon;
+    s.delta = budget_delta;
+  }
   return s;
+}
+
+double PrivacyAccountant::gdp_epsilon(const std::vector<Charge>& ledger, const Charge* extra) const {
+  double mu_squared = 0.0;  // Σ μ_i² = Σ 2ρ_i
+  const auto add = [&](const Charge& c) {
+    if (!c.gaussian || !c.rho.has_value()) return false;
+    mu_squared += 2.0 * *c.rho;
+    return true;
+  };
+  for (const Charge& c : ledger)
+    if (!add(c)) return kInf;
+  if (extra != nullptr && !add(*extra)) return kInf;
+  if (!(mu_squared > 0.0) || !std::isfinite(mu_squared)) return kInf;
+  return epsilon_from_gdp(std::sqrt(mu_squared), budget_.delta());
 }
 
 Spent PrivacyAccountant::spent_with(const Charge& extra) const {
@@ -134,8 +157,9 @@ void PrivacyAccountant::charge(Charge c) {
   if (!within(s.epsilon, budget_.epsilon())) {
     throw BudgetExhausted("privacy budget exhausted: charge '" + c.label + "' would bring the spent epsilon to " +
                           format_value(s.epsilon) + " (basic " + format_value(s.basic_epsilon) + " at delta " +
-                          format_value(s.basic_delta) + ", zCDP " + format_value(s.zcdp_epsilon) +
-                          ") against the budget " + budget_.to_string() + "; nothing was charged");
+                          format_value(s.basic_delta) + ", zCDP " + format_value(s.zcdp_epsilon) + ", GDP " +
+                          format_value(s.gdp_epsilon) + ") against the budget " + budget_.to_string() +
+                          "; nothing was charged");
   }
   ledger_.push_back(std::move(c));
 }
@@ -145,6 +169,7 @@ void PrivacyAccountant::charge_gaussian(const std::string& label, double l2_sens
   Charge c;
   c.label = label;
   c.rho = gaussian_rho(l2_sensitivity, sigma);  // validates Δ and σ
+  c.gaussian = true;
   if (single.has_value()) {
     // A claimed single-release guarantee must hold for this σ (exact profile, Balle & Wang 2018), or the
     // basic bound would undercount. Relative slack 1e-6 on δ: calibrations are solved to ~1e-12.
@@ -205,6 +230,7 @@ std::string PrivacyAccountant::serialize() const {
     pc->set_rho(c.rho.value_or(0.0));
     pc->set_epsilon(c.epsilon);
     pc->set_delta(c.delta);
+    pc->set_gaussian(c.gaussian);
   }
   std::string out;
   if (!msg.SerializeToString(&out)) throw std::runtime_error("privacy ledger: protobuf serialization failed");
@@ -245,6 +271,7 @@ PrivacyAccountant PrivacyAccountant::deserialize(const std::string& bytes) {
     }
     c.epsilon = pc.epsilon();
     c.delta = pc.delta();
+    c.gaussian = pc.gaussian();
     std::string bad;
     if (!valid_charge(c, bad)) {
       throw CorruptInput("privacy ledger: charge " + std::to_string(i) + " ('" + pc.label() + "'): " + bad);

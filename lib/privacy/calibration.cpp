@@ -242,9 +242,10 @@ double rho_for_budget(const EpsDelta& target) {
   return lo;
 }
 
-EpsDelta zcdp_share_target(const EpsDelta& total, long shares) {
-  if (shares < 1) throw InvalidParameter("shares must be >= 1, got " + std::to_string(shares));
-  const double mu = std::sqrt(2.0 * rho_for_budget(total) / static_cast<double>(shares));
+namespace {
+
+// The (ε_s, δ_s) on the μ-GDP profile whose analytic Gaussian σ is at least Δ/μ (ε_s rounded down).
+EpsDelta share_target_for_mu(const EpsDelta& total, long shares, double mu) {
   const double sigma = 1.0 / mu;  // Δ = 1: the profile depends on μ = Δ/σ only
   double delta = total.delta();
   const double delta_at_zero = analytic_gaussian_delta(1.0, sigma, 0.0);
@@ -265,6 +266,47 @@ EpsDelta zcdp_share_target(const EpsDelta& total, long shares) {
   return EpsDelta(lo, delta);
 }
 
+void require_shares(long shares) {
+  if (shares < 1) throw InvalidParameter("shares must be >= 1, got " + std::to_string(shares));
+}
+
+}  // namespace
+
+EpsDelta zcdp_share_target(const EpsDelta& total, long shares) {
+  require_shares(shares);
+  return share_target_for_mu(total, shares, std::sqrt(2.0 * rho_for_budget(total) / static_cast<double>(shares)));
+}
+
+double gdp_mu_for_budget(const EpsDelta& target) {
+  require_gaussian_delta(target.delta(), "a Gaussian DP budget");
+  return 1.0 / analytic_gaussian_sigma(1.0, target);
+}
+
+double epsilon_from_gdp(double mu, double delta) {
+  require_positive("mu", mu);
+  require_conversion_delta(delta);
+  const double sigma = 1.0 / mu;
+  const auto above = [&](double eps) { return analytic_gaussian_delta(1.0, sigma, eps) > delta; };
+  if (!above(0.0)) return 0.0;
+  double lo = 0.0, hi = std::max(1.0, mu);
+  for (int i = 0; i < 2100 && above(hi); ++i) hi *= 2.0;
+  // Invariant: δ(lo) > delta ≥ δ(hi). Bisection to a relative width of 1e-13; keep hi (within delta).
+  for (int i = 0; i < 400 && (lo == 0.0 || hi / lo - 1.0 > 1e-13); ++i) {
+    const double mid = lo == 0.0 ? 0.5 * hi : std::sqrt(lo * hi);
+    (above(mid) ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+double gdp_share_mu(const EpsDelta& total, long shares) {
+  require_shares(shares);
+  return gdp_mu_for_budget(total) / std::sqrt(static_cast<double>(shares));
+}
+
+EpsDelta gdp_share_target(const EpsDelta& total, long shares) {
+  return share_target_for_mu(total, shares, gdp_share_mu(total, shares));
+}
+
 double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& target, long releases,
                                       Calibration calibration) {
   require_positive("l2_sensitivity", l2_sensitivity);
@@ -276,7 +318,7 @@ double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& tar
     case Calibration::paper:
       return paper_gaussian_sigma(l2_sensitivity, EpsDelta(target.epsilon() / k, target.delta() / k));
     case Calibration::tight:
-      return l2_sensitivity * std::sqrt(k / (2.0 * rho_for_budget(target)));
+      return analytic_gaussian_sigma(l2_sensitivity * std::sqrt(k), target);  // GDP: μ² adds over releases
   }
   throw InvalidParameter("calibration must be paper or tight");
 }

@@ -57,14 +57,36 @@ const char* to_string(Neighbours n) noexcept {
   switch (n) {
     case Neighbours::add_remove_row: return "add_remove_row";
     case Neighbours::replace_row: return "replace_row";
+    case Neighbours::zero_out_row: return "zero_out_row";
+  }
+  return "unknown";
+}
+
+const char* describe(Neighbours n) noexcept {
+  switch (n) {
+    case Neighbours::add_remove_row: return "one row added or removed";
+    case Neighbours::replace_row: return "one row replaced by another in the same slot";
+    case Neighbours::zero_out_row:
+      return "one row zeroed, its slot kept (a removal that shifts later rows is not covered)";
   }
   return "unknown";
 }
 
 Neighbours parse_neighbours(const std::string& text) {
-  for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row})
+  for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row, Neighbours::zero_out_row})
     if (text == to_string(n)) return n;
-  throw InvalidParameter("neighbours '" + text + "': expected add_remove_row or replace_row");
+  throw InvalidParameter("neighbours '" + text + "': expected add_remove_row, replace_row or zero_out_row");
+}
+
+std::string stream_relation_from_checkpoint(const std::string& stored) {
+  return stored == "add_remove_row" ? "zero_out_row" : stored;
+}
+
+void require_stream_relation(const char* who, Neighbours relation) {
+  if (relation == Neighbours::zero_out_row || relation == Neighbours::replace_row) return;
+  throw InvalidParameter(std::string(who) + ": relation " + to_string(relation) +
+                         " is not a stream's guarantee (removing a row shifts every later row into other "
+                         "steps); expected zero_out_row (a row zeroed, its slot kept) or replace_row");
 }
 
 }  // namespace dpstream::privacy

@@ -38,8 +38,9 @@ VectorAccumulator::VectorAccumulator(Eigen::Index dimension, Eigen::Index /*batc
     : sum_(Eigen::VectorXd::Zero((require_dimension(dimension), dimension))) {}
 
 double VectorAccumulator::sensitivity(privacy::Neighbours relation, double row_norm_bound) {
+  privacy::require_stream_relation("continual sum", relation);
   privacy::require_positive("row_norm_bound", row_norm_bound);
-  // add/remove: ‖a‖ ≤ L; replace: ‖a − b‖ ≤ 2L (attained by b = −a).
+  // zero-out: ‖a‖ ≤ L; replace: ‖a − b‖ ≤ 2L (attained by b = −a).
   return relation == privacy::Neighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;
 }
 
@@ -152,6 +153,7 @@ CovarianceAccumulator& CovarianceAccumulator::operator=(const CovarianceAccumula
 }
 
 double CovarianceAccumulator::sensitivity(privacy::Neighbours relation, double row_norm_bound) {
+  privacy::require_stream_relation("continual sum", relation);
   return privacy::covariance_sensitivity(relation, row_norm_bound);
 }
 

@@ -324,7 +324,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   expect("horizon", std::to_string(msg.horizon()), std::to_string(options.horizon));
   expect("block_rows", std::to_string(msg.block_rows()), std::to_string(options.block_rows));
   expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
-  expect("relation", msg.relation(), privacy::to_string(options.relation));
+  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
   expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
   expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
   expect("calibration", msg.calibration(), privacy::to_string(options.calibration));

@@ -20,16 +20,19 @@ class OnlinePCA(_StreamParams):
 
     Privacy contract (pca/fpl_online_pca.hpp, private_tree; stream/continual_sum.hpp):
 
-    * Neighbouring relation: streams differing in one row (added/removed), every row ||a||_2 <= L
-      (normalize='unit': rows scaled to unit norm, L = 1 -- dpstream-replay's default; 'clip' to
-      clip_norm; 'none': rows over clip_norm refused).
+    * Neighbouring relation (``neighbours``): streams of the same length differing in one row,
+      zeroed with its slot kept -- NOT a removal that shifts the later rows into other blocks,
+      which is not covered; every row ||a||_2 <= L (normalize='unit': rows scaled to unit norm,
+      L = 1 -- dpstream-replay's default; 'clip' to clip_norm; 'none': rows over clip_norm
+      refused). Privacy unit: one row.
     * Sensitivity of a block's covariance sum: L^2; the mechanism's noise (tree, honaker, blt,
       separable; blt and separable need ``horizon``, the number of releases).
     * The subspaces read nothing but the releases: the whole sequence components_ is
       post-processing, (epsilon, delta)-DP as a whole. The accountant (``accountant_``; one is made
       with budget (epsilon, delta) if none is given) is charged ONCE, at the first partial_fit,
       before any row is used.
-    * regret_ and everything the meter reports use raw rows: evaluation output, NOT private.
+    * regret_, guard_counts_ and everything the meter reports use raw rows: evaluation output,
+      NOT private.
     * Noise: secure by default; seed=N is reproducible and NOT secure.
 
     Fitted attributes: components_ (n_components x d, orthonormal rows), n_features_in_,
@@ -55,6 +58,11 @@ class OnlinePCA(_StreamParams):
         self._core = _core._OnlinePCA(self.n_components, self.track_regret, self.baseline, self.accountant_._core,
                                       dim=dim, **params)
         self.n_features_in_ = dim
+
+    @property
+    def neighbours(self):
+        """The neighbouring relation the (epsilon, delta) holds for, in words."""
+        return _core._describe_neighbours("zero_out")
 
     def partial_fit(self, X, y=None):
         """Scores, then ingests, the rows of X (n, d). Returns self."""
@@ -125,8 +133,10 @@ class PrivatePCA(_StreamParams):
       ``iterations`` Gaussian rounds (default 5), sensitivity L^2 each, jointly mu-GDP.
     * method='oja': private Oja (pca/private_oja.hpp), k > 1 by deflation.
 
-    Neighbouring relation: add/remove one row, every row ||a||_2 <= L (normalize='unit', L = 1, the
-    default; 'clip'/'none' with clip_norm). Each fit is (epsilon, delta)-DP and charges the
+    Neighbouring relation (``neighbours``): one row added or removed (each method releases a
+    function of the set of rows, so order does not matter), every row ||a||_2 <= L
+    (normalize='unit', L = 1, the default; 'clip'/'none' with clip_norm). Privacy unit: one row.
+    guard_counts_ is exact: NOT private. Each fit is (epsilon, delta)-DP and charges the
     accountant (``accountant_``; one with budget (epsilon, delta) if none is given) before any
     noise is drawn: BudgetExhausted leaves nothing released. Noise: secure by default; seed=N is
     reproducible and NOT secure.
@@ -155,6 +165,11 @@ class PrivatePCA(_StreamParams):
         self.guard_counts_ = out["counts"]
         self.n_features_in_ = X.shape[1]
         return self
+
+    @property
+    def neighbours(self):
+        """The neighbouring relation the (epsilon, delta) holds for, in words."""
+        return _core._describe_neighbours("add_remove")
 
     def transform(self, X):
         return _rows(X) @ self.components_.T

@@ -7,21 +7,24 @@ from . import _core
 @dataclass(frozen=True)
 class Spent:
     """What a ledger spends, at the budget's delta (privacy/accountant.hpp, Spent)."""
-    epsilon: float        # the smaller of the basic and the zCDP bound
+    epsilon: float        # the smallest of the basic, the zCDP and the GDP bound
     delta: float
     basic_epsilon: float  # sum of the charges' epsilons
     basic_delta: float
     zcdp_epsilon: float   # the zCDP bound (CKS 2020 conversion by default); inf if not applicable
     rho: float            # sum of rho over charges that have one
+    gdp_epsilon: float    # the Gaussian DP bound when every charge is Gaussian; inf otherwise
 
 
 class PrivacyAccountant:
     """A privacy budget (epsilon, delta) and the ledger of what was charged against it.
 
     Accounting (privacy/accountant.hpp): each charge carries a zCDP rho (Gaussian: Delta^2/(2 sigma^2))
-    and its own (epsilon_i, delta_i). Two valid bounds on the composition are computed at the budget's
-    delta -- basic composition (sum of epsilon_i, sum of delta_i) and zCDP (sum of rho converted to
-    (epsilon, delta)) -- and the smaller is what ``spent`` reports. A charge that would take the
+    and its own (epsilon_i, delta_i). Valid bounds on the composition are computed at the budget's
+    delta -- basic composition (sum of epsilon_i, sum of delta_i), zCDP (sum of rho converted to
+    (epsilon, delta)) and, when every charge is a Gaussian mechanism, Gaussian DP (mu =
+    sqrt(sum of mu_i^2), mu_i^2 = 2 rho_i, read on the Gaussian's exact profile; Dong, Roth & Su
+    2022) -- and the smallest is what ``spent`` reports. A charge that would take the
     spent epsilon over the budget is refused with BudgetExhausted and leaves the ledger unchanged.
 
     One accountant may be shared by several objects (ContinualCovariance, OnlinePCA, PrivatePCA):
@@ -55,7 +58,8 @@ class PrivacyAccountant:
 
     @property
     def ledger(self):
-        """Every charge, in order: dicts with label, epsilon, delta and rho (None if it has none)."""
+        """Every charge, in order: dicts with label, epsilon, delta, rho (None if it has none) and
+        gaussian (True for a Gaussian mechanism, which the GDP bound may compose)."""
         return self._core.ledger()
 
     def to_bytes(self):

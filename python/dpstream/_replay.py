@@ -24,9 +24,11 @@ def replay(input=None, *, out=None, **settings):
     shuffle, nonnegative=False, nonprivate=False). out: the folder for regret.csv and regret.svg
     (None: a temporary folder, removed).
 
-    Privacy: that of OnlinePCA with the same settings (the private learner's subspaces are
-    (epsilon, delta)-DP; every figure returned is evaluation on raw rows, NOT private). seed= gives
-    reproducible, NOT secure noise. The GIL is released for the run.
+    Privacy: that of OnlinePCA with the same settings: the private learner's subspaces are
+    (epsilon, delta)-DP for streams differing in one row zeroed with its slot kept (the dict's
+    "neighbours"; a removal that shifts later rows is not covered). Every figure returned is
+    evaluation on raw rows, NOT private: "not_private" lists those keys (the tool's labels,
+    docs/privacy.md). seed= gives reproducible, NOT secure noise. The GIL is released for the run.
     """
     args = [] if input is None else ["--input", str(input)]
     for key, value in settings.items():

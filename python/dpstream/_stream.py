@@ -37,12 +37,16 @@ class ContinualCovariance(_StreamParams):
 
     Privacy contract (stream/continual_sum.hpp):
 
-    * Neighbouring relation: streams that differ in one row, added/removed (relation='add_remove',
-      a streamed row replaced by 0 counts as removed) or replaced (relation='replace'), every row
-      with ||a||_2 <= L. L is 1 under normalize='unit' (rows scaled to unit norm), else clip_norm
-      (normalize='clip': rows over it are clipped and counted; 'none': refused with InvalidRow).
-    * Sensitivity of one block's sum (the packed upper triangle): L^2 (add/remove), sqrt(2) L^2
+    * Neighbouring relation (``neighbours`` says it in words): streams of the same length that
+      differ in one row, zeroed with its slot kept (relation='zero_out', the default) or replaced
+      by another in the same slot (relation='replace'); every row with ||a||_2 <= L. A removal
+      that shifts the later rows into other blocks is NOT covered, so relation='add_remove' is
+      refused (InvalidParameter). L is 1 under normalize='unit' (rows scaled to unit norm), else
+      clip_norm (normalize='clip': rows over it are clipped and counted; 'none': refused with
+      InvalidRow). Privacy unit: one row.
+    * Sensitivity of one block's sum (the packed upper triangle): L^2 (zero_out), sqrt(2) L^2
       (replace).
+    * NOT private: guard_counts, rows, rows_pending and steps are exact figures from the data.
     * Noise: the mechanism's -- 'tree' or 'honaker' (binary tree over releases; horizon=None is an
       unbounded stream), 'blt' (buffered linear Toeplitz) or 'separable' (fixed horizon only: give
       horizon, the number of releases). noise_shape 'goe' halves the off-diagonal variance
@@ -65,7 +69,7 @@ class ContinualCovariance(_StreamParams):
                     "normalize", "clip_norm", "relation", "calibration", "nonnegative")
 
     def __init__(self, dim, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
-                 seed=None, *, normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                 seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
                  nonnegative=False, accountant=None, callback=None):
         self.dim, self.epsilon, self.delta, self.block = dim, epsilon, delta, block
         self.mechanism, self.horizon, self.noise_shape, self.seed = mechanism, horizon, noise_shape, seed
@@ -119,6 +123,11 @@ class ContinualCovariance(_StreamParams):
         return self._core.rows_pending()
 
     @property
+    def neighbours(self):
+        """The neighbouring relation the (epsilon, delta) holds for, in words."""
+        return _core._describe_neighbours(self.relation)
+
+    @property
     def mu(self):
         """The whole stream's Gaussian-DP parameter (it implies the (epsilon, delta) target)."""
         return self._core.mu()
@@ -134,7 +143,7 @@ class ContinualCovariance(_StreamParams):
 
     @property
     def guard_counts(self):
-        """RowGuard's counts: seen, accepted, clipped, rejected, zero."""
+        """RowGuard's counts: seen, accepted, clipped, rejected, zero (exact: NOT private)."""
         return self._core.guard_counts()
 
     def release_variance(self, step):
@@ -157,7 +166,7 @@ class ContinualCovariance(_StreamParams):
         accountant, if given, is replaced by the checkpoint's ledger."""
         self = cls.__new__(cls)
         self.__dict__.update(dict(block=1, mechanism="tree", horizon=None, noise_shape="goe", seed=None,
-                                  normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                                  normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
                                   nonnegative=False))
         self.__dict__.update(params)
         self.accountant, self.callback = accountant, callback

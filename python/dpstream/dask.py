@@ -5,6 +5,9 @@
     parts of one block --tree-reduced (exact sums add)--> one part per block
     coordinator: ContinualCovariance.add_aggregate, block by block, in row order --> releases
 
+Neighbouring relation: the stream's (ContinualCovariance): one row zeroed, its slot kept (global row
+offsets fix the slots), or replaced; a removal that shifts later rows is not covered.
+
 Privacy (stream/block_aggregate.hpp): unchanged from a single process. Each row passes one RowGuard
 with the stream's bound L (same policy; counts returned with the part), each block's exact sum is
 what a single process would sum (up to the order of additions), and the noise is drawn once per
@@ -126,7 +129,7 @@ def _feed(blocks, consume):
 
 
 def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
-                         seed=None, *, normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
+                         seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
                          nonnegative=False, accountant=None, callback=None):
     """A ContinualCovariance (see its docstring for the privacy contract) fed from a Dask collection.
 
@@ -231,7 +234,8 @@ def replay(collection, *, k=10, epsilon=1.0, delta=1e-6, mechanism="blt", block=
     GOE noise over the stream's ceil(rows / block) releases, rows to unit norm). Returns the JSON
     line's figures for the private learner: rows, dim, k, epsilon, delta, mechanism, block, opt,
     gain, regret, regret_over_opt, rows_clipped, rows_rejected (evaluation on raw rows, NOT
-    private; the subspaces are (epsilon, delta)-DP). seed= gives reproducible, NOT secure noise."""
+    private: listed under "not_private", as in the tool's JSON line), and "neighbours", the relation
+    the subspaces' (epsilon, delta) holds for. seed= gives reproducible, NOT secure noise."""
     _, lengths, _ = _partitions(collection)
     horizon = (sum(lengths) + block - 1) // block
     pca, figures = online_pca(collection, k, epsilon, delta, block=block, mechanism=mechanism, horizon=horizon,
@@ -241,4 +245,6 @@ def replay(collection, *, k=10, epsilon=1.0, delta=1e-6, mechanism="blt", block=
     return {"rows": figures["rows"], "dim": pca.n_features_in_, "k": k, "epsilon": epsilon, "delta": delta,
             "mechanism": mechanism, "block": block, "opt": figures["opt"], "gain": figures["gain"],
             "regret": figures["regret"], "regret_over_opt": figures["regret_over_opt"],
-            "rows_clipped": counts["clipped"], "rows_rejected": counts["rejected"]}
+            "rows_clipped": counts["clipped"], "rows_rejected": counts["rejected"],
+            "neighbours": pca.neighbours,
+            "not_private": ["rows", "opt", "gain", "regret", "regret_over_opt", "rows_clipped", "rows_rejected"]}

@@ -79,6 +79,18 @@ py::dict counts_dict(const stream::RowGuardCounts& c) {
   return d;
 }
 
+namespace {
+
+// Python's relation names ('zero_out', 'replace', 'add_remove'), or the C++ ones.
+privacy::Neighbours python_relation(const std::string& relation) {
+  return privacy::parse_neighbours(relation == "zero_out"     ? "zero_out_row"
+                                   : relation == "add_remove" ? "add_remove_row"
+                                   : relation == "replace"    ? "replace_row"
+                                                              : relation);
+}
+
+}  // namespace
+
 stream::ContinualSumOptions StreamArgs::options() const {
   stream::ContinualSumOptions o;
   o.strategy = stream::parse_noise_strategy(mechanism);
@@ -86,8 +98,7 @@ stream::ContinualSumOptions StreamArgs::options() const {
   o.block_rows = block;
   o.target = privacy::EpsDelta(epsilon, delta);
   o.calibration = privacy::parse_calibration(calibration);
-  o.relation = privacy::parse_neighbours(relation == "add_remove" ? "add_remove_row"
-                                         : relation == "replace" ? "replace_row" : relation);
+  o.relation = python_relation(relation);
   o.row_norm_bound = row_norm_bound();
   o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
   o.seed = seed;
@@ -144,6 +155,8 @@ Eigen::MatrixXd guard_block(const RowArray& rows, stream::RowGuard& guard) {
 }
 
 void bind_privacy(py::module_& m) {
+  m.def("_describe_neighbours", [](const std::string& relation) { return privacy::describe(python_relation(relation)); },
+        "The neighbouring relation in words (privacy::describe), from its Python or C++ name.");
   py::class_<privacy::PrivacyAccountant, SharedAccountant>(m, "_Accountant")
       .def(py::init([](double epsilon, double delta, const std::string& conversion) {
              return std::make_shared<privacy::PrivacyAccountant>(privacy::EpsDelta(epsilon, delta),
@@ -155,6 +168,7 @@ void bind_privacy(py::module_& m) {
         py::dict d;
         d["epsilon"] = s.epsilon, d["delta"] = s.delta, d["basic_epsilon"] = s.basic_epsilon;
         d["basic_delta"] = s.basic_delta, d["zcdp_epsilon"] = s.zcdp_epsilon, d["rho"] = s.rho;
+        d["gdp_epsilon"] = s.gdp_epsilon;
         return d;
       })
       .def("remaining_epsilon", &privacy::PrivacyAccountant::remaining_epsilon)
@@ -167,6 +181,7 @@ void bind_privacy(py::module_& m) {
           py::dict d;
           d["label"] = c.label, d["epsilon"] = c.epsilon, d["delta"] = c.delta;
           d["rho"] = c.rho ? py::object(py::float_(*c.rho)) : py::object(py::none());
+          d["gaussian"] = c.gaussian;
           out.append(d);
         }
         return out;

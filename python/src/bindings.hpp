@@ -46,7 +46,7 @@ struct StreamArgs {
   // L = clip_norm) or none (L = clip_norm, rows over it refused).
   std::string normalize = "clip";
   double clip_norm = 1.0;
-  std::string relation = "add_remove";
+  std::string relation = "zero_out";
   std::string calibration = "tight";
   bool nonnegative = false;
 

@@ -95,3 +95,26 @@ def test_bad_aggregates_are_refused():
     with pytest.raises(dpstream.CorruptInput):
         s.add_aggregate(parts[1][:-3])
     assert s.rows == 4
+
+
+def test_a_stream_refuses_add_remove_before_charging_and_states_its_relation():
+    # A stream's releases depend on each row's slot: a removal that shifts the later rows is not what
+    # it guarantees, so relation='add_remove' is refused, naming what holds; the default says it.
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(dpstream.InvalidParameter, match=r"add_remove_row is not a stream's guarantee.*zero_out_row"):
+        dpstream.ContinualCovariance(3, 1.0, 1e-6, relation="add_remove", accountant=acct, seed=1)
+    assert acct.ledger == []
+    s = dpstream.ContinualCovariance(3, 1.0, 1e-6, seed=1)
+    assert s.relation == "zero_out"
+    assert s.neighbours == "one row zeroed, its slot kept (a removal that shifts later rows is not covered)"
+    assert dpstream.ContinualCovariance(3, 1.0, 1e-6, relation="replace", seed=1).neighbours == (
+        "one row replaced by another in the same slot")
+    assert dpstream.PrivatePCA().neighbours == "one row added or removed"
+    with pytest.raises(dpstream.InvalidParameter, match="neighbours 'remove'"):
+        dpstream.ContinualCovariance(3, 1.0, 1e-6, relation="remove", seed=1)
+
+
+def test_the_docstrings_state_the_relation_where_users_read_it():
+    for cls in (dpstream.ContinualCovariance, dpstream.OnlinePCA):
+        assert "zeroed with its slot kept" in " ".join(cls.__doc__.split()), cls
+        assert "added/removed" not in cls.__doc__, cls

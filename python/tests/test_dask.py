@@ -117,3 +117,8 @@ def test_online_pca_over_dask_meters_the_regret_of_one_process(client):
     assert len(pca.accountant_.ledger) == 1 and pca.guard_counts_ == one.guard_counts_
     figures = dpstream.dask.replay(da.from_array(x, chunks=(45, 10)), k=2, block=32, seed=3, normalize="clip")
     assert figures["regret"] == pytest.approx(regret["regret"], rel=1e-9) and figures["rows"] == 400
+    # The labels of the tool's JSON line: the relation in words, the exact figures listed.
+    assert figures["neighbours"] == pca.neighbours == dpstream.OnlinePCA(2, 1.0, 1e-6).neighbours
+    assert figures["neighbours"].startswith("one row zeroed, its slot kept")
+    assert set(figures["not_private"]) == {"rows", "opt", "gain", "regret", "regret_over_opt", "rows_clipped",
+                                           "rows_rejected"}

@@ -188,7 +188,7 @@ TEST_CASE("audit: ContinualSum vector, every strategy, stays within its claim", 
   for (const auto strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
                               NoiseStrategy::blt, NoiseStrategy::separable}) {
     VectorStreamAudit audit;
-    audit.options = stream_options(strategy, 8, Neighbours::add_remove_row);
+    audit.options = stream_options(strategy, 8, Neighbours::zero_out_row);
     const double mu = ContinualVectorSum(audit.dimension, audit.options).mu();
     const double claimed = gdp_epsilon(mu, kAuditDelta);
     const auto result = run_audit(std::string("continual vector sum ") + strategy_name(strategy) + " T=8", 200 + static_cast<int>(strategy),
@@ -203,7 +203,7 @@ TEST_CASE("audit: ContinualSum vector, every strategy, stays within its claim", 
 TEST_CASE("audit: ContinualSum unbounded (doubling epochs) stays within its claim", "[audit][continual][slow]") {
   // Horizon 0: the step-1 row is epoch 0's only node; μ = max over epochs. 8 releases observed.
   VectorStreamAudit audit;
-  audit.options = stream_options(NoiseStrategy::plain_tree, 0, Neighbours::add_remove_row);
+  audit.options = stream_options(NoiseStrategy::plain_tree, 0, Neighbours::zero_out_row);
   ContinualVectorSum probe(audit.dimension, audit.options);
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   auto features = [&](bool neighbour, std::uint64_t seed) {
@@ -239,7 +239,7 @@ TEST_CASE("audit: planted bug — covariance stream calibrated add/remove on rep
           "[audit][continual][planted]") {
   // The √2 sensitivity bug: the stream computes Δ = L² (add/remove) while neighbours replace a row
   // (Δ = √2·L²). It claims its target, i.e. μ = mu() as built.
-  const auto options = stream_options(NoiseStrategy::plain_tree, 4, Neighbours::add_remove_row);
+  const auto options = stream_options(NoiseStrategy::plain_tree, 4, Neighbours::zero_out_row);
   const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
   const auto result = run_audit("PLANTED continual covariance replace as add/remove", 230, kFastTrials, kAuditDelta, claimed,
                                 [&](bool n, std::uint64_t s) { return covariance_features(options, n, s); });
@@ -254,7 +254,7 @@ namespace {
 void restore_audits(long trials, std::uint64_t id) {
   VectorStreamAudit audit;
   audit.dimension = 1;
-  audit.options = stream_options(NoiseStrategy::plain_tree, 32, Neighbours::add_remove_row);
+  audit.options = stream_options(NoiseStrategy::plain_tree, 32, Neighbours::zero_out_row);
   const double claimed = gdp_epsilon(ContinualVectorSum(audit.dimension, audit.options).mu(), kAuditDelta);
 
   const auto faithful = run_audit("continual sum restored after every step", id, trials, kAuditDelta, claimed,
@@ -282,7 +282,7 @@ TEST_CASE("audit: a restored stream releases exactly what the uninterrupted one 
   // continues bit-identically, so every release matches (the node noise is kept, never re-drawn).
   VectorStreamAudit audit;
   audit.dimension = 1;
-  audit.options = stream_options(NoiseStrategy::plain_tree, 32, Neighbours::add_remove_row);
+  audit.options = stream_options(NoiseStrategy::plain_tree, 32, Neighbours::zero_out_row);
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     CHECK(restored_stream_features(audit, Restore::faithful, true, seed) ==
           restored_stream_features(audit, Restore::none, true, seed));
@@ -319,7 +319,7 @@ std::string fresh_source_state(const std::string& bytes, std::uint64_t fork_seed
 // regression test), and the old behaviour, planted by giving each restart a fresh source state, is
 // caught by the audit (the planted bug's test).
 TEST_CASE("audit: a restart from a secure checkpoint re-releases with the same noise", "[audit][continual][restore]") {
-  ContinualSumOptions options = stream_options(NoiseStrategy::plain_tree, 8, Neighbours::add_remove_row);
+  ContinualSumOptions options = stream_options(NoiseStrategy::plain_tree, 8, Neighbours::zero_out_row);
   const Eigen::VectorXd row = Eigen::VectorXd::Unit(1, 0);
   ContinualVectorSum sum(1, options);
   REQUIRE(sum.is_secure());
@@ -346,7 +346,7 @@ TEST_CASE("audit: PLANTED - a restart draws the re-released step's noise afresh"
   // after crashes) each publish step 1, each with a fresh source state (fresh_source_state: what the
   // secure source did before the fix, seeded here so the audit is reproducible). Four independent
   // copies double μ: expected bound ≈ 2.8 at 12000 trials (9000 evaluated) against the claim 1.087.
-  ContinualSumOptions options = stream_options(NoiseStrategy::plain_tree, 1, Neighbours::add_remove_row);
+  ContinualSumOptions options = stream_options(NoiseStrategy::plain_tree, 1, Neighbours::zero_out_row);
   const Eigen::VectorXd row = Eigen::VectorXd::Unit(1, 0);
   const double claimed = gdp_epsilon(ContinualVectorSum(1, options).mu(), kAuditDelta);
   constexpr int kRuns = 4;
@@ -526,20 +526,20 @@ Eigen::VectorXd unit_row(double x, double y) {
   return r;
 }
 
-enum class OffDiagonalPair { add_remove, replace };
+enum class OffDiagonalPair { zero_out, replace };
 const char* pair_name(OffDiagonalPair pair) {
-  return pair == OffDiagonalPair::add_remove ? "add/remove a" : "replace a->b";
+  return pair == OffDiagonalPair::zero_out ? "zero out a" : "replace a->b";
 }
 Neighbours relation_of(OffDiagonalPair pair) {
-  return pair == OffDiagonalPair::add_remove ? Neighbours::add_remove_row : Neighbours::replace_row;
+  return pair == OffDiagonalPair::zero_out ? Neighbours::zero_out_row : Neighbours::replace_row;
 }
 
 // Row i (0-based) of the covariance streams: the shared rows (0.3, 0.4), and at kDifferingRow
-// a = (e₁ + e₂)/√2 (D' of add/remove, D of replace), 0 (D of add/remove) or b = (e₁ − e₂)/√2 (D' of
+// a = (e₁ + e₂)/√2 (D' of zero-out, D of replace), 0 (D of zero-out) or b = (e₁ − e₂)/√2 (D' of
 // replace).
 Eigen::VectorXd covariance_row(OffDiagonalPair pair, bool neighbour, std::uint64_t i) {
   if (i != kDifferingRow) return Eigen::Vector2d(0.3, 0.4);
-  if (pair == OffDiagonalPair::add_remove) return neighbour ? unit_row(1.0, 1.0) : Eigen::VectorXd::Zero(2);
+  if (pair == OffDiagonalPair::zero_out) return neighbour ? unit_row(1.0, 1.0) : Eigen::VectorXd::Zero(2);
   return neighbour ? unit_row(1.0, -1.0) : unit_row(1.0, 1.0);
 }
 
@@ -594,7 +594,7 @@ TEST_CASE("audit: the replica of ContinualSum's release path releases bit for bi
   for (const auto strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
                               NoiseStrategy::blt, NoiseStrategy::separable}) {
     for (const auto shape : {SymmetricNoiseShape::paper_symmetric, SymmetricNoiseShape::goe}) {
-      for (const auto pair : {OffDiagonalPair::add_remove, OffDiagonalPair::replace}) {
+      for (const auto pair : {OffDiagonalPair::zero_out, OffDiagonalPair::replace}) {
         const auto options = covariance_options(strategy, pair, shape);
         for (std::uint64_t seed = 1; seed <= 2; ++seed) {
           for (bool neighbour : {false, true}) {
@@ -617,7 +617,7 @@ namespace {
 // The GOE audits of the unit run: BLT (the tools' default strategy) with blocks of 4, both pairs,
 // and the planted off-diagonal σ/2 on the replace pair (header: expected 0.83 / 0.83 / 1.59).
 void goe_off_diagonal_audits(long trials, std::uint64_t id) {
-  for (const auto pair : {OffDiagonalPair::add_remove, OffDiagonalPair::replace}) {
+  for (const auto pair : {OffDiagonalPair::zero_out, OffDiagonalPair::replace}) {
     const auto options = covariance_options(NoiseStrategy::blt, pair, SymmetricNoiseShape::goe);
     const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
     const auto result =
@@ -650,7 +650,7 @@ TEST_CASE("audit: ContinualCovariance off-diagonal neighbours, B = 4, every stra
   for (const auto strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
                               NoiseStrategy::blt, NoiseStrategy::separable}) {
     for (const auto shape : {SymmetricNoiseShape::paper_symmetric, SymmetricNoiseShape::goe}) {
-      for (const auto pair : {OffDiagonalPair::add_remove, OffDiagonalPair::replace}) {
+      for (const auto pair : {OffDiagonalPair::zero_out, OffDiagonalPair::replace}) {
         const auto options = covariance_options(strategy, pair, shape);
         const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
         // Separable: the replica with copies of the library's SeparableNoise, optimised once
@@ -684,7 +684,7 @@ TEST_CASE("audit: ContinualCovariance off-diagonal neighbours, B = 4, every stra
 TEST_CASE("audit: planted bug — goe off-diagonal sigma/2 on the add/remove pair a = (e1 + e2)/sqrt2 is caught",
           "[audit][continual][blind_spots][planted][slow]") {
   // μ·1.225 (header): expected 1.43 at 100000 trials against the claim 1.087.
-  const auto pair = OffDiagonalPair::add_remove;
+  const auto pair = OffDiagonalPair::zero_out;
   const auto options = covariance_options(NoiseStrategy::blt, pair, SymmetricNoiseShape::goe);
   const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
   const auto planted = run_audit(
@@ -809,7 +809,7 @@ Eigen::VectorXd block_vector_features(Sum& sum, bool neighbour, std::uint64_t ho
 constexpr std::uint64_t kFactorizationHorizon = 8;
 
 ContinualSumOptions block_vector_options(NoiseStrategy strategy) {
-  ContinualSumOptions options = stream_options(strategy, kFactorizationHorizon, Neighbours::add_remove_row);
+  ContinualSumOptions options = stream_options(strategy, kFactorizationHorizon, Neighbours::zero_out_row);
   options.block_rows = kBlock;
   return options;
 }

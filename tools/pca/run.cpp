@@ -12,6 +12,7 @@
 #include "common/guarded_reader.hpp"
 #include "common/json.hpp"
 #include "common/memory.hpp"
+#include "common/privacy_labels.hpp"
 #include "common/progress.hpp"
 #include "common/row_buffer.hpp"
 #include "common/text.hpp"
@@ -47,6 +48,12 @@ std::unique_ptr<privacy::NoiseSource> noise_source(const PrivacyFlags& p) {
 // Fashion-MNIST (ε = 1) 16–64 steps were best.
 std::uint64_t streaming_oja_batch(std::uint64_t rows) { return std::max<std::uint64_t>(100, rows / 32); }
 
+// streaming-oja is a stream over minibatch slots (zero-out); the others release a function of the
+// set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation).
+privacy::Neighbours method_relation(const PcaSettings& s) {
+  return s.method == "streaming-oja" ? privacy::Neighbours::zero_out_row : privacy::Neighbours::add_remove_row;
+}
+
 // The methods that draw their own noise (from options.seed).
 std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_method(const PcaSettings& s, Index d,
                                                                                    double bound) {
@@ -58,6 +65,7 @@ std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_meth
     o.mechanism.target = p.target();
     o.mechanism.calibration = p.calibration_value();
     o.mechanism.row_norm_bound = bound;
+    o.mechanism.relation = method_relation(s);
     auto m = std::make_shared<pca::GaussianPca>(d, o);
     return [m](const MatrixXd& rows, Accountant& a) { return m->release(rows, &a).subspace; };
   }
@@ -69,6 +77,7 @@ std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_meth
     o.target = p.target();
     o.calibration = p.calibration_value();
     o.row_norm_bound = bound;
+    o.relation = method_relation(s);
     auto m = std::make_shared<pca::NoisyPowerMethod>(d, o);
     return [m](const MatrixXd& rows, Accountant& a) { return m->run(rows, &a); };
   }
@@ -80,6 +89,7 @@ std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_meth
     o.target = p.target();
     o.calibration = p.calibration_value();
     o.row_norm_bound = bound;
+    o.relation = method_relation(s);
     if (s.learning_rate > 0) o.learning_rate = s.learning_rate;
     const pca::StreamingPrivateOja probe(d, o);  // the options checked before any row is read
     const std::uint64_t batch = s.batch;
@@ -99,6 +109,7 @@ std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_meth
   o.target = p.target();
   o.calibration = p.calibration_value();
   o.row_norm_bound = bound;
+  o.relation = method_relation(s);
   auto m = std::make_shared<pca::PrivateOja>(o);
   const bool one = s.k == 1;
   return [m, one](const MatrixXd& rows, Accountant& a) {
@@ -228,15 +239,20 @@ std::string summary_text(const PcaSettings& s, const PcaReport& r) {
          format("method: %s, k = %lld, (ε, δ) = (%s, %s), %s calibration%s\n", s.method.c_str(), (long long)s.k,
                 privacy::format_value(p.epsilon).c_str(), privacy::format_value(p.delta).c_str(), p.calibration.c_str(),
                 p.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise") +
+         neighbours_line(method_relation(s), "one row, ||a|| <= " + privacy::format_value(s.normalize.norm_bound()) +
+                                                 " after the guard") +
+         "      private: the released subspace\n" +
          format("captured variance: %.6g of the non-private top-%lld's %.6g (ratio %.4f); projector distance %.4f\n",
                 r.captured, (long long)s.k, r.opt, r.captured_ratio, r.proj_dist) +
+         not_private_line("the row counts (used, clipped, rejected, skipped), the captured variance, OPT, their "
+                          "ratio and the projector distance (against the exact top k), timings") +
          format("privacy charged: ε = %.4g at δ = %s (zCDP ρ = %.4g); method %.2f s, total %.2f s\n", r.spent.epsilon,
                 privacy::format_value(r.spent.delta).c_str(), r.spent.rho, r.method_seconds, r.seconds);
 }
 
 std::string json_line(const PcaSettings& s, const PcaReport& r) {
-  return JsonLine()
-      .add("method", s.method)
+  JsonLine j;
+  j.add("method", s.method)
       .add("k", static_cast<std::int64_t>(s.k))
       .add("epsilon", s.privacy.epsilon)
       .add("delta", s.privacy.delta)
@@ -248,8 +264,9 @@ std::string json_line(const PcaSettings& s, const PcaReport& r) {
       .add("dim", static_cast<std::int64_t>(r.dimension))
       .add("calibration", s.privacy.calibration)
       .add("input", r.input_path)
-      .add("input_integrity", r.input_integrity)
-      .text();
+      .add("input_integrity", r.input_integrity);
+  const privacy::Neighbours relation = method_relation(s);
+  return add_privacy_labels(j, &relation, {"captured_ratio", "proj_dist", "seconds", "rows"}).text();
 }
 
 }  // namespace dpstream::tools::pca_tool

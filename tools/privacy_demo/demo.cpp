@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include "common/json.hpp"
+#include "common/privacy_labels.hpp"
 #include "common/text.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
@@ -165,9 +166,12 @@ std::string summary_text(const DemoSettings& s, const DemoReport& r) {
       t += format("%-8s %-16s %10.4f %10.3f %12.3f %10.4f %12.3f\n", row.calibration.c_str(), row.shape.c_str(),
                   row.sigma, row.e_norm, row.captured, row.loss, row.bound);
   }
-  t += "\naccounting: budget " + s.privacy.target().to_string() + "\n";
-  t += format("after one release: epsilon spent %.6f (basic %.6f, zCDP %.6f, rho %.6g)\n", r.spent.epsilon,
-              r.spent.basic_epsilon, r.spent.zcdp_epsilon, r.spent.rho);
+  t += "\n" + neighbours_line(Mechanism::Options{}.relation, "one row of the synthetic stream, ||a|| <= 1 after the guard");
+  t += not_private_line("the guard's counts, OPT and the table's ||E||_2, captured, loss and bound (each compares "
+                        "a release with the exact covariance: what the demo shows, not what a user would publish)");
+  t += "accounting: budget " + s.privacy.target().to_string() + "\n";
+  t += format("after one release: epsilon spent %.6f (basic %.6f, zCDP %.6f, GDP %.6f, rho %.6g)\n", r.spent.epsilon,
+              r.spent.basic_epsilon, r.spent.zcdp_epsilon, r.spent.gdp_epsilon, r.spent.rho);
   return t + "second release refused: " + r.refusal + "\n";
 }
 
@@ -181,8 +185,8 @@ std::string json_line(const DemoSettings& s, const DemoReport& r) {
           "bound", row.bound);
     releases += (releases.size() > 1 ? "," : "") + j.text();
   }
-  return JsonLine()
-      .add("tool", "dpstream-privacy-demo")
+  JsonLine j;
+  j.add("tool", "dpstream-privacy-demo")
       .add("rows", static_cast<std::int64_t>(s.rows))
       .add("dim", static_cast<std::int64_t>(s.dim))
       .add("rank", static_cast<std::int64_t>(s.rank))
@@ -195,7 +199,11 @@ std::string json_line(const DemoSettings& s, const DemoReport& r) {
       .add("opt", r.opt)
       .add_raw("releases", releases + "]")
       .add("epsilon_spent", r.spent.epsilon)
-      .add("second_release_refused", !r.refusal.empty())
+      .add("second_release_refused", !r.refusal.empty());
+  const privacy::Neighbours relation = Mechanism::Options{}.relation;  // the releases' (one-shot)
+  return add_privacy_labels(j, &relation,
+                            {"rows_clipped", "opt", "releases.*.e_norm", "releases.*.captured", "releases.*.loss",
+                             "releases.*.bound"})
       .text();
 }
 

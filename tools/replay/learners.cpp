@@ -15,7 +15,7 @@ using Eigen::MatrixXd;
 
 privacy::EpsDelta learner_share(const privacy::EpsDelta& total, std::size_t learners) {
   if (learners <= 1) return total;  // one learner: the whole target, calibrated as before
-  return privacy::zcdp_share_target(total, static_cast<long>(learners));
+  return privacy::gdp_share_target(total, static_cast<long>(learners));  // every learner is Gaussian
 }
 
 std::optional<std::uint64_t> learner_seed(const std::optional<std::uint64_t>& seed, std::size_t index) {

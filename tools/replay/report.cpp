@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/json.hpp"
+#include "common/privacy_labels.hpp"
 #include "common/text.hpp"
 #include "common/regret_plot.hpp"
 #include "dpstream/eval/regret_report.hpp"
@@ -115,7 +116,7 @@ std::string regret_table(const ReplayRun& run) {
 std::string learners_text(const ReplayRun& run) {
   const Pipeline& p = run.pipeline();
   if (!p.accountant()) return "";
-  std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal zCDP share of the budget)",
+  std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal GDP share of the budget)",
                          "captured/top-k", "regret/OPT", "eps share");
   for (const LearnerFigures& f : p.learner_figures())
     t += format("  %-50s %14.3f%% %10.3f%% %10.4g\n", (f.name + ": " + learner_label(f.name)).c_str(),
@@ -146,6 +147,23 @@ std::string timing_text(const ReplayRun& run) {
                 f.drain_seconds / f.checkpoints_written, f.copy_seconds / f.checkpoints_written,
                 f.write_seconds / f.checkpoints_written);
   return t + "; removed (the run is complete)\n";
+}
+
+// Every learner of the replay is a stream over fixed slots (blocks, minibatches): the zero-out
+// relation (gauss alone, offline, would hold under add/remove; run beside the others it is stated
+// for the run).
+privacy::Neighbours run_relation(const Pipeline& p) {
+  return p.sum() ? p.sum()->options().relation : privacy::Neighbours::zero_out_row;
+}
+
+std::string labels_text(const ReplayRun& run) {
+  const Pipeline& p = run.pipeline();
+  if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
+  const std::string unit = "one row, ||a|| <= " + privacy::format_value(run.settings().normalize.norm_bound()) +
+                           " after the guard";
+  return neighbours_line(run_relation(p), unit) + "      private: the learners' subspaces (what each follows)\n" +
+         not_private_line("the row counts (used, read, rejected, skipped, zero, clipped), OPT, gains, regrets, "
+                          "captured ratios and timings: evaluation on the raw rows");
 }
 
 }  // namespace
@@ -179,7 +197,8 @@ ReportFiles write_report_files(const ReplayRun& run) {
 }
 
 std::string summary_text(const ReplayRun& run, const ReportFiles& files) {
-  std::string t = rows_text(run) + private_learner_text(run) + regret_table(run) + learners_text(run) + timing_text(run);
+  std::string t = rows_text(run) + private_learner_text(run) + regret_table(run) + learners_text(run) + timing_text(run) +
+                  labels_text(run);
   if (const auto* accountant = run.pipeline().accountant()) {
     const privacy::Spent spent = accountant->spent();
     const std::size_t charges = accountant->ledger().size();
@@ -224,6 +243,11 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", sum->noise().draw_sigma());
   else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");
   j.add("csv", files.csv).add("svg", files.svg);
+  const privacy::Neighbours relation = run_relation(p);
+  add_privacy_labels(j, p.accountant() ? &relation : nullptr,
+                     {"rows", "opt", "gain", "regret", "regret_over_opt", "nonprivate_regret_over_opt", "rows_clipped",
+                      "rows_rejected", "seconds", "rows_read", "rows_skipped", "rows_zero", "header_lines",
+                      "comment_lines", "blank_lines", "learners.*.regret_over_opt", "learners.*.captured_ratio"});
   if (const auto* accountant = p.accountant()) {
     j.add("epsilon_spent", accountant->spent().epsilon);
     JsonLine learners;  // last: a nested object, after every flat key

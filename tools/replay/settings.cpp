@@ -136,7 +136,7 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
       ->capture_default_str();
   app.add_option("--learner", s.learner,
                  "private learners, comma-separated, run side by side on one stream, each scored by the regret meter "
-                 "and calibrated to an equal zCDP share of (--epsilon, --delta): fpl (follow-the-perturbed-leader on the "
+                 "and calibrated to an equal Gaussian DP share (mu^2 split) of (--epsilon, --delta): fpl (follow-the-perturbed-leader on the "
                  "continual covariance, --mechanism), oja (streaming private Oja, DP-PCA), power (streaming noisy power "
                  "method; needs the stream's length), gauss (Analyze Gauss, offline on all rows: hindsight only)")
       ->capture_default_str();

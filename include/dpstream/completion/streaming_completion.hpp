@@ -14,10 +14,11 @@
 //  * Participation: a user who arrives before refresh r is read by refreshes r, r+1, …, R; so every
 //    user is in at most R = planned_refreshes refreshes, and the first users in exactly R.
 //  * Budget split: the stream's budget (ε, δ) is divided into R shares before the first refresh.
-//      Gaussian trainers get gaussian_share = zcdp_share_target(budget, R): calibrated alone to it,
-//      each refresh is ρ/R-zCDP (ρ = rho_for_budget(budget)), and R of them compose to (ε, δ) by the
-//      accountant's zCDP bound — whatever the data-dependent order in which users arrived, because the
-//      refreshes are adaptively composed Gaussian mechanisms.
+//      Gaussian trainers get gaussian_share = gdp_share_target(budget, R): calibrated alone to it,
+//      each refresh is μ/√R-GDP (μ = gdp_mu_for_budget(budget)), and R of them compose to (ε, δ) by the
+//      accountant's GDP bound — whatever the data-dependent order in which users arrived, because the
+//      refreshes are adaptively composed Gaussian mechanisms (every charge Gaussian: a trainer that
+//      made another kind of charge would switch that bound off and have its last share refused).
 //      Pure-ε trainers (Laplace, Huber) get pure_share_epsilon = ε/R (basic composition).
 //  * Guarantee: every user, over the whole stream, gets (ε, δ)-DP for the broadcasts of all refreshes
 //    (joint DP for what the trainer's model gives her back, as the trainer states). The accountant is
@@ -49,7 +50,7 @@ struct StreamingCompletionOptions {
 
 // What one refresh may spend.
 struct RefreshBudget {
-  privacy::EpsDelta gaussian_share;  // calibrate Gaussian releases to this (zcdp_share_target)
+  privacy::EpsDelta gaussian_share;  // calibrate Gaussian releases to this (gdp_share_target)
   double pure_share_epsilon;         // ε/R, for pure-ε mechanisms
   long refresh;                      // 1-based index of this refresh
 };

@@ -21,7 +21,8 @@
 //
 // Privacy contract (private_tree)
 //  * Neighbouring relation, sensitivity, calibration and (ε, δ): those of the attached
-//    ContinualCovariance (add/remove or replace one row, ‖a‖ ≤ L, Δ = L² per step, Δ·√levels for the
+//    ContinualCovariance (one row zeroed in its slot, or replaced — a removal that shifts later rows
+//    is not covered; ‖a‖ ≤ L, Δ = L² per step, Δ·√levels for the
 //    tree; one accountant charge for the whole stream). The learner reads nothing but its releases,
 //    so V̂_1, …, V̂_m are post-processing: the whole sequence of subspaces is (ε, δ)-DP for the
 //    stream's target, and this object spends nothing of its own (privacy_spent() says so).

@@ -45,8 +45,9 @@
 //
 // Privacy contract
 //  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
-//    add/remove: one slot holds a row in one stream and nothing (a zero row) in the other, as in
-//    ContinualSum (continual_sum.hpp); replace: the slot's row differs. Minibatches are fixed slots
+//    zero_out_row (default): one slot holds a row in one stream and a zero row in the other, as in
+//    ContinualSum (continual_sum.hpp); replace_row: the slot's row differs; add_remove_row is refused
+//    (InvalidParameter). Minibatches are fixed slots
 //    t·B … t·B + B − 1 of the stream; a removal that shifted every later row into other minibatches
 //    would touch all of them and is NOT covered. Every row ‖x‖₂ ≤ L, checked on entry (InvalidRow
 //    naming the row, before anything is added or drawn; use RowGuard to clip or scale first).
@@ -102,7 +103,7 @@ struct StreamingPrivateOjaOptions {
   double row_norm_bound = 1.0;      // L: every row ‖x‖₂ ≤ L (checked), finite > 0
   privacy::EpsDelta target{1.0, 1e-6};  // for the whole pass
   privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t))
   double rate_offset = 1.0;         // t₀ ≥ 0
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²

@@ -5,10 +5,10 @@
 //   rows ──update()──▶ check ‖a‖ ≤ L ──▶ exact Σaaᵀ ──every B rows──▶ noisy power rounds (warm) ──▶ subscribers
 //
 // Privacy contract
-//  * Neighbouring relation: add/remove one row, or replace one row, of the whole stream; every row
-//    ‖a‖₂ ≤ L, checked on entry (InvalidRow naming the row; nothing is clipped: use RowGuard first).
-//    Add/remove keeps positions, as in ContinualSum: a removed row is a zero row in its slot, so the
-//    refresh boundaries do not move. (A removal that shifted the later rows would change each later
+//  * Neighbouring relation: one row zeroed, its slot kept (privacy::Neighbours::zero_out_row), or one
+//    row replaced, of the whole stream; every row ‖a‖₂ ≤ L, checked on entry (InvalidRow naming the
+//    row; nothing is clipped: use RowGuard first). As in ContinualSum: the zeroed row stays a zero
+//    row in its slot, so the refresh boundaries do not move. (A removal that shifted the later rows would change each later
 //    refresh's prefix by two rows, one out and one in, and double Δ; that relation is not covered.)
 //  * A row takes part in every refresh after it arrives, and each refresh is R = iterations (+1 with
 //    eigenvalues) Gaussian rounds of sensitivity Δ (L², or √2·L² for replace; see the noisy power

@@ -7,8 +7,15 @@
 //  * Two valid bounds on the composition are computed at the budget's δ, and the smaller is used:
 //      basic:  (Σ ε_i, Σ δ_i)                              (Dwork & Roth 2014, Thm 3.16)
 //      zCDP:   Σ ε_i over charges without ρ  +  conv(Σ ρ over charges with ρ, δ − Σ δ_i of the former)
-//    where conv is the CKS 2020 conversion (or the standard one, as configured). Both bounds hold
-//    for the same run, so the minimum holds too.
+//    where conv is the CKS 2020 conversion (or the standard one, as configured). When EVERY charge
+//    is Gaussian (charge_gaussian: a Gaussian mechanism or an adaptive composition of them, μ_i =
+//    √(2ρ_i)), a third bound:
+//      GDP:    the ε at the budget's δ of the exact Gaussian profile of μ = √(Σ μ_i²)
+//    (Dong, Roth & Su 2022: μ_i-GDP mechanisms compose adaptively to √(Σ μ_i²)-GDP; the profile is
+//    analytic_gaussian_delta). It is exact for such a ledger, tighter than the zCDP conversion, and is
+//    what lets Gaussian shares split under GDP (gdp_share_target) compose to the budget. Any charge
+//    that is not Gaussian (pure, approx, zCDP-only, or a restored ledger entry written before the
+//    flag existed) switches it off. All bounds hold for the same run, so the minimum holds too.
 //    A bound is used only where its δ is within the budget's δ: basic needs Σ δ_i ≤ δ; zCDP needs
 //    δ − Σ δ_i (of charges without ρ) > 0 when there is any ρ, else it is +inf. With no ρ charged,
 //    the zCDP bound is the basic composition of the charges without ρ.
@@ -37,6 +44,7 @@ struct Charge {
   std::optional<double> rho;    // zCDP guarantee, if the mechanism has one
   double epsilon = 0.0;         // single-release (ε, δ) guarantee
   double delta = 0.0;
+  bool gaussian = false;        // a Gaussian mechanism (or composition of them): μ-GDP, μ = √(2ρ)
 };
 
 struct Spent {
@@ -46,6 +54,7 @@ struct Spent {
   double basic_delta;    // Σ δ_i
   double zcdp_epsilon;   // the zCDP bound at the budget's δ (+inf if not applicable)
   double rho;            // Σ ρ over charges that have one
+  double gdp_epsilon;    // the GDP bound at the budget's δ (+inf unless every charge is Gaussian)
 };
 
 class PrivacyAccountant {
@@ -83,6 +92,7 @@ class PrivacyAccountant {
  private:
   void charge(Charge c);
   Spent compute(const std::vector<Charge>& ledger, const Charge* extra) const;
+  double gdp_epsilon(const std::vector<Charge>& ledger, const Charge* extra) const;
 
   EpsDelta budget_;
   ZcdpConversion conversion_;

@@ -66,16 +66,37 @@ double rho_for_budget(const EpsDelta& target);
 // most `total` under epsilon_from_rho_cks. Every point of the μ_s-GDP profile (μ_s = √(2ρ_s)) gives
 // the same σ; δ_s = total.δ unless that is at or above the profile's δ at ε = 0, where δ_s is halved
 // from there. ε_s is rounded down (its σ up), so the share never spends more than ρ_s.
-// For callers that calibrate per run (e.g. one model refresh among `shares` planned ones).
+// For callers that calibrate per run (e.g. one model refresh among `shares` planned ones) whose parts
+// are not all Gaussian mechanisms; where every part is one, gdp_share_target gives each more.
 // shares ≥ 1 (InvalidParameter); total.δ > 0.
 EpsDelta zcdp_share_target(const EpsDelta& total, long shares);
+
+// Gaussian DP (Dong, Roth & Su, "Gaussian differential privacy", JRSS-B 2022): a Gaussian mechanism
+// with sensitivity Δ and noise σ is μ-GDP with μ = Δ/σ, and its exact (ε, δ) profile is
+// analytic_gaussian_delta; μ_i-GDP mechanisms compose, adaptively, to √(Σ μ_i²)-GDP.
+// gdp_mu_for_budget: the largest μ whose profile is within `target`, 1/analytic_gaussian_sigma(1, target).
+double gdp_mu_for_budget(const EpsDelta& target);
+// The ε at which the μ-GDP profile's δ is `delta` (rounded up, so the profile's δ there is ≤ delta;
+// 0 where δ(0) ≤ delta). μ finite > 0, δ in (0, 1) (InvalidParameter).
+double epsilon_from_gdp(double mu, double delta);
+// The μ of each of `shares` equal Gaussian mechanisms composing to gdp_mu_for_budget(total):
+// μ_s = μ_total/√shares. At (1, 1e-6) μ_total = 0.2367, where zcdp_share_target's shares compose to
+// √(2ρ) = 0.2207 whatever their number (CKS bounds every ρ-zCDP mechanism, not the Gaussian's exact
+// profile): each share's σ 7% larger than needed.
+double gdp_share_mu(const EpsDelta& total, long shares);
+// The share as an (ε_s, δ_s) on the μ_s-GDP profile, as zcdp_share_target (ε_s rounded down, so the
+// analytic Gaussian σ for any Δ is ≥ Δ/μ_s). Valid ONLY when every part of the split is a Gaussian
+// mechanism (or a composition of them) charged with charge_gaussian: the accountant's GDP bound then
+// composes them to `total`; its zCDP bound would not (it refuses the last share).
+EpsDelta gdp_share_target(const EpsDelta& total, long shares);
 
 // σ for `releases` Gaussian releases of sensitivity Δ that together must satisfy `target`:
 //   paper: basic composition, each release gets (ε/k, δ/k) and paper_gaussian_sigma (so ε/k ≥ 1 is
 //          refused);
-//   tight: zCDP, σ = Δ/√(2 ρ/k) with ρ = rho_for_budget(target). Also for k = 1, where it is larger
-//          than analytic_gaussian_sigma (CKS is a bound for every ρ-zCDP mechanism, not the Gaussian's
-//          exact profile): use analytic_gaussian_sigma for a single release.
+//   tight: Gaussian DP: the k releases are one Gaussian mechanism of sensitivity Δ√k (μ² adds), so
+//          σ = analytic_gaussian_sigma(Δ√k, target), exact for the composition; k = 1 is
+//          analytic_gaussian_sigma. Charged release by release (charge_gaussian), the accountant's
+//          GDP bound composes them to the target.
 // releases must be ≥ 1; δ must be > 0.
 double gaussian_sigma_for_composition(double l2_sensitivity, const EpsDelta& target, long releases,
                                       Calibration calibration);

@@ -38,16 +38,35 @@ class Zcdp {
 enum class Calibration { paper, tight };
 
 // Which datasets are neighbours. Sensitivities are stated per relation.
+//  add_remove_row: D' = D with one row added or removed, the other rows unchanged and, where order
+//                  matters, in the same order. Holds for mechanisms whose output depends on the set of
+//                  rows only (one-shot sums, PCA, completion); a stream's releases depend on where
+//                  each row falls, and a removal there shifts every later row: not covered.
+//  zero_out_row:   the streams' relation (ContinualSum, StreamingPrivateOja, FPL online PCA, the
+//                  replay): D' = D with one row replaced by zeros, its slot kept, every other row in
+//                  its place. Same sensitivity as add/remove (‖a − 0‖ ≤ L).
+//  replace_row:    D' = D with one row replaced by another in the same slot.
 enum class Neighbours {
-  add_remove_row,  // D' = D with one row added or removed (a streamed row replaced by 0 counts as removed)
-  replace_row,     // D' = D with one row replaced by another
+  add_remove_row,
+  replace_row,
+  zero_out_row,
 };
 
 const char* to_string(Calibration c) noexcept;  // "paper" | "tight"
-const char* to_string(Neighbours n) noexcept;   // "add_remove_row" | "replace_row"
+const char* to_string(Neighbours n) noexcept;   // "add_remove_row" | "replace_row" | "zero_out_row"
+// The relation in words, for summaries and JSON ("one row zeroed, its slot kept (a removal that
+// shifts later rows is not covered)", ...).
+const char* describe(Neighbours n) noexcept;
 // The inverses; any other text: InvalidParameter naming it and the accepted names.
 Calibration parse_calibration(const std::string& text);
 Neighbours parse_neighbours(const std::string& text);
+// A stream checkpoint's relation field as the current names read it: checkpoints written before
+// zero_out_row existed stored "add_remove_row" for the streams' zero-out relation (the only one they
+// implemented besides replace), so that text reads as "zero_out_row"; any other text is unchanged.
+std::string stream_relation_from_checkpoint(const std::string& stored);
+// Streams (whose releases depend on each row's slot) take zero_out_row or replace_row; any other
+// relation: InvalidParameter "<who>: relation add_remove_row is not a stream's guarantee ...".
+void require_stream_relation(const char* who, Neighbours relation);
 
 // Throws InvalidParameter naming `name` unless `value` is finite and > 0. The message is
 // "<name> must be finite and > 0, got <value>".

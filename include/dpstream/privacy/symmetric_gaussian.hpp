@@ -1,8 +1,9 @@
 // The symmetric-matrix Gaussian mechanism of Analyze Gauss, Algorithm 1: Ĉ = AᵀA + E.
 //
 // Privacy contract
-//  * Neighbouring relation: add/remove one row (a streamed row replaced by 0 counts as removed), or
-//    replace one row; every row has ‖a‖₂ ≤ L (RowGuard enforces it).
+//  * Neighbouring relation: add/remove one row (add_remove_row; zero_out_row is the same here: the
+//    release depends on AᵀA only, to which a zero row adds nothing), or replace one row; every row
+//    has ‖a‖₂ ≤ L (RowGuard enforces it).
 //  * Sensitivity of the upper triangle u(AᵀA) = ((AᵀA)_ij)_{i≤j}:
 //      add/remove: ‖u(aaᵀ)‖₂ = √((‖a‖₂⁴ + ‖a‖₄⁴)/2) ≤ ‖a‖₂² ≤ L², tight for a = L·e_j;
 //      replace:    ‖u(aaᵀ − bbᵀ)‖₂ ≤ √2·L², attained for orthogonal a, b of norm L (e.g. e₁ → e₂).

@@ -34,7 +34,8 @@ class VectorAccumulator {
   Eigen::Index dimension() const noexcept { return sum_.size(); }
   Eigen::Index packed_size() const noexcept { return sum_.size(); }
   std::uint64_t rows() const noexcept { return rows_; }
-  // l2 sensitivity of the sum to one row of norm ≤ L: L (add/remove), 2L (replace).
+  // l2 sensitivity of the sum to one row of norm ≤ L: L (zero_out_row), 2L (replace_row); a stream
+  // refuses add_remove_row (privacy::require_stream_relation).
   static double sensitivity(privacy::Neighbours relation, double row_norm_bound);
 
   // The caller checks dimension and norm (ContinualSum does); these only add.
@@ -72,7 +73,8 @@ class CovarianceAccumulator {
   Eigen::Index dimension() const noexcept { return dimension_; }
   Eigen::Index packed_size() const noexcept { return dimension_ * (dimension_ + 1) / 2; }
   std::uint64_t rows() const noexcept { return rows_; }
-  // l2 sensitivity of the packed upper triangle: L² (add/remove), √2·L² (replace); see
+  // l2 sensitivity of the packed upper triangle: L² (zero-out), √2·L² (replace); add_remove_row
+  // refused as for vectors; see
   // privacy/symmetric_gaussian.hpp for the proof.
   static double sensitivity(privacy::Neighbours relation, double row_norm_bound);
 

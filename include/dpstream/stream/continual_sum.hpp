@@ -9,8 +9,11 @@
 // complete, or for flush(), which closes it as a (shorter) step.
 //
 // Privacy contract
-//  * Neighbouring relation: streams that differ in one row — added/removed (a streamed row replaced
-//    by 0 counts as removed) or replaced, as Options::relation says — with every row ‖a‖₂ ≤ L.
+//  * Neighbouring relation (Options::relation): streams of the same length that differ in one row —
+//    zero_out_row (default): the row replaced by zeros, its slot kept; replace_row: the slot's row
+//    replaced by another — with every row ‖a‖₂ ≤ L. A removal that shifts every later row into
+//    other steps is NOT covered (it changes every later release); add_remove_row is refused
+//    (InvalidParameter) for that reason.
 //  * Sensitivity of one step's sum: VectorAccumulator L (replace 2L); CovarianceAccumulator L²
 //    (replace √2·L²) on the packed upper triangle. Every row is checked against L here (dimension and
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
@@ -95,7 +98,7 @@ struct ContinualSumOptions {
   BltError blt_error = BltError::max;
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double row_norm_bound = 1.0;    // L
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)

@@ -5,8 +5,8 @@
 // tests/test_factorization_noise.cpp.
 //
 // Privacy contract (for a sum whose one-row l2 sensitivity is Δ, e.g. L² for AᵀA with ‖a‖ ≤ L)
-//  * Neighbouring relation: streams that differ in one row (added/removed, or replaced — Δ says
-//    which), single participation: a row enters one step and stays in every later prefix.
+//  * Neighbouring relation: streams that differ in one row (zeroed in its slot, or replaced — Δ says
+//    which; a removal that shifts later rows is not covered), single participation: a row enters one step and stays in every later prefix.
 //  * Mechanism: for a lower-triangular Toeplitz strategy C over the horizon T, the releases are
 //    A·x + B·z = B·(C·x + z) with A the prefix-sum matrix, B = A·C⁻¹ and z_t ~ N(0, σ²) i.i.d. per
 //    step and coordinate, each drawn once. C·x is one query whose l2 sensitivity is Δ times C's

@@ -1,0 +1,40 @@
+// The privacy labels every releasing tool prints beside its (ε, δ) claim (docs/privacy.md, "How
+// outputs are labelled"), so a reader can tell what the claim covers:
+//  * the neighbouring relation in words: summary line "neighbours: …; privacy unit: …", JSON key
+//    "neighbours" (null when nothing private is released);
+//  * the figures that are NOT private — exact values computed from the data without noise (row and
+//    user counts, clipping and rejection counts, OPT, gains, regrets, captured ratios, timings):
+//    summary line "NOT private (exact, from the data; not covered by (ε, δ)): …", JSON key
+//    "not_private" listing the keys of the same line that hold them ("outer.inner" for a nested
+//    key; "outer.*" for every key of a nested object). Keys are not renamed, so scripts reading
+//    them keep working; the list says which are exact. Everything else in the line is a setting
+//    (public) or a released value (private).
+// The Python API labels the same figures "NOT private" in its docstrings.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/json.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::tools {
+
+inline std::string neighbours_line(privacy::Neighbours relation, const std::string& unit) {
+  return std::string("neighbours: ") + privacy::describe(relation) + "; privacy unit: " + unit + "\n";
+}
+
+inline std::string not_private_line(const std::string& what) {
+  return "NOT private (exact, from the data; not covered by (ε, δ)): " + what + "\n";
+}
+
+inline JsonLine& add_privacy_labels(JsonLine& j, const privacy::Neighbours* relation,
+                                    const std::vector<std::string>& not_private_keys) {
+  if (relation != nullptr) j.add("neighbours", privacy::describe(*relation));
+  else j.add_null("neighbours");
+  std::string list = "[";
+  for (const std::string& key : not_private_keys) list += (list.size() > 1 ? "," : "") + json_string(key);
+  return j.add_raw("not_private", list + "]");
+}
+
+}  // namespace dpstream::tools
