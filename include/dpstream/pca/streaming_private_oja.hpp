@@ -74,7 +74,11 @@
 // step count, the partial minibatch's exact sum and histogram (raw data: as sensitive as the rows)
 // and the noise source's state, so a restored estimator continues bit-identically and a step
 // published after the last checkpoint is made again with the same noise, never a fresh draw (which
-// would let an observer average two draws of one release). Other options: CorruptInput.
+// would let an observer average two draws of one release). Other options: CorruptInput. Fed other
+// rows after a restore than before the crash, a re-made step's two published versions would differ
+// by exactly those rows' clipped updates (the noise cancels): the estimator keeps no release journal
+// (ContinualSum's, io/release_journal.hpp, checks exactly that), so feeding the same rows, in order,
+// after a restore is the caller's duty. deserialize takes no accountant: the pass was charged once.
 //
 // Cost per row: O(d·k) dense, O(nnz·k) sparse; per minibatch O(d·k) noise and O(d·k²) for the QR.
 #pragma once

@@ -49,6 +49,16 @@
 // seeded restore continues bit-identically. Restoring with other options, or from corrupt or
 // truncated bytes (CRC-32 seal), throws CorruptInput naming the field.
 //
+// A restored stream re-makes the releases published after its checkpoint with the same noise: fed
+// other rows than before the crash, two published versions of one release would differ by exactly
+// the rows' difference. Only a release journal (ContinualSumOptions::journal, io/release_journal.hpp)
+// rules that out: it records each release durably before publishing it and refuses a re-release
+// with other values. What a user must keep, together until the stream ends: the checkpoint and its
+// journal. WITHOUT a journal the library cannot tell: after a restore, feeding exactly the rows fed
+// before the crash, in order, is then the caller's duty (dpstream-replay keeps a journal always).
+// The accountant given to a restore takes the checkpoint's ledger by PrivacyAccountant::restore,
+// which never lowers its spend.
+//
 // Cost per row: O(d) check + the accumulator's update (covariance: rank-k updates of buffered rows);
 // per release: the strategy's O(p) amortized noise (p = d or d(d+1)/2) plus O(p) to assemble the
 // release. Memory: O(p·log T) for trees, O(p·buffers) for a BLT, O(p·T) for square-root Toeplitz.
@@ -63,6 +73,7 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/io/release_journal.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -105,6 +116,13 @@ struct ContinualSumOptions {
   // written at construction). For a consumer that reads release t on another thread while the
   // stream goes on (tools/replay/pipeline.hpp), in place of a copy. 1 to 64; speed only.
   std::uint32_t kept_releases = 1;
+  // The release journal's path (io/release_journal.hpp), "" for none. With one, every release is
+  // recorded durably before it is published, and a restored stream refuses (InvalidParameter,
+  // nothing published, the stream unusable after) a release the journal holds with other values:
+  // the rows fed after a restore must be those fed before the crash. A new stream refuses an
+  // existing file; a checkpoint of a stream with a journal is restored only with it (and vice
+  // versa). Its path may change between runs; the file, kept beside the checkpoint, may not.
+  std::string journal;
 };
 
 template <class Accumulator>
@@ -168,7 +186,10 @@ class ContinualSum {
   bool is_secure() const noexcept { return source_->is_secure(); }
 
   // Checkpoints (see the header comment). deserialize/load_checkpoint take the options and dimension
-  // the stream was built with; an accountant given there is replaced by the checkpoint's ledger.
+  // the stream was built with. An accountant given there takes the checkpoint's ledger through
+  // PrivacyAccountant::restore (accountant.hpp: its spend never goes down; another budget:
+  // CorruptInput; over the budget: BudgetExhausted), last, after every other check; a checkpoint
+  // saved without an accountant charges it for the stream, as construction does.
   std::string serialize() const;
   static ContinualSum deserialize(const std::string& bytes, Eigen::Index dimension,
                                   const ContinualSumOptions& options,
@@ -182,9 +203,12 @@ class ContinualSum {
   struct NoCharge {};
   ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
                privacy::PrivacyAccountant* accountant, NoCharge);
+  void charge_stream();
   void check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
   void check_capacity(std::uint64_t more_rows) const;
   void release_step();
+  void record_release();
+  void require_usable() const;
   double off_diagonal_scale() const noexcept;
 
   Eigen::Index dimension_;
@@ -199,6 +223,9 @@ class ContinualSum {
   std::uint64_t steps_ = 0;
   std::uint64_t rows_released_ = 0;  // rows summed in the latest release
   std::vector<Subscriber> subscribers_;
+  std::optional<io::ReleaseJournal> journal_;
+  io::ReleaseJournal::Digest journal_id_{};
+  bool refused_ = false;  // a release the journal refused: nothing more from this object
 };
 
 extern template class ContinualSum<VectorAccumulator>;
