@@ -1,7 +1,8 @@
 // The release journal (io/release_journal.hpp): a stream restored from a checkpoint re-makes the
 // releases published after it with the same noise, so fed other rows it would publish two versions
 // of one release differing by exactly the rows' difference. With a journal, that release is
-// refused before any subscriber sees it; the same rows give the same releases as before.
+// refused before any subscriber sees it; the same rows give the same releases as before. The same
+// for streaming Oja's steps.
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/release_journal.hpp"
+#include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "temp_dir.hpp"
 
@@ -108,6 +110,47 @@ TEST_CASE("what the user must keep: the journal, with the checkpoint, of the sam
   ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o);
   restored.update_block(Eigen::MatrixXd::Constant(2, 2, 0.5));
   CHECK(std::filesystem::file_size(o.journal) == 40 + 3 * 40);
+}
+
+TEST_CASE("streaming Oja: a restored step on other rows is refused unpublished; the same rows, the same step", "[journal][privacy]") {
+  for (const std::optional<std::uint64_t> seed : {std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{3}}) {
+    INFO((seed ? "seeded" : "secure") << " noise");
+    testing::TempDir dir;
+    pca::StreamingPrivateOjaOptions o;
+    o.k = 1;
+    o.batch_rows = 2;
+    o.seed = seed;
+    o.scale_share = 0.25;  // the histogram's release is journalled too
+    o.journal = dir.file("oja.journal");
+    Eigen::MatrixXd first(2, 3), second(2, 3), other(2, 3);
+    first << 0.5, 0.1, 0.0, 0.2, 0.6, 0.1;
+    second << 0.3, 0.3, 0.3, -0.4, 0.2, 0.5;
+    other = second;
+    other(1, 2) = -0.5;
+    std::string checkpoint;
+    Eigen::MatrixXd published;
+    {
+      pca::StreamingPrivateOja oja(3, o);
+      oja.update_block(first);
+      checkpoint = oja.serialize();
+      oja.subscribe([&](const pca::StreamingPrivateOja::Release& r) { published = r.noisy_sum; });
+      oja.update_block(second);  // step 2, published; then the process crashes
+    }
+    pca::StreamingPrivateOja restored = pca::StreamingPrivateOja::deserialize(checkpoint, 3, o);
+    int seen = 0;
+    restored.subscribe([&](const pca::StreamingPrivateOja::Release&) { ++seen; });
+    CHECK_THROWS_WITH(restored.update_block(other), Catch::Contains("differs from the one published before the restore"));
+    CHECK(seen == 0);
+    CHECK_THROWS_AS(restored.serialize(), InvalidParameter);
+    pca::StreamingPrivateOja again = pca::StreamingPrivateOja::deserialize(checkpoint, 3, o);
+    Eigen::MatrixXd remade;
+    again.subscribe([&](const pca::StreamingPrivateOja::Release& r) { remade = r.noisy_sum; });
+    again.update_block(second);
+    CHECK(remade == published);
+    pca::StreamingPrivateOjaOptions none = o;
+    none.journal.clear();
+    CHECK_THROWS_AS(pca::StreamingPrivateOja::deserialize(checkpoint, 3, none), CorruptInput);
+  }
 }
 
 TEST_CASE("a stream without a journal writes none and restores as before", "[journal]") {
