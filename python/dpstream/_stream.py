@@ -176,6 +176,7 @@ class ContinualCovariance(_StreamParams):
                                   normalize="clip", clip_norm=1.0, relation="add_remove", calibration="tight",
                                   nonnegative=False, journal=None))
         self.__dict__.update(params)
+        self.journal = None if self.journal is None else str(self.journal)
         self.accountant, self.callback = accountant, callback
         self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, bytes(data),
                                                 **self.get_params())
