@@ -53,6 +53,13 @@ class ContinualCovariance(_StreamParams):
       horizon * block with BudgetExhausted.
     * Noise source: secure (libsodium ChaCha20) by default. seed=N gives reproducible noise that is
       NOT secure: for tests and reproducible experiments only.
+    * Checkpoints (to_bytes/save, from_bytes/load) keep the noise of the releases, so a restored
+      stream re-makes a release published after its checkpoint with the same noise: fed other rows,
+      the two versions would differ by exactly the rows' difference. journal=PATH (a release journal:
+      each release's digest, written durably before it is returned) makes a restored stream refuse
+      such a release (InvalidParameter, nothing returned). Keep the checkpoint and its journal
+      together; without a journal, feeding the same rows after a restore is up to you. A restore's
+      accountant never spends less than before (PrivacyAccountant.restore).
 
     Releases are returned by update()/flush() (a list, in order), passed to ``callback`` if given,
     and ``latest`` is the last one. ``releases(chunks)`` iterates over the releases of an iterable of

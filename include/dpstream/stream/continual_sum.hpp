@@ -16,8 +16,9 @@
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
 //    (clip or reject), re-checked because privacy rests on it. A block summed by workers
 //    (add_aggregate) cannot be re-checked row by row: its rows passed a RowGuard with the same L on
-//    the worker, and the part's counts, bound and magnitude are checked here (block_aggregate.hpp:
-//    the privacy is unchanged — one guard, one bound per row, noise added once per release, here).
+//    the worker; the part's counts and bound, and that its sum is one such rows can make, are
+//    checked here (block_aggregate.hpp: the privacy is unchanged — one guard, one bound per row,
+//    noise added once per release, here — and the workers must be trusted).
 //  * Noise and calibration: the strategy's. Trees (tree_noise.hpp): plain or Honaker, fixed horizon T
 //    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
 //    Factorizations (factorization_noise.hpp), fixed horizon only: square-root Toeplitz (the exact
