@@ -90,6 +90,11 @@ class PrivacyAccountant {
   //    checkpoint's extends this one (a fresh accountant: empty) → the checkpoint's is adopted;
   //    otherwise every charge either side made stays charged (a release that may have happened is
   //    never dropped; two charges alike after a divergence are two releases, and both count).
+  //  * Charges carry no identity: one equal field for field and at the same place in both ledgers is
+  //    taken for the same charge. Restoring onto the accountant the checkpoint's ledger came from, or
+  //    onto a fresh one, is exact; if a mechanism identical to the checkpointed one (same label and
+  //    parameters) was charged in its place and then released anything, it counts once for both:
+  //    restore before building such a mechanism, or give it another label.
   //  * Refused, with nothing changed: bytes deserialize() refuses (CorruptInput); a ledger with
   //    another budget or conversion (CorruptInput: the checkpoint belongs to another accounting);
   //    a merged ledger that spends more than the budget (BudgetExhausted naming the ε reached).
