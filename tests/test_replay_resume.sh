@@ -159,10 +159,31 @@ same csv-resumed csv csv-ref csv-ref
 
 run csv-killed2 "${csv[@]}" --checkpoint "$ck3" --checkpoint-every 20 --test-kill-at-block 30 --out "$work/csv2"
 [ "$status" -eq 137 ] || fail "CSV kill: status $status: $(cat "$work/csv-killed2.err")"
+cp "$work/rows.csv" "$work/rows-as-replayed.csv"
 sed -i '17s/^./9/' "$work/rows.csv"  # one value of a row the checkpointed run has already replayed
 run csv-changed "${csv[@]}" --checkpoint "$ck3" --resume --out "$work/csv2"
 [ "$status" -eq 2 ] && grep -q 'the input differs' "$work/csv-changed.err" ||
   fail "resume on a changed input: status $status, $(cat "$work/csv-changed.err")"
+# A row changed AFTER the checkpoint (release 20), in a block the killed run published (26 of 21..30):
+# the fingerprint of the rows before the checkpoint agrees; the release journal beside it refuses
+# release 26, made with the same noise on other rows, before it is published (exit 1, no JSON).
+cp "$work/rows-as-replayed.csv" "$work/rows.csv"
+[ -s "$ck3.journal" ] || fail "no release journal beside the checkpoint"
+[ "$(stat -c %s "$ck3.journal")" = $((40 + 30 * 40)) ] || fail "journal of $(stat -c %s "$ck3.journal") bytes, want 30 releases"
+sed -i '801s/^./9/' "$work/rows.csv"  # row 800: release 26
+run csv-after "${csv[@]}" --checkpoint "$ck3" --resume --out "$work/csv2"
+[ "$status" -eq 1 ] && grep -q 'release 26 differs from the one published before the restore' "$work/csv-after.err" &&
+  ! grep -q '^{' "$work/csv-after.out" ||
+  fail "resume fed other rows after the checkpoint: status $status, $(cat "$work/csv-after.err")"
+cp "$work/rows-as-replayed.csv" "$work/rows.csv"
+run csv-same "${csv[@]}" --checkpoint "$ck3" --resume --out "$work/csv2"
+[ "$status" -eq 0 ] || fail "resume on the rows replayed before: status $status, $(cat "$work/csv-same.err")"
+[ -e "$ck3.journal" ] && fail "the release journal is still there after the run completed"
+run fresh-journal "${csv[@]}" --checkpoint "$ck3" --checkpoint-every 20 --test-kill-at-block 10 --out "$work/csv3"
+run fresh-over-journal "${csv[@]}" --checkpoint "$ck3" --checkpoint-every 20 --out "$work/csv3"
+[ "$status" -eq 2 ] && grep -q 'journal.*exists' "$work/fresh-over-journal.err" ||
+  fail "a fresh run over an unfinished run's journal: status $status, $(cat "$work/fresh-over-journal.err")"
+rm -f "$ck3.journal"
 
 # ---- --mechanism separable: the stationary estimate's running sums are in the checkpoint too ----
 sep=(--seed 7 --limit 12800 --mechanism separable --noise-shape goe)  # 100 releases

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -284,6 +286,42 @@ PrivacyAccountant PrivacyAccountant::deserialize(const std::string& bytes) {
                        ", more than its own budget " + acc->budget_.to_string());
   }
   return std::move(*acc);
+}
+
+namespace {
+
+bool same_charge(const Charge& a, const Charge& b) {
+  const auto bits = [](double x) {
+    std::uint64_t w;
+    std::memcpy(&w, &x, sizeof w);
+    return w;
+  };
+  return a.label == b.label && a.rho.has_value() == b.rho.has_value() &&
+         (!a.rho || bits(*a.rho) == bits(*b.rho)) && bits(a.epsilon) == bits(b.epsilon) && bits(a.delta) == bits(b.delta);
+}
+
+}  // namespace
+
+void PrivacyAccountant::restore(const std::string& ledger_bytes) {
+  const PrivacyAccountant saved = deserialize(ledger_bytes);  // CorruptInput for bad bytes
+  if (saved.budget_.epsilon() != budget_.epsilon() || saved.budget_.delta() != budget_.delta() ||
+      saved.conversion_ != conversion_)
+    throw CorruptInput("privacy ledger: the checkpoint's accountant has budget " + saved.budget_.to_string() + " (" +
+                       to_string(saved.conversion_) + "), this one " + budget_.to_string() + " (" +
+                       to_string(conversion_) + "): the checkpoint belongs to another accounting; nothing restored");
+  std::size_t common = 0;
+  while (common < ledger_.size() && common < saved.ledger_.size() && same_charge(ledger_[common], saved.ledger_[common]))
+    ++common;
+  std::vector<Charge> merged = ledger_;  // P, then this ledger's own entries after P
+  merged.insert(merged.end(), saved.ledger_.begin() + static_cast<std::ptrdiff_t>(common), saved.ledger_.end());
+  const Spent s = compute(merged, nullptr);
+  if (!within(s.epsilon, budget_.epsilon()))
+    throw BudgetExhausted("privacy budget exhausted: restoring the checkpoint's ledger (" +
+                          std::to_string(saved.ledger_.size()) + " charges, " + std::to_string(common) +
+                          " in common with this accountant's " + std::to_string(ledger_.size()) +
+                          ") would bring the spent epsilon to " + format_value(s.epsilon) + " against the budget " +
+                          budget_.to_string() + "; nothing was restored");
+  ledger_ = std::move(merged);
 }
 
 }  // namespace dpstream::privacy

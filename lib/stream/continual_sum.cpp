@@ -1,28 +1,19 @@
 #include "dpstream/stream/continual_sum.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
+#include <filesystem>
 #include <string>
 #include <type_traits>
 
-#include "continual_sum.pb.h"
 #include "dpstream/errors.hpp"
 #include "dpstream/memory_limit.hpp"
-#include "dpstream/io/atomic_file.hpp"
-#include "dpstream/io/message_seal.hpp"
-#include "io/noise_source_state.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::stream {
-
-using privacy::format_value;
 
 const char* to_string(NoiseStrategy strategy) noexcept {
   switch (strategy) {
@@ -45,10 +36,6 @@ NoiseStrategy parse_noise_strategy(const std::string& name) {
 }
 
 namespace {
-
-const char* shape_name(privacy::SymmetricNoiseShape shape) {
-  return shape == privacy::SymmetricNoiseShape::goe ? "goe" : "paper_symmetric";
-}
 
 std::unique_ptr<privacy::NoiseSource> make_source(const ContinualSumOptions& options) {
   if (options.seed) return std::make_unique<privacy::SeededNoiseSource>(*options.seed);
@@ -101,20 +88,6 @@ void require_stream_memory(Eigen::Index dimension, const ContinualSumOptions& op
                  8.0 * (exact + value * options.kept_releases + 2 * packed + held));
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorruptInput("checkpoint " + path + ": cannot open: " + std::strerror(errno));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Index expected,
-                 const char* field, Eigen::VectorXd& to) {
-  if (from.size() != expected)
-    throw CorruptInput(std::string("continual sum checkpoint: ") + field + " holds " + std::to_string(from.size()) +
-                       " values, expected " + std::to_string(expected));
-  to = Eigen::Map<const Eigen::VectorXd>(from.data(), expected);
-}
-
 }  // namespace
 
 template <class Accumulator>
@@ -159,14 +132,29 @@ template <class Accumulator>
 ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
                                         privacy::PrivacyAccountant* accountant)
     : ContinualSum(dimension, options, accountant, NoCharge{}) {
-  if (accountant_ != nullptr) {
-    // One charge for the whole stream: it is one Gaussian mechanism with GDP parameter μ, i.e. the
-    // Gaussian mechanism with sensitivity μ and σ = 1 (ρ = μ²/2), whose (ε, δ) is the target.
-    const std::string label = std::string("continual ") + Accumulator::kKind + " sum (" + noise_->name() +
-                              ", " + (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
-                              " releases of " + std::to_string(options_.block_rows) + " rows)";
-    accountant_->charge_gaussian(label, noise_->mu(), 1.0, options_.target);
+  if (!options_.journal.empty()) {
+    journal_id_ = io::ReleaseJournal::new_id();
+    journal_.emplace(io::ReleaseJournal::create(options_.journal, journal_id_));
   }
+  try {
+    if (accountant_ != nullptr) charge_stream();
+  } catch (...) {
+    if (journal_) {  // nothing was built: the journal, empty, goes too
+      std::error_code ignored;
+      std::filesystem::remove(options_.journal, ignored);
+    }
+    throw;
+  }
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::charge_stream() {
+  // One charge for the whole stream: it is one Gaussian mechanism with GDP parameter μ, i.e. the
+  // Gaussian mechanism with sensitivity μ and σ = 1 (ρ = μ²/2), whose (ε, δ) is the target.
+  const std::string label = std::string("continual ") + Accumulator::kKind + " sum (" + noise_->name() + ", " +
+                            (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
+                            " releases of " + std::to_string(options_.block_rows) + " rows)";
+  accountant_->charge_gaussian(label, noise_->mu(), 1.0, options_.target);
 }
 
 template <class Accumulator>
@@ -194,7 +182,16 @@ void ContinualSum<Accumulator>::check_capacity(std::uint64_t more_rows) const {
 }
 
 template <class Accumulator>
+void ContinualSum<Accumulator>::require_usable() const {
+  if (refused_)
+    throw InvalidParameter("continual sum: release " + std::to_string(steps_) +
+                           " was refused by the release journal " + options_.journal +
+                           "; this stream publishes nothing more (restore it from its checkpoint)");
+}
+
+template <class Accumulator>
 void ContinualSum<Accumulator>::update(const Eigen::Ref<const Eigen::VectorXd>& row) {
+  require_usable();
   check_row(row, rows());
   check_capacity(1);
   exact_.update(row);
@@ -203,6 +200,7 @@ void ContinualSum<Accumulator>::update(const Eigen::Ref<const Eigen::VectorXd>& 
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+  require_usable();
   if (rows.cols() != dimension_)
     throw InvalidRow(this->rows(), "block of dimension " + std::to_string(rows.cols()) + ", expected " +
                                        std::to_string(dimension_));
@@ -220,6 +218,7 @@ void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::Matri
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::add_aggregate(const BlockAggregate& part) {
+  require_usable();
   check_aggregate(part, {Accumulator::kKind, dimension_, exact_.packed_size(), options_.block_rows,
                          options_.row_norm_bound, rows(), options_.block_rows - rows_pending()});
   check_capacity(part.rows);
@@ -231,6 +230,7 @@ void ContinualSum<Accumulator>::add_aggregate(const BlockAggregate& part) {
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::flush() {
+  require_usable();
   if (rows_pending() > 0) release_step();
 }
 
@@ -250,12 +250,36 @@ void ContinualSum<Accumulator>::release_step() {
   const double variance = noise_->release_variance(steps_);
   exact_.release(release_noise_, off_diagonal_scale(), privacy::snap_granularity(std::sqrt(variance)),
                  released_[steps_ % released_.size()]);
+  if (journal_) record_release();
   const Release release = latest();
   for (const Subscriber& subscriber : subscribers_) subscriber(release);
 }
 
+// Into the journal before anyone sees it: the step, its rows and its values (a covariance's upper
+// triangle, column by column), as published. If the journal refuses it (or cannot make it durable),
+// the values are wiped and the stream refuses everything after: nothing of it is published.
+template <class Accumulator>
+void ContinualSum<Accumulator>::record_release() {
+  Value& value = released_[steps_ % released_.size()];
+  io::ReleaseDigest digest;
+  digest.add(steps_).add(rows_released_);
+  if constexpr (std::is_same_v<Value, Eigen::MatrixXd>) {
+    for (Eigen::Index j = 0; j < value.cols(); ++j) digest.add(value.col(j).data(), static_cast<std::size_t>(j + 1));
+  } else {
+    digest.add(value.data(), static_cast<std::size_t>(value.size()));
+  }
+  try {
+    journal_->record(steps_, digest.finish());
+  } catch (...) {
+    refused_ = true;
+    value.setZero();
+    throw;
+  }
+}
+
 template <class Accumulator>
 const typename ContinualSum<Accumulator>::Value& ContinualSum<Accumulator>::noisy_prefix() const {
+  require_usable();
   if (steps_ == 0) throw InvalidParameter("continual sum: no release yet (" + std::to_string(rows()) + " rows pending)");
   return released_[steps_ % released_.size()];
 }
@@ -266,116 +290,6 @@ typename ContinualSum<Accumulator>::Release ContinualSum<Accumulator>::latest() 
   const double variance = noise_->release_variance(steps_);
   const double scale = off_diagonal_scale();
   return Release{steps_, rows_released_, value, variance, scale * scale * variance};
-}
-
-// ---- checkpoints ----------------------------------------------------------------------------------
-
-template <class Accumulator>
-std::string ContinualSum<Accumulator>::serialize() const {
-  proto::ContinualSumCheckpoint msg;
-  msg.set_format_version(1);
-  msg.set_value_kind(Accumulator::kKind);
-  msg.set_dimension(dimension_);
-  msg.set_horizon(options_.horizon);
-  msg.set_block_rows(options_.block_rows);
-  msg.set_row_norm_bound(options_.row_norm_bound);
-  msg.set_relation(privacy::to_string(options_.relation));
-  msg.set_epsilon(options_.target.epsilon());
-  msg.set_delta(options_.target.delta());
-  msg.set_calibration(privacy::to_string(options_.calibration));
-  msg.set_strategy(to_string(options_.strategy));
-  msg.set_shape(shape_name(options_.shape));
-  msg.set_rows(rows());
-  msg.set_rows_released(rows_released_);
-  msg.set_steps(steps_);
-  Eigen::VectorXd packed(exact_.packed_size());
-  exact_.pack(packed);
-  msg.mutable_exact_sum()->Add(packed.data(), packed.data() + packed.size());
-  msg.mutable_release_noise()->Add(release_noise_.data(), release_noise_.data() + release_noise_.size());
-  if (steps_ > 0) {
-    Accumulator::pack_value(noisy_prefix(), packed);
-    msg.mutable_last_release()->Add(packed.data(), packed.data() + packed.size());
-  }
-  noise_->save(*msg.mutable_noise());
-  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
-  if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
-  return io::seal_message(msg.SerializeAsString());
-}
-
-template <class Accumulator>
-ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::string& bytes, Eigen::Index dimension,
-                                                                 const ContinualSumOptions& options,
-                                                                 privacy::PrivacyAccountant* accountant) {
-  proto::ContinualSumCheckpoint msg;
-  io::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
-  if (bytes.empty() || !msg.ParseFromString(bytes))
-    throw CorruptInput("continual sum checkpoint: " + std::to_string(bytes.size()) +
-                       " bytes do not parse (truncated or not a checkpoint)");
-  if (msg.format_version() != 1)
-    throw CorruptInput("continual sum checkpoint: format_version " + std::to_string(msg.format_version()) +
-                       ", this build reads 1");
-  auto expect = [](const char* field, const std::string& got, const std::string& want) {
-    if (got != want)
-      throw CorruptInput(std::string("continual sum checkpoint: ") + field + " is " + got +
-                         ", the stream being restored has " + want + " (checkpoint made with other parameters)");
-  };
-  expect("value_kind", msg.value_kind(), Accumulator::kKind);
-  expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
-  expect("horizon", std::to_string(msg.horizon()), std::to_string(options.horizon));
-  expect("block_rows", std::to_string(msg.block_rows()), std::to_string(options.block_rows));
-  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
-  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
-  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
-  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
-  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
-  expect("strategy", msg.strategy(), to_string(options.strategy));
-  expect("shape", msg.shape(), shape_name(options.shape));
-  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
-  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
-
-  ContinualSum sum(dimension, options, accountant, NoCharge{});
-  const Eigen::Index p = sum.exact_.packed_size();
-  if (msg.rows_released() > msg.rows() || (msg.steps() == 0) != (msg.rows_released() == 0) ||
-      msg.rows() - msg.rows_released() >= options.block_rows || msg.noise().steps() != msg.steps())
-    throw CorruptInput("continual sum checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
-                       ", released " + std::to_string(msg.rows_released()) + ", steps " +
-                       std::to_string(msg.steps()) + ", noise steps " + std::to_string(msg.noise().steps()) + ")");
-  Eigen::VectorXd packed;
-  copy_packed(msg.exact_sum(), p, "exact_sum", packed);
-  sum.exact_.unpack(packed, msg.rows());
-  copy_packed(msg.release_noise(), p, "release_noise", sum.release_noise_);
-  if (msg.steps() > 0) {
-    copy_packed(msg.last_release(), p, "last_release", packed);
-    Accumulator::unpack_value(packed, sum.released_[msg.steps() % sum.released_.size()]);
-  } else if (msg.last_release_size() != 0) {
-    throw CorruptInput("continual sum checkpoint: a last_release before the first step");
-  }
-  sum.noise_->load(msg.noise());
-  sum.steps_ = msg.steps();
-  sum.rows_released_ = msg.rows_released();
-  sum.source_ = io::get_noise_source(msg, "continual sum checkpoint");
-  if (accountant != nullptr && !msg.ledger().empty()) *accountant = privacy::PrivacyAccountant::deserialize(msg.ledger());
-  return sum;
-}
-
-template <class Accumulator>
-void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
-  io::write_file_atomically(path, serialize());
-  // Temporaries of earlier writes a crash interrupted hold raw data too, and their random names are
-  // never reused: with the new checkpoint in place they are only a liability.
-  io::remove_atomic_leftovers(path);
-}
-
-template <class Accumulator>
-ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::string& path, Eigen::Index dimension,
-                                                                     const ContinualSumOptions& options,
-                                                                     privacy::PrivacyAccountant* accountant) {
-  std::string bytes = read_file(path);  // names the path itself
-  try {
-    return deserialize(bytes, dimension, options, accountant);
-  } catch (const CorruptInput& e) {
-    throw CorruptInput("checkpoint " + path + ": " + e.what());
-  }
 }
 
 template class ContinualSum<VectorAccumulator>;

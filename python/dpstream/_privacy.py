@@ -66,6 +66,12 @@ class PrivacyAccountant:
         """The ledger as the library's Protobuf message (privacy_ledger.proto, CRC-sealed)."""
         return self._core.serialize()
 
+    def restore(self, data):
+        """Takes a saved ledger (to_bytes()) into this one without ever lowering the spend: the
+        common prefix of the two, then this ledger's own later charges, then the saved one's. Another
+        budget: CorruptInput; a merged ledger over the budget: BudgetExhausted (nothing changes)."""
+        self._core.restore(bytes(data))
+
     @classmethod
     def from_bytes(cls, data):
         """A ledger from to_bytes(); CorruptInput if the bytes are not one."""

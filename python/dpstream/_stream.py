@@ -57,6 +57,13 @@ class ContinualCovariance(_StreamParams):
       horizon * block with BudgetExhausted.
     * Noise source: secure (libsodium ChaCha20) by default. seed=N gives reproducible noise that is
       NOT secure: for tests and reproducible experiments only.
+    * Checkpoints (to_bytes/save, from_bytes/load) keep the noise of the releases, so a restored
+      stream re-makes a release published after its checkpoint with the same noise: fed other rows,
+      the two versions would differ by exactly the rows' difference. journal=PATH (a release journal:
+      each release's digest, written durably before it is returned) makes a restored stream refuse
+      such a release (InvalidParameter, nothing returned). Keep the checkpoint and its journal
+      together; without a journal, feeding the same rows after a restore is up to you. A restore's
+      accountant never spends less than before (PrivacyAccountant.restore).
 
     Releases are returned by update()/flush() (a list, in order), passed to ``callback`` if given,
     and ``latest`` is the last one. ``releases(chunks)`` iterates over the releases of an iterable of
@@ -66,15 +73,16 @@ class ContinualCovariance(_StreamParams):
     GIL is released while the C++ side ingests and releases.
     """
     _param_names = ("dim", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
-                    "normalize", "clip_norm", "relation", "calibration", "nonnegative")
+                    "normalize", "clip_norm", "relation", "calibration", "nonnegative", "journal")
 
     def __init__(self, dim, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
                  seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
-                 nonnegative=False, accountant=None, callback=None):
+                 nonnegative=False, journal=None, accountant=None, callback=None):
         self.dim, self.epsilon, self.delta, self.block = dim, epsilon, delta, block
         self.mechanism, self.horizon, self.noise_shape, self.seed = mechanism, horizon, noise_shape, seed
         self.normalize, self.clip_norm, self.relation = normalize, clip_norm, relation
         self.calibration, self.nonnegative = calibration, nonnegative
+        self.journal = None if journal is None else str(journal)
         self.accountant = accountant
         self.callback = callback
         self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, None,
@@ -95,7 +103,14 @@ class ContinualCovariance(_StreamParams):
         return self._deliver(self._core.flush())
 
     def add_aggregate(self, part):
-        """A part of the current block summed by a worker (dpstream.dask; block_aggregate.hpp)."""
+        """A part of the current block summed by a worker (dpstream.dask; block_aggregate.hpp).
+
+        Checked before anything changes: it continues the stream, the guard's bound and counts, and
+        that its sum is one its row count n of rows with norm <= L can make (finite, diagonal >= 0,
+        trace <= n L^2, |c_ij| <= sqrt(c_ii c_jj), positive semidefinite): InvalidParameter
+        otherwise. What it cannot check: the rows one by one (one row of norm sqrt(n) L labelled as
+        n rows passes). The CRC in the bytes is no authentication. Workers must be trusted, as the
+        process calling update() is."""
         return self._deliver(self._core.add_aggregate(bytes(part)))
 
     def releases(self, chunks, flush=True):
@@ -151,7 +166,11 @@ class ContinualCovariance(_StreamParams):
         return self._core.release_variance(step)
 
     # Checkpoints: the C++ side's own ContinualSumCheckpoint message (CRC-sealed). They hold the exact
-    # partial sums (as sensitive as the rows), the held noise and the noise source's state.
+    # partial sums (as sensitive as the rows), the held noise and the noise source's state. A restored
+    # stream re-makes the releases published after its checkpoint with the same noise: with
+    # journal=PATH (a release journal, kept beside the checkpoint) a re-release on other rows than
+    # before is refused (InvalidParameter) before it is published; without one, feeding the same rows
+    # again is up to you. Keep the checkpoint and its journal together until the stream ends.
     def to_bytes(self):
         return self._core.serialize()
 
@@ -162,13 +181,18 @@ class ContinualCovariance(_StreamParams):
     @classmethod
     def from_bytes(cls, data, *, accountant=None, callback=None, **params):
         """The stream a checkpoint holds. ``params`` (dim, epsilon, delta and the rest) must be those
-        it was built with: CorruptInput naming the field otherwise. Nothing is charged; the
-        accountant, if given, is replaced by the checkpoint's ledger."""
+        it was built with: CorruptInput naming the field otherwise; journal= is required if the
+        stream kept one (its path may change). The accountant, if given, takes the checkpoint's
+        ledger and never spends less than before: its charges and the checkpoint's are merged (the
+        common prefix, then both sides' own); another budget raises CorruptInput, a merged ledger
+        over the budget BudgetExhausted, and nothing changes then. A checkpoint saved without an
+        accountant charges the one given for the stream."""
         self = cls.__new__(cls)
         self.__dict__.update(dict(block=1, mechanism="tree", horizon=None, noise_shape="goe", seed=None,
                                   normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
-                                  nonnegative=False))
+                                  nonnegative=False, journal=None))
         self.__dict__.update(params)
+        self.journal = None if self.journal is None else str(self.journal)
         self.accountant, self.callback = accountant, callback
         self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, bytes(data),
                                                 **self.get_params())

@@ -13,9 +13,14 @@ with the stream's bound L (same policy; counts returned with the part), each blo
 what a single process would sum (up to the order of additions), and the noise is drawn once per
 release by the one ContinualCovariance at the coordinator, which is also the only thing that charges
 the accountant (once, at construction, however many workers). The coordinator re-checks each part
-(its rows continue the stream, no block twice or missing, the guard's counts and bound, the sum's
-magnitude) before it changes anything. Parts are raw data: keep the cluster inside the trusted
-deployment (TLS between workers if the network is not).
+(its rows continue the stream, no block twice or missing, the guard's counts and bound, and that
+the sum is one n rows of norm <= L can make: finite, diagonal >= 0, trace <= n L^2,
+|c_ij| <= sqrt(c_ii c_jj), positive semidefinite -- a Cholesky factorization, O(d^3) a block)
+before it changes anything. What the coordinator cannot check: the rows one by one -- one row of
+norm sqrt(n) L labelled as n rows passes. The CRC in a part is no authentication. So the workers
+must be trusted (they are part of the trusted computing base, as the process calling update() is),
+and parts are raw data: keep the cluster inside the trusted deployment (TLS between workers if the
+network is not).
 
 Releases equal a single process's within 1e-9 relative (the exact sums differ only by summation
 order; see tests). A worker that dies mid-run: Dask recomputes its partitions elsewhere (each

@@ -102,6 +102,7 @@ stream::ContinualSumOptions StreamArgs::options() const {
   o.row_norm_bound = row_norm_bound();
   o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
   o.seed = seed;
+  o.journal = journal;
   return o;
 }
 
@@ -124,7 +125,7 @@ StreamArgs stream_args(const py::kwargs& kw) {
   take("dim", a.dim), take("epsilon", a.epsilon), take("delta", a.delta), take("block", a.block);
   take("mechanism", a.mechanism), take("noise_shape", a.noise_shape), take("normalize", a.normalize);
   take("relation", a.relation), take("calibration", a.calibration), take("clip_norm", a.clip_norm);
-  take("nonnegative", a.nonnegative);
+  take("nonnegative", a.nonnegative), take("journal", a.journal);
   if (kw.contains("horizon") && !kw["horizon"].is_none()) a.horizon = kw["horizon"].cast<std::uint64_t>();
   if (kw.contains("seed") && !kw["seed"].is_none()) a.seed = kw["seed"].cast<std::uint64_t>();
   return a;
@@ -187,6 +188,7 @@ void bind_privacy(py::module_& m) {
         return out;
       })
       .def("serialize", [](const privacy::PrivacyAccountant& a) { return py::bytes(a.serialize()); })
+      .def("restore", [](privacy::PrivacyAccountant& a, const py::bytes& b) { a.restore(std::string(b)); })
       .def_static("deserialize", [](const py::bytes& b) {
         return std::make_shared<privacy::PrivacyAccountant>(privacy::PrivacyAccountant::deserialize(std::string(b)));
       });

@@ -24,7 +24,7 @@ struct ReleaseCopy {
 class PyContinualCovariance {
  public:
   // From a checkpoint (the C++ side's ContinualSumCheckpoint bytes) if one is given: then the
-  // accountant, if any, is replaced by the checkpoint's ledger and charged nothing.
+  // accountant, if any, takes the checkpoint's ledger by PrivacyAccountant::restore (never lower).
   PyContinualCovariance(const StreamArgs& a, SharedAccountant accountant, const std::optional<std::string>& checkpoint)
       : accountant_(std::move(accountant)), guard_(a.guard()),
         sum_(checkpoint ? stream::ContinualCovariance::deserialize(*checkpoint, a.dim, a.options(), accountant_.get())

@@ -49,6 +49,7 @@ struct StreamArgs {
   std::string relation = "zero_out";
   std::string calibration = "tight";
   bool nonnegative = false;
+  std::string journal;  // the release journal's path ("": none; continual_sum.hpp)
 
   double row_norm_bound() const { return normalize == "unit" ? 1.0 : clip_norm; }
 

@@ -105,6 +105,26 @@ def test_checkpoints_continue_bit_identically(tmp_path, rows):
         dpstream.ContinualCovariance.from_bytes(bytes(damaged), **params)
 
 
+def test_a_restore_never_lowers_the_spend_and_the_journal_refuses_other_rows(tmp_path, rows):
+    acct = dpstream.PrivacyAccountant(2.0, 1e-6)
+    params = dict(dim=5, epsilon=1.0, delta=1e-6, block=4, mechanism="tree", horizon=8, seed=4,
+                  journal=tmp_path / "stream.journal")
+    stream = dpstream.ContinualCovariance(**params, accountant=acct)
+    stream.update(rows[:4])
+    checkpoint = stream.to_bytes()
+    published = stream.update(rows[4:8])[0].noisy_second_moment.copy()  # release 2, then a crash
+    dpstream.PrivatePCA("gauss", 2, 0.5, 1e-6, seed=2, accountant=acct).fit(rows)  # another mechanism
+    spent = acct.spent.epsilon
+    restored = dpstream.ContinualCovariance.from_bytes(checkpoint, accountant=acct, **params)
+    assert acct.spent.epsilon == spent and len(acct.ledger) == 2  # not back to the checkpoint's one charge
+    other = rows[4:8].copy()
+    other[0] = rows[50]  # another row in place of row 4
+    with pytest.raises(dpstream.InvalidParameter, match="differs from the one published before the restore"):
+        restored.update(other)
+    again = dpstream.ContinualCovariance.from_bytes(checkpoint, **params)
+    assert np.array_equal(again.update(rows[4:8])[0].noisy_second_moment, published)
+
+
 def test_online_pca_follows_the_releases_and_meters_its_regret():
     x = bounded_rows(640, 12, seed=8, over=0.0)
     x[:, :3] *= 6  # a dominant 3-subspace

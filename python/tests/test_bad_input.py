@@ -118,3 +118,28 @@ def test_the_docstrings_state_the_relation_where_users_read_it():
     for cls in (dpstream.ContinualCovariance, dpstream.OnlinePCA):
         assert "zeroed with its slot kept" in " ".join(cls.__doc__.split()), cls
         assert "added/removed" not in cls.__doc__, cls
+
+
+def _forged(part, old, new):
+    """`part` with the packed value `old` replaced by `new`, resealed: the CRC-32 seal (the last 6
+    bytes: field 99's tag, then the CRC of every byte before it) is no authentication."""
+    import struct
+    import zlib
+    body = bytes(part)[:-6]
+    at = body.find(struct.pack("<d", old))
+    assert at >= 0 and body.find(struct.pack("<d", old), at + 1) < 0
+    body = body[:at] + struct.pack("<d", new) + body[at + 8:]
+    return body + bytes(part)[-6:-4] + struct.pack("<I", zlib.crc32(body))
+
+
+def test_a_forged_part_no_rows_could_sum_to_is_refused():
+    from dpstream import _core
+    row = np.array([[0.5, 0.25, 0.125]])  # one row: packed a a^T = (0.25, 0.125, 0.0625, 0.0625, 0.03125, ...)
+    (part,) = _core.aggregate_rows("covariance", row, 0, dim=3, block=1)
+    s = dpstream.ContinualCovariance(3, 1.0, 1e-6, block=1, seed=1)
+    # Entry (0, 1) = 0.125 -> 1e6, the diagonal (trace 0.328 <= 1 L^2) untouched: Cauchy-Schwarz refuses it.
+    with pytest.raises(dpstream.InvalidParameter, match="Cauchy-Schwarz"):
+        s.add_aggregate(_forged(part, 0.125, 1e6))
+    assert s.rows == 0 and s.steps == 0
+    s.add_aggregate(part)  # the genuine part, still accepted
+    assert s.steps == 1

@@ -60,6 +60,11 @@ class Fingerprint {
 
 constexpr std::uint32_t kCheckpointFormatVersion = 1;
 
+// The stream's release journal beside the checkpoint (dpstream/io/release_journal.hpp): the
+// checkpoint's row fingerprint covers the rows before it; the journal, the releases published
+// after it, so a resumed run re-publishes exactly those or stops (exit 1) before publishing.
+inline std::string journal_path(const std::string& checkpoint) { return checkpoint + ".journal"; }
+
 // The file's bytes for `msg`.
 std::string checkpoint_file_bytes(const pb::ReplayCheckpoint& msg);
 

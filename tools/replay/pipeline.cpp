@@ -14,6 +14,7 @@
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/separable_noise.hpp"
+#include "replay/checkpoint.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -104,6 +105,7 @@ void Pipeline::build_private(Index d, const ReplaySettings& s, std::uint64_t ste
   in_place_ = o.strategy != stream::NoiseStrategy::separable && !s.nonnegative;
   release_buffers_ = slots_.releases + (in_place_ ? 1 : 0);
   if (in_place_) o.kept_releases = static_cast<std::uint32_t>(release_buffers_);
+  if (!s.checkpoint.empty()) o.journal = journal_path(s.checkpoint);
   if (from)
     sum_ = std::make_unique<stream::ContinualCovariance>(
         stream::ContinualCovariance::deserialize(from->continual_sum(), d, o, &*accountant_));

@@ -122,6 +122,10 @@ void ReplayRun::check_resume_file() {
       throw UsageError("--checkpoint " + s_.checkpoint +
                        " exists (an unfinished run's state): give --resume to continue that run, or remove the file "
                        "to start over");
+    if (!s_.checkpoint.empty() && std::filesystem::exists(journal_path(s_.checkpoint)))
+      throw UsageError("--checkpoint " + s_.checkpoint + ": " + journal_path(s_.checkpoint) +
+                       " exists (the release journal of a run that published releases): give --resume to continue "
+                       "that run, or remove it to start over");
     return;
   }
   try {
@@ -294,7 +298,8 @@ bool ReplayRun::before_block() {
   if (s_.checkpoint_every != 0 && b > last_checkpoint_block_ && b % s_.checkpoint_every == 0 && !write_checkpoint())
     return false;
   if (s_.test_kill_at_block != 0 && b == s_.test_kill_at_block) {
-    writer_.wait();  // deterministic for the tests: the latest checkpoint is on disk
+    writer_.wait();  // deterministic for the tests: the latest checkpoint is on disk,
+    pipeline_->drain();  // and every block handed out is released (and in the release journal)
     std::fflush(stdout);
     std::raise(SIGKILL);
   }
@@ -353,6 +358,8 @@ void ReplayRun::remove_checkpoint() const {
   std::error_code ignored;
   std::filesystem::remove(s_.checkpoint, ignored);
   io::remove_atomic_leftovers(s_.checkpoint);
+  std::filesystem::remove(journal_path(s_.checkpoint), ignored);  // the run is complete: nothing to resume
+  io::remove_atomic_leftovers(journal_path(s_.checkpoint));
 }
 
 }  // namespace dpstream::tools::replay

@@ -154,7 +154,9 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
                  "use the first N valid rows of the input, in file order (with --shuffle those N are shuffled; 0: all)");
   app.add_option("--checkpoint", s.checkpoint,
                  "checkpoint file: the whole state of the run (stream, learners, regret meter, rows consumed, settings), "
-                 "replaced atomically; holds raw data (mode 0600); removed when the run completes")
+                 "replaced atomically; holds raw data (mode 0600); removed when the run completes. PATH.journal beside it "
+                 "records every release before it is used, so that a resumed run fed other rows than the crashed one is "
+                 "refused: keep both together")
       ->type_name("PATH");
   app.add_option("--checkpoint-every", s.checkpoint_every,
                  "write the checkpoint every N releases (N x --block rows), at a point where every worker is done "

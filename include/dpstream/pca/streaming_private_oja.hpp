@@ -75,7 +75,14 @@
 // step count, the partial minibatch's exact sum and histogram (raw data: as sensitive as the rows)
 // and the noise source's state, so a restored estimator continues bit-identically and a step
 // published after the last checkpoint is made again with the same noise, never a fresh draw (which
-// would let an observer average two draws of one release). Other options: CorruptInput.
+// would let an observer average two draws of one release). Other options: CorruptInput. Fed other
+// rows after a restore than before the crash, a re-made step's two published versions would differ
+// by exactly those rows' clipped updates (the noise cancels). options.journal (io/release_journal.hpp,
+// as ContinualSum's) rules that out: each step's releases (S̃_t, h̃_t) are recorded durably before any
+// subscriber sees them, and a restored estimator refuses a step the journal holds with other values
+// (InvalidParameter, nothing published, the estimator unusable after). Keep the checkpoint and its
+// journal together; without a journal, feeding the same rows after a restore is the caller's duty.
+// deserialize takes no accountant: the pass was charged once, when first built.
 //
 // Cost per row: O(d·k) dense, O(nnz·k) sparse; per minibatch O(d·k) noise and O(d·k²) for the QR.
 #pragma once
@@ -90,6 +97,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "dpstream/io/release_journal.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -110,6 +118,7 @@ struct StreamingPrivateOjaOptions {
   double scale_share = 0.0;         // f ∈ [0, 1): share of μ² spent on the scale histogram; 0: fixed C
   double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
   std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
+  std::string journal;  // the release journal's path, "" for none (header; as ContinualSumOptions::journal)
 };
 
 class StreamingPrivateOja {
@@ -176,6 +185,8 @@ class StreamingPrivateOja {
   double clip_factor(double update_norm) const noexcept;
   void after_row();
   void step();
+  void record_step();
+  void require_usable() const;
 
   Eigen::Index dimension_;
   StreamingPrivateOjaOptions options_;
@@ -192,6 +203,9 @@ class StreamingPrivateOja {
   std::uint64_t pending_rows_ = 0;
   std::uint64_t steps_ = 0;
   std::vector<Subscriber> subscribers_;
+  std::optional<io::ReleaseJournal> journal_;
+  io::ReleaseJournal::Digest journal_id_{};
+  bool refused_ = false;  // a step the journal refused: nothing more from this object
 };
 
 }  // namespace dpstream::pca

@@ -89,6 +89,26 @@ class PrivacyAccountant {
   std::string serialize() const;
   static PrivacyAccountant deserialize(const std::string& bytes);
 
+  // Restoring a checkpoint's ledger (`ledger_bytes`, serialize()'s output) onto this accountant,
+  // which may have been charged since the checkpoint was written (by other mechanisms sharing it,
+  // or in a new process). The one rule every restore path goes through: a restore never lowers
+  // what this accountant has spent, nor what the checkpoint's ledger had spent.
+  //  * Charges are compared in order, entry by entry (label, ρ, ε and δ, bit for bit); P is the
+  //    longest common prefix. The result is P, then this ledger's entries after P, then the
+  //    checkpoint's entries after P: this ledger extends the checkpoint's → unchanged; the
+  //    checkpoint's extends this one (a fresh accountant: empty) → the checkpoint's is adopted;
+  //    otherwise every charge either side made stays charged (a release that may have happened is
+  //    never dropped; two charges alike after a divergence are two releases, and both count).
+  //  * Charges carry no identity: one equal field for field and at the same place in both ledgers is
+  //    taken for the same charge. Restoring onto the accountant the checkpoint's ledger came from, or
+  //    onto a fresh one, is exact; if a mechanism identical to the checkpointed one (same label and
+  //    parameters) was charged in its place and then released anything, it counts once for both:
+  //    restore before building such a mechanism, or give it another label.
+  //  * Refused, with nothing changed: bytes deserialize() refuses (CorruptInput); a ledger with
+  //    another budget or conversion (CorruptInput: the checkpoint belongs to another accounting);
+  //    a merged ledger that spends more than the budget (BudgetExhausted naming the ε reached).
+  void restore(const std::string& ledger_bytes);
+
  private:
   void charge(Charge c);
   Spent compute(const std::vector<Charge>& ledger, const Charge* extra) const;

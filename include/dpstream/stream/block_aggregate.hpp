@@ -24,11 +24,19 @@
 //  * What the coordinator can check, it does, before anything changes: the kind, dimension, B and
 //    the guard's bound; that the part starts at the stream's next row (a gap or a part counted twice
 //    is refused) and ends inside the current block; that the guard's counts agree with the row count
-//    (accepted = rows, seen = accepted + rejected); that the sum is finite and within what rows of
-//    norm ≤ L can produce (a covariance: diagonal ≥ 0 and trace ≤ rows·L²; a vector: ‖sum‖ ≤ rows·L,
-//    each with a relative 1e-9 for rounding). These are necessary, not sufficient: the bound on each
-//    row is the worker's RowGuard's, so workers are part of the trusted computing base, as the
-//    process that calls update() is.
+//    (accepted = rows, seen = accepted + rejected); that the sum is finite and is one n rows of norm
+//    ≤ L can make: a covariance C has a diagonal ≥ 0, tr C ≤ n·L², |c_ij| ≤ √(c_ii·c_jj) (hence
+//    ‖C‖_F ≤ tr C) and is positive semidefinite (a Cholesky factorization of C + s·I, s a rounding
+//    allowance of 8·(n + p)·2^-53·tr C, p = d(d+1)/2: O(d³/3) a part); a vector sum has
+//    ‖sum‖ ≤ n·L. So no part moves the stream's sum by more than n rows' worth (‖C‖_F ≤ n·L²).
+//  * What it cannot check: the rows one by one. A part is a sum; one row of norm √n·L (a vector:
+//    n·L) labelled as n rows, or one row over L among small ones, passes every check above. The
+//    bound on each row, which the privacy of the rows summed on a worker rests on, is the worker's
+//    RowGuard's: workers are part of the trusted computing base, as the process that calls
+//    update() is. The CRC-32 seal of the wire format detects accidents, not forgery (anyone can
+//    recompute it): it is no authentication. Run workers you trust, on a network you trust (TLS
+//    between them otherwise). A forged part cannot weaken the guarantee of rows it does not hold:
+//    it is a function of its sender's data and of public releases.
 //
 // Releases: add_aggregate ingests the part's sum exactly, and releases when the block completes, as
 // update_block would; the releases differ from a single process's only by the rounding of the

@@ -19,8 +19,9 @@
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
 //    (clip or reject), re-checked because privacy rests on it. A block summed by workers
 //    (add_aggregate) cannot be re-checked row by row: its rows passed a RowGuard with the same L on
-//    the worker, and the part's counts, bound and magnitude are checked here (block_aggregate.hpp:
-//    the privacy is unchanged — one guard, one bound per row, noise added once per release, here).
+//    the worker; the part's counts and bound, and that its sum is one such rows can make, are
+//    checked here (block_aggregate.hpp: the privacy is unchanged — one guard, one bound per row,
+//    noise added once per release, here — and the workers must be trusted).
 //  * Noise and calibration: the strategy's. Trees (tree_noise.hpp): plain or Honaker, fixed horizon T
 //    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
 //    Factorizations (factorization_noise.hpp), fixed horizon only: square-root Toeplitz (the exact
@@ -52,6 +53,16 @@
 // seeded restore continues bit-identically. Restoring with other options, or from corrupt or
 // truncated bytes (CRC-32 seal), throws CorruptInput naming the field.
 //
+// A restored stream re-makes the releases published after its checkpoint with the same noise: fed
+// other rows than before the crash, two published versions of one release would differ by exactly
+// the rows' difference. Only a release journal (ContinualSumOptions::journal, io/release_journal.hpp)
+// rules that out: it records each release durably before publishing it and refuses a re-release
+// with other values. What a user must keep, together until the stream ends: the checkpoint and its
+// journal. WITHOUT a journal the library cannot tell: after a restore, feeding exactly the rows fed
+// before the crash, in order, is then the caller's duty (dpstream-replay keeps a journal always).
+// The accountant given to a restore takes the checkpoint's ledger by PrivacyAccountant::restore,
+// which never lowers its spend.
+//
 // Cost per row: O(d) check + the accumulator's update (covariance: rank-k updates of buffered rows);
 // per release: the strategy's O(p) amortized noise (p = d or d(d+1)/2) plus O(p) to assemble the
 // release. Memory: O(p·log T) for trees, O(p·buffers) for a BLT, O(p·T) for square-root Toeplitz.
@@ -66,6 +77,7 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/io/release_journal.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -108,6 +120,13 @@ struct ContinualSumOptions {
   // written at construction). For a consumer that reads release t on another thread while the
   // stream goes on (tools/replay/pipeline.hpp), in place of a copy. 1 to 64; speed only.
   std::uint32_t kept_releases = 1;
+  // The release journal's path (io/release_journal.hpp), "" for none. With one, every release is
+  // recorded durably before it is published, and a restored stream refuses (InvalidParameter,
+  // nothing published, the stream unusable after) a release the journal holds with other values:
+  // the rows fed after a restore must be those fed before the crash. A new stream refuses an
+  // existing file; a checkpoint of a stream with a journal is restored only with it (and vice
+  // versa). Its path may change between runs; the file, kept beside the checkpoint, may not.
+  std::string journal;
 };
 
 template <class Accumulator>
@@ -171,7 +190,10 @@ class ContinualSum {
   bool is_secure() const noexcept { return source_->is_secure(); }
 
   // Checkpoints (see the header comment). deserialize/load_checkpoint take the options and dimension
-  // the stream was built with; an accountant given there is replaced by the checkpoint's ledger.
+  // the stream was built with. An accountant given there takes the checkpoint's ledger through
+  // PrivacyAccountant::restore (accountant.hpp: its spend never goes down; another budget:
+  // CorruptInput; over the budget: BudgetExhausted), last, after every other check; a checkpoint
+  // saved without an accountant charges it for the stream, as construction does.
   std::string serialize() const;
   static ContinualSum deserialize(const std::string& bytes, Eigen::Index dimension,
                                   const ContinualSumOptions& options,
@@ -185,9 +207,12 @@ class ContinualSum {
   struct NoCharge {};
   ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
                privacy::PrivacyAccountant* accountant, NoCharge);
+  void charge_stream();
   void check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
   void check_capacity(std::uint64_t more_rows) const;
   void release_step();
+  void record_release();
+  void require_usable() const;
   double off_diagonal_scale() const noexcept;
 
   Eigen::Index dimension_;
@@ -202,6 +227,9 @@ class ContinualSum {
   std::uint64_t steps_ = 0;
   std::uint64_t rows_released_ = 0;  // rows summed in the latest release
   std::vector<Subscriber> subscribers_;
+  std::optional<io::ReleaseJournal> journal_;
+  io::ReleaseJournal::Digest journal_id_{};
+  bool refused_ = false;  // a release the journal refused: nothing more from this object
 };
 
 extern template class ContinualSum<VectorAccumulator>;

@@ -1,0 +1,181 @@
+// ContinualSum's checkpoints (continual_sum.hpp, "Checkpoints"): serialize, and the restore that
+// checks every field, the release journal and the accountant (PrivacyAccountant::restore) last.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "continual_sum.pb.h"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/io/message_seal.hpp"
+#include "dpstream/stream/continual_sum.hpp"
+#include "io/noise_source_state.hpp"
+
+namespace dpstream::stream {
+
+using privacy::format_value;
+
+namespace {
+
+const char* shape_name(privacy::SymmetricNoiseShape shape) {
+  return shape == privacy::SymmetricNoiseShape::goe ? "goe" : "paper_symmetric";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorruptInput("checkpoint " + path + ": cannot open: " + std::strerror(errno));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Index expected,
+                 const char* field, Eigen::VectorXd& to) {
+  if (from.size() != expected)
+    throw CorruptInput(std::string("continual sum checkpoint: ") + field + " holds " + std::to_string(from.size()) +
+                       " values, expected " + std::to_string(expected));
+  to = Eigen::Map<const Eigen::VectorXd>(from.data(), expected);
+}
+
+}  // namespace
+
+template <class Accumulator>
+std::string ContinualSum<Accumulator>::serialize() const {
+  require_usable();
+  proto::ContinualSumCheckpoint msg;
+  msg.set_format_version(1);
+  msg.set_value_kind(Accumulator::kKind);
+  msg.set_dimension(dimension_);
+  msg.set_horizon(options_.horizon);
+  msg.set_block_rows(options_.block_rows);
+  msg.set_row_norm_bound(options_.row_norm_bound);
+  msg.set_relation(privacy::to_string(options_.relation));
+  msg.set_epsilon(options_.target.epsilon());
+  msg.set_delta(options_.target.delta());
+  msg.set_calibration(privacy::to_string(options_.calibration));
+  msg.set_strategy(to_string(options_.strategy));
+  msg.set_shape(shape_name(options_.shape));
+  msg.set_rows(rows());
+  msg.set_rows_released(rows_released_);
+  msg.set_steps(steps_);
+  Eigen::VectorXd packed(exact_.packed_size());
+  exact_.pack(packed);
+  msg.mutable_exact_sum()->Add(packed.data(), packed.data() + packed.size());
+  msg.mutable_release_noise()->Add(release_noise_.data(), release_noise_.data() + release_noise_.size());
+  if (steps_ > 0) {
+    Accumulator::pack_value(noisy_prefix(), packed);
+    msg.mutable_last_release()->Add(packed.data(), packed.data() + packed.size());
+  }
+  noise_->save(*msg.mutable_noise());
+  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
+  if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
+  if (journal_) msg.set_journal_id(journal_id_.data(), journal_id_.size());
+  return io::seal_message(msg.SerializeAsString());
+}
+
+template <class Accumulator>
+ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::string& bytes, Eigen::Index dimension,
+                                                                 const ContinualSumOptions& options,
+                                                                 privacy::PrivacyAccountant* accountant) {
+  proto::ContinualSumCheckpoint msg;
+  io::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
+  if (bytes.empty() || !msg.ParseFromString(bytes))
+    throw CorruptInput("continual sum checkpoint: " + std::to_string(bytes.size()) +
+                       " bytes do not parse (truncated or not a checkpoint)");
+  if (msg.format_version() != 1)
+    throw CorruptInput("continual sum checkpoint: format_version " + std::to_string(msg.format_version()) +
+                       ", this build reads 1");
+  auto expect = [](const char* field, const std::string& got, const std::string& want) {
+    if (got != want)
+      throw CorruptInput(std::string("continual sum checkpoint: ") + field + " is " + got +
+                         ", the stream being restored has " + want + " (checkpoint made with other parameters)");
+  };
+  expect("value_kind", msg.value_kind(), Accumulator::kKind);
+  expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
+  expect("horizon", std::to_string(msg.horizon()), std::to_string(options.horizon));
+  expect("block_rows", std::to_string(msg.block_rows()), std::to_string(options.block_rows));
+  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
+  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
+  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
+  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
+  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
+  expect("strategy", msg.strategy(), to_string(options.strategy));
+  expect("shape", msg.shape(), shape_name(options.shape));
+  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
+  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
+  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
+  if (!msg.journal_id().empty() && msg.journal_id().size() != 32)
+    throw CorruptInput("continual sum checkpoint: journal_id of " + std::to_string(msg.journal_id().size()) +
+                       " bytes, expected 32");
+
+  ContinualSum sum(dimension, options, accountant, NoCharge{});
+  const Eigen::Index p = sum.exact_.packed_size();
+  if (msg.rows_released() > msg.rows() || (msg.steps() == 0) != (msg.rows_released() == 0) ||
+      msg.rows() - msg.rows_released() >= options.block_rows || msg.noise().steps() != msg.steps())
+    throw CorruptInput("continual sum checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
+                       ", released " + std::to_string(msg.rows_released()) + ", steps " +
+                       std::to_string(msg.steps()) + ", noise steps " + std::to_string(msg.noise().steps()) + ")");
+  Eigen::VectorXd packed;
+  copy_packed(msg.exact_sum(), p, "exact_sum", packed);
+  sum.exact_.unpack(packed, msg.rows());
+  copy_packed(msg.release_noise(), p, "release_noise", sum.release_noise_);
+  if (msg.steps() > 0) {
+    copy_packed(msg.last_release(), p, "last_release", packed);
+    Accumulator::unpack_value(packed, sum.released_[msg.steps() % sum.released_.size()]);
+  } else if (msg.last_release_size() != 0) {
+    throw CorruptInput("continual sum checkpoint: a last_release before the first step");
+  }
+  sum.noise_->load(msg.noise());
+  sum.steps_ = msg.steps();
+  sum.rows_released_ = msg.rows_released();
+  sum.source_ = io::get_noise_source(msg, "continual sum checkpoint");
+  if (!msg.journal_id().empty()) {
+    std::memcpy(sum.journal_id_.data(), msg.journal_id().data(), sum.journal_id_.size());
+    sum.journal_.emplace(io::ReleaseJournal::open(options.journal, sum.journal_id_, msg.steps()));
+  }
+  // Last, once everything else is known good: the one restore rule (accountant.hpp), which never
+  // lowers the accountant's spend. A checkpoint of a stream that had no accountant charges the one
+  // given now, as construction would: the stream's releases are spent either way.
+  if (accountant != nullptr) {
+    if (msg.ledger().empty()) sum.charge_stream();
+    else accountant->restore(msg.ledger());
+  }
+  return sum;
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
+  io::write_file_atomically(path, serialize());
+  // Temporaries of earlier writes a crash interrupted hold raw data too, and their random names are
+  // never reused: with the new checkpoint in place they are only a liability.
+  io::remove_atomic_leftovers(path);
+}
+
+template <class Accumulator>
+ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::string& path, Eigen::Index dimension,
+                                                                     const ContinualSumOptions& options,
+                                                                     privacy::PrivacyAccountant* accountant) {
+  std::string bytes = read_file(path);  // names the path itself
+  try {
+    return deserialize(bytes, dimension, options, accountant);
+  } catch (const CorruptInput& e) {
+    throw CorruptInput("checkpoint " + path + ": " + e.what());
+  }
+}
+
+template std::string ContinualSum<VectorAccumulator>::serialize() const;
+template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::deserialize(const std::string&, Eigen::Index,
+                                                              const ContinualSumOptions&, privacy::PrivacyAccountant*);
+template void ContinualSum<VectorAccumulator>::save_checkpoint(const std::string&) const;
+template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::load_checkpoint(const std::string&, Eigen::Index,
+                                                                  const ContinualSumOptions&,
+                                                                  privacy::PrivacyAccountant*);
+template std::string ContinualSum<CovarianceAccumulator>::serialize() const;
+template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::deserialize(const std::string&, Eigen::Index,
+                                                              const ContinualSumOptions&, privacy::PrivacyAccountant*);
+template void ContinualSum<CovarianceAccumulator>::save_checkpoint(const std::string&) const;
+template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::load_checkpoint(const std::string&, Eigen::Index,
+                                                                  const ContinualSumOptions&,
+                                                                  privacy::PrivacyAccountant*);
+
+}  // namespace dpstream::stream
