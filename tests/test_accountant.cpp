@@ -351,6 +351,27 @@ TEST_CASE("ledger serialization round trip", "[accountant][serialize]") {
   REQUIRE_THROWS_AS(resumed.charge_pure("big", 5.0), BudgetExhausted);
 }
 
+TEST_CASE("charge ids: drawn per charge, kept by a round trip; ledgers without them match on fields", "[accountant][serialize]") {
+  PrivacyAccountant acc(EpsDelta(3.0, 1e-6));
+  acc.charge_pure("a", 0.25);
+  acc.charge_pure("a", 0.25);
+  REQUIRE(acc.ledger().size() == 2);
+  CHECK(acc.ledger()[0].id != 0);
+  CHECK(acc.ledger()[0].id != acc.ledger()[1].id);  // 2^-64 to collide by chance
+  const PrivacyAccountant back = PrivacyAccountant::deserialize(acc.serialize());
+  CHECK(back.ledger()[0].id == acc.ledger()[0].id);
+  CHECK(back.ledger()[1].id == acc.ledger()[1].id);
+
+  // A ledger written before ids (the wire writer writes none): its entries read as id 0, and a
+  // restore of it onto an accountant resumed from it finds the common prefix by the fields alone.
+  const std::string old = ledger_bytes(1, 3.0, 1e-6, 0, {RawCharge{"old", true, 0.01, kInf, 0.0}});
+  PrivacyAccountant resumed = PrivacyAccountant::deserialize(old);
+  CHECK(resumed.ledger()[0].id == 0);
+  resumed.charge_pure("new", 0.5);
+  resumed.restore(old);
+  CHECK(resumed.ledger().size() == 2);
+}
+
 TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant][serialize]") {
   const auto bad = [](const std::string& bytes) {
     REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(bytes), CorruptInput);

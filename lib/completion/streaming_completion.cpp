@@ -18,7 +18,7 @@ const StreamingCompletionOptions& validated(const StreamingCompletionOptions& o)
     throw InvalidParameter("streaming completion: planned_refreshes must be >= 1, got " +
                            std::to_string(o.planned_refreshes));
   if (!(o.budget.delta() > 0.0))
-    throw InvalidParameter("streaming completion: the budget's delta must be > 0 (the shares are zCDP)");
+    throw InvalidParameter("streaming completion: the budget's delta must be > 0 (the Gaussian shares are mu-GDP)");
   return o;
 }
 

@@ -5,8 +5,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
+
+#include <sodium.h>
 
 #include "dpstream/errors.hpp"
 #include "dpstream/io/message_seal.hpp"
@@ -25,6 +28,15 @@ constexpr double kSlack = 1e-9;
 constexpr std::uint32_t kFormatVersion = 1;
 
 bool within(double spent, double budget) { return spent <= budget * (1.0 + kSlack); }
+
+// A charge's identity for restore(): 64 random bits from the OS (libsodium), never 0 (0 marks a
+// charge read from a ledger written before ids).
+std::uint64_t fresh_charge_id() {
+  if (sodium_init() < 0) throw std::runtime_error("privacy accountant: libsodium failed to initialise");
+  std::uint64_t id = 0;
+  while (id == 0) randombytes_buf(&id, sizeof id);
+  return id;
+}
 
 // Domain of a ledger entry; `bad` receives the reason when false.
 bool valid_charge(const Charge& c, std::string& bad) {
@@ -163,6 +175,7 @@ void PrivacyAccountant::charge(Charge c) {
                           format_value(s.gdp_epsilon) + ") against the budget " + budget_.to_string() +
                           "; nothing was charged");
   }
+  c.id = fresh_charge_id();
   ledger_.push_back(std::move(c));
 }
 
@@ -233,6 +246,7 @@ std::string PrivacyAccountant::serialize() const {
     pc->set_epsilon(c.epsilon);
     pc->set_delta(c.delta);
     pc->set_gaussian(c.gaussian);
+    pc->set_id(c.id);
   }
   std::string out;
   if (!msg.SerializeToString(&out)) throw std::runtime_error("privacy ledger: protobuf serialization failed");
@@ -274,6 +288,7 @@ PrivacyAccountant PrivacyAccountant::deserialize(const std::string& bytes) {
     c.epsilon = pc.epsilon();
     c.delta = pc.delta();
     c.gaussian = pc.gaussian();
+    c.id = pc.id();
     std::string bad;
     if (!valid_charge(c, bad)) {
       throw CorruptInput("privacy ledger: charge " + std::to_string(i) + " ('" + pc.label() + "'): " + bad);
@@ -296,7 +311,7 @@ bool same_charge(const Charge& a, const Charge& b) {
     std::memcpy(&w, &x, sizeof w);
     return w;
   };
-  return a.label == b.label && a.rho.has_value() == b.rho.has_value() &&
+  return a.id == b.id && a.label == b.label && a.rho.has_value() == b.rho.has_value() &&
          (!a.rho || bits(*a.rho) == bits(*b.rho)) && bits(a.epsilon) == bits(b.epsilon) && bits(a.delta) == bits(b.delta);
 }
 

@@ -240,7 +240,7 @@ StreamingCompletionOptions streaming_options(const RecommendSettings& s, const P
   return o;
 }
 
-// Each refresh calibrates to its share: Gaussian methods to the zCDP share, pure ones to ε/R.
+// Each refresh calibrates to its share: Gaussian methods to μ/√R (GDP), pure ones to ε/R.
 RecommendSettings refresh_settings(const RecommendSettings& s, const RefreshBudget& budget) {
   RecommendSettings r = s;
   const bool pure = s.mechanism == "laplace" || s.mechanism == "huber";

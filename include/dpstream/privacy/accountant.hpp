@@ -26,6 +26,7 @@
 //    ≤ its δ, relative slack 1e-6) and throws InvalidParameter otherwise.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct Charge {
   double epsilon = 0.0;         // single-release (ε, δ) guarantee
   double delta = 0.0;
   bool gaussian = false;        // a Gaussian mechanism (or composition of them): μ-GDP, μ = √(2ρ)
+  // Which release this is: random, drawn when the charge is made (0 in ledgers written before ids).
+  // restore() takes two entries for one release only if their ids and fields agree, so two equal
+  // mechanisms charged on two accountants stay two charges when their ledgers meet.
+  std::uint64_t id = 0;
 };
 
 struct Spent {
@@ -93,17 +98,14 @@ class PrivacyAccountant {
   // which may have been charged since the checkpoint was written (by other mechanisms sharing it,
   // or in a new process). The one rule every restore path goes through: a restore never lowers
   // what this accountant has spent, nor what the checkpoint's ledger had spent.
-  //  * Charges are compared in order, entry by entry (label, ρ, ε and δ, bit for bit); P is the
-  //    longest common prefix. The result is P, then this ledger's entries after P, then the
-  //    checkpoint's entries after P: this ledger extends the checkpoint's → unchanged; the
+  //  * Charges are compared in order, entry by entry (their random id, label, ρ, ε and δ, bit for
+  //    bit); P is the longest common prefix. The result is P, then this ledger's entries after P,
+  //    then the checkpoint's entries after P: this ledger extends the checkpoint's → unchanged; the
   //    checkpoint's extends this one (a fresh accountant: empty) → the checkpoint's is adopted;
   //    otherwise every charge either side made stays charged (a release that may have happened is
-  //    never dropped; two charges alike after a divergence are two releases, and both count).
-  //  * Charges carry no identity: one equal field for field and at the same place in both ledgers is
-  //    taken for the same charge. Restoring onto the accountant the checkpoint's ledger came from, or
-  //    onto a fresh one, is exact; if a mechanism identical to the checkpointed one (same label and
-  //    parameters) was charged in its place and then released anything, it counts once for both:
-  //    restore before building such a mechanism, or give it another label.
+  //    never dropped). The id tells two equal mechanisms charged separately apart: a stream rebuilt
+  //    beside its own restored checkpoint counts twice, as it should. Entries of ledgers written
+  //    before ids (id 0) match on their fields alone.
   //  * Refused, with nothing changed: bytes deserialize() refuses (CorruptInput); a ledger with
   //    another budget or conversion (CorruptInput: the checkpoint belongs to another accounting);
   //    a merged ledger that spends more than the budget (BudgetExhausted naming the ε reached).
