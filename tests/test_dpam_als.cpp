@@ -236,6 +236,18 @@ TEST_CASE("DpamAls: mu^2 is split exactly, one charge before the data, reproduci
   CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
 }
 
+TEST_CASE("DpamAls: a calibration that fails in floating point is refused at construction, not at the charge",
+          "[dpam][privacy]") {
+  DpamAlsOptions o;
+  o.target = privacy::EpsDelta(1e100, 1e-6);  // μ ≈ 1.4e50: its δ at that ε is not met in double precision
+  CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
+  o.target = privacy::EpsDelta(1.0, 1e-6);
+  o.fold_in.factor_bound = 1e300;  // the V-step sensitivity B_u √(B_u² + B_r²) overflows
+  CHECK_THROWS_AS(DpamAls(o), InvalidParameter);
+  o.fold_in.factor_bound = 1.0;
+  CHECK_NOTHROW(DpamAls(o));
+}
+
 TEST_CASE("model gate: a user's term is her held-out gain clipped to the bound; none below 4 ratings", "[dpam][privacy]") {
   ItemModel model;
   model.global_mean = 3.0;

@@ -9,6 +9,7 @@
 #include "dpstream/completion/private_als.hpp"  // statistics_stride
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 
 namespace dpstream::completion {
@@ -148,6 +149,19 @@ DpamAls::DpamAls(const DpamAlsOptions& options) : options_(validated(options)) {
   const double als_share = 1.0 - o.global_share - o.baseline_share - o.gate_share;
   release_sigma_ = release_sensitivity() * std::sqrt(static_cast<double>(o.iterations)) / (mu_ * std::sqrt(als_share));
   if (o.gate_share > 0.0) gate_sigma_ = o.gate_bound / (mu_ * std::sqrt(o.gate_share));
+  // Checked now, not at train()'s charge: a μ that the target does not admit in floating point (an ε
+  // so large that the profile's δ cannot be met) or a σ that overflows or vanishes (a huge factor
+  // bound) would otherwise stop the run after it started.
+  const double sigmas[] = {baseline_noise_.global_sigma, baseline_noise_.item_sigma, release_sigma_,
+                           o.gate_share > 0.0 ? gate_sigma_ : 1.0};
+  for (const double sigma : sigmas)
+    if (!std::isfinite(sigma) || !(sigma > 0.0))
+      throw InvalidParameter("DpamAls: a noise scale is not finite and > 0 (sigma " + privacy::format_value(sigma) +
+                             ", GDP mu " + privacy::format_value(mu_) + ", factor bound " +
+                             privacy::format_value(o.fold_in.factor_bound) + ")");
+  if (!(privacy::analytic_gaussian_delta(mu_, 1.0, o.target.epsilon()) <= o.target.delta() * (1.0 + 1e-6)))
+    throw InvalidParameter("DpamAls: GDP mu " + privacy::format_value(mu_) + " does not meet " +
+                           o.target.to_string() + " in floating point");
   if (o.seed) {
     mechanism_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed);
     algorithm_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed + kDpamInitSeedOffset);
