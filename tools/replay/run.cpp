@@ -99,12 +99,13 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
     throw UsageError("--out " + s_.out + ": cannot write into the folder: " + std::strerror(errno));
   resume_settings_ = resume_settings(s_);
   check_resume_file();
-  // Only now: a run refused above (exit 2) prints nothing on stdout.
-  std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
   reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
   size_stream();
   skip_replayed_rows();
   build_pipeline();
+  // Only now: a run refused above (exit 2: a resumed input that differs, flags that leave no usable
+  // noise) prints nothing on stdout.
+  std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
 }
 
 ReplayRun::~ReplayRun() {

@@ -2,6 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <unistd.h>
 
 #include "common/json.hpp"
 #include "common/memory.hpp"
@@ -172,6 +178,29 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
   return [clip, &s] { s.normalize.clip_norm_given = clip->count() > 0; };
 }
 
+namespace {
+
+// --checkpoint's file and the folder that holds it (with the journal and the temporaries beside it),
+// checked now: found at the first checkpoint, they would stop the run after noise was drawn.
+void validate_checkpoint_path(const ReplaySettings& s) {
+  if (s.checkpoint.empty()) return;
+  namespace fs = std::filesystem;
+  const fs::path path(s.checkpoint);
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::is_directory(status)) throw UsageError("--checkpoint " + s.checkpoint + " is a folder: give a file's path");
+  if (s.resume && fs::exists(status) && !fs::is_regular_file(status))
+    throw UsageError("--resume: --checkpoint " + s.checkpoint + " is not a regular file");
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(fs::status(folder, ec)))
+    throw UsageError("--checkpoint " + s.checkpoint + ": " + folder.string() + " is not an existing folder");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw UsageError("--checkpoint " + s.checkpoint + ": cannot write into the folder " + folder.string() + ": " +
+                     std::strerror(errno));
+}
+
+}  // namespace
+
 void validate(const ReplaySettings& s) {
   if (s.k < 1) throw UsageError("--k must be >= 1, got " + std::to_string(s.k));
   if (!s.nonprivate) tools::validate(s.privacy);
@@ -189,6 +218,7 @@ void validate(const ReplaySettings& s) {
   if (!s.checkpoint.empty() && learners != std::vector<std::string>{"fpl"})
     throw UsageError("--checkpoint " + s.checkpoint + " works with --learner fpl only, got --learner " + s.learner +
                      " (the other learners' states are not checkpointed)");
+  validate_checkpoint_path(s);
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
 }
 
