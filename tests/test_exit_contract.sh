@@ -112,6 +112,47 @@ expect "replay missing input" 2 "$replay" --input "$work/missing.csv" --out "$wo
 expect "replay malformed line 50" 1 "$replay" --input "$work/bad.csv" --k 2 --block 16 --seed 1 --out "$work/replay"
 grep -q "line 50" "$work/$n.err" || fail "replay malformed: the error does not name line 50: $(cat "$work/$n.err")"
 
+# ---- checks made before any noise is drawn: exit 2, naming the flag, nothing on stdout ----
+# Flag values whose calibration (σ, μ) is not finite, or that overflow what the noise is added to,
+# are refused by the tool's settings check or its probe of the mechanism, never at the release.
+named() {  # named FLAG: the last run's error names FLAG
+  grep -q -- "$1" "$work/$n.err" || fail "run $n: the error does not name $1: $(cat "$work/$n.err")"
+}
+expect "pca --epsilon 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --epsilon 1e300; named --epsilon
+expect "pca --clip-norm 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method power --normalize clip \
+  --clip-norm 1e300; named --clip-norm
+expect "pca --learning-rate 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method streaming-oja \
+  --learning-rate 1e300; named --learning-rate
+expect "pca pfp k + 2 > d" 2 "$pca" --input "$work/rows.csv" --k 5 --seed 1 --method pfp; named --k
+rc2=(--input "$work/u.data" --rank 2 --iters 2 --max-per-user 20 --seed 1 --items-public)
+# dpam's μ for ε = 1e100 does not meet the target in floating point; als's σ underflows at 1e300.
+for method_epsilon in dpam:1e100 als:1e300; do
+  method=${method_epsilon%:*} epsilon=${method_epsilon#*:}
+  expect "recommend $method --epsilon $epsilon" 2 "$recommend" "${rc2[@]}" --method $method --epsilon $epsilon
+  named --epsilon
+  expect "recommend $method --factor-bound 1e300" 2 "$recommend" "${rc2[@]}" --method $method --factor-bound 1e300
+  named --factor-bound
+  expect "recommend $method --center 1e300" 2 "$recommend" "${rc2[@]}" --method $method --center 1e300; named --center
+done
+expect "recommend --online --epsilon 1e-300" 2 "$recommend" "${rc2[@]}" --method dpam --online --epsilon 1e-300
+named --epsilon
+expect "privacy-demo --epsilon 1e300" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e300; named --epsilon
+rp=(--input "$work/rows.csv" --k 2 --block 16 --seed 1 --out "$work/replay")
+expect "replay --epsilon 1e300" 2 "$replay" "${rp[@]}" --epsilon 1e300; named --epsilon
+expect "replay --clip-norm 1e300" 2 "$replay" "${rp[@]}" --normalize clip --clip-norm 1e300; named --clip-norm
+# --checkpoint: its folder and the file itself checked before the first row, not at the first checkpoint.
+expect "replay --checkpoint in a missing folder" 2 "$replay" "${rp[@]}" --checkpoint "$work/missing/ck" \
+  --checkpoint-every 1; named --checkpoint
+mkdir -p "$work/ck-folder"
+expect "replay --resume on a folder" 2 "$replay" "${rp[@]}" --checkpoint "$work/ck-folder" --resume; named --checkpoint
+expect "replay --checkpoint a folder" 2 "$replay" "${rp[@]}" --checkpoint "$work/ck-folder" --checkpoint-every 1
+named --checkpoint
+if [ "$(id -u)" -ne 0 ]; then  # root writes into a 0555 folder anyway
+  mkdir -p "$work/read-only"; chmod 0555 "$work/read-only"
+  expect "replay --checkpoint in a read-only folder" 2 "$replay" "${rp[@]}" --checkpoint "$work/read-only/ck" \
+    --checkpoint-every 1; named --checkpoint
+fi
+
 # ---- memory bombs: 3 rows of 20,000 columns need d x d matrices of 3.2 GB each ----
 # Refused (exit 2, nothing drawn) before any of it is allocated, naming the dimension and the limit.
 awk 'BEGIN { for (i = 0; i < 3; i++) { line = ""; for (j = 0; j < 20000; j++) line = line (j ? "," : "") (i == j % 3 ? "0.01" : "0"); print line } }' \

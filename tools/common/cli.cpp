@@ -102,6 +102,12 @@ void validate(const PrivacyFlags& flags) {
     throw UsageError("--delta must be in (0, 1), got " + privacy::format_value(flags.delta));
 }
 
+UsageError calibration_refused(const PrivacyFlags& flags, const std::string& others, const std::string& reason) {
+  return UsageError("--epsilon " + privacy::format_value(flags.epsilon) + ", --delta " +
+                    privacy::format_value(flags.delta) + ", --calibration " + flags.calibration +
+                    (others.empty() ? "" : ", " + others) + " give no usable noise: " + reason);
+}
+
 stream::RowGuardOptions NormalizeFlags::guard_options(Eigen::Index dimension, bool nonnegative) const {
   stream::RowGuardOptions o;
   o.dimension = dimension;

@@ -62,6 +62,11 @@ void add_privacy_options(CLI::App& app, PrivacyFlags& flags, const std::string& 
 // UsageError naming the flag for ε ∉ (0, ∞) or δ ∉ (0, 1).
 void validate(const PrivacyFlags& flags);
 
+// The library refused the noise's calibration for the flags as given (a σ that underflows for a huge
+// ε, overflows for a tiny δ or a huge bound, a μ the target does not admit): exit 2, before any noise,
+// naming the privacy flags and `others` (the tool's flags that enter the calibration), then the reason.
+UsageError calibration_refused(const PrivacyFlags& flags, const std::string& others, const std::string& reason);
+
 // --normalize unit|clip|none, --clip-norm L: how rows are brought under the norm bound every
 // sensitivity rests on.
 struct NormalizeFlags {

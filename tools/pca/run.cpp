@@ -166,8 +166,11 @@ PcaMethod::PcaMethod(const PcaSettings& s, Index dimension) {
   try {
     release_ = s.method == "pfp" || s.method == "rr" ? shared_noise_method(s, bound)
                                                      : own_noise_method(s, dimension, bound);
-  } catch (const InvalidParameter& e) {
-    throw UsageError(e.what());  // e.g. the paper calibration refuses ε ≥ 1
+  } catch (const InvalidParameter& e) {  // e.g. the paper calibration refuses ε ≥ 1
+    std::string others = "--method " + s.method + ", --k " + std::to_string(s.k) + ", the row norm bound " +
+                         privacy::format_value(bound) + " (--normalize, --clip-norm)";
+    if (s.method == "power" || s.method == "oja") others += ", --iterations " + std::to_string(s.iterations);
+    throw calibration_refused(s.privacy, others, e.what());
   }
 }
 
@@ -181,6 +184,10 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   io::RowSource& source = *input.source;
   const Index d = source.dimension();
   if (s.k > d) throw UsageError("--k " + std::to_string(s.k) + " is larger than the input's dimension " + std::to_string(d));
+  // pfp sketches k + 2 directions (its oversampling) of the d columns: refused now, not at the release.
+  if (s.method == "pfp" && s.k + 2 > d)
+    throw UsageError("--method pfp needs --k + 2 <= the input's dimension " + std::to_string(d) + " (it sketches k + 2 "
+                     "directions), got --k " + std::to_string(s.k));
   const PcaMethod method(s, d);
   const bool generated = source.format() == io::RowFormat::synthetic;
   const std::uint64_t limit = s.limit != 0 ? s.limit : generated ? kGeneratedRows : 0;

@@ -40,6 +40,13 @@ void validate(const PcaSettings& s) {
     throw UsageError("--iterations must be in [1, " + std::to_string(kMaxIterations) + "], got " +
                      std::to_string(s.iterations) +
                      " (each is a pass over the rows, and the noise of each grows as the square root of the count)");
+  // α sets η_t L² = α/(t₀ + t), the step against the row norm bound; steps of 10⁶ already swamp the
+  // current estimate, and larger α only drive the iterate past the floating-point range (NaN after
+  // the noise is drawn): refused.
+  constexpr double kMaxLearningRate = 1e6;
+  if (!(s.learning_rate <= kMaxLearningRate))
+    throw UsageError("--learning-rate must be in [0, 1e6], got " + privacy::format_value(s.learning_rate) +
+                     " (eta_t L^2 = alpha/(t0 + t): larger steps overflow the iterate)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
 }
 

@@ -61,7 +61,7 @@ Plan plan(const DemoSettings& s) {
     o.target = s.privacy.target();
     p.accounted.emplace(o);
   } catch (const InvalidParameter& e) {
-    throw UsageError(e.what());
+    throw calibration_refused(s.privacy, "--dim " + std::to_string(s.dim) + ", -k " + std::to_string(s.k), e.what());
   }
   return p;
 }

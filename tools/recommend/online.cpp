@@ -120,9 +120,14 @@ OnlineReplay::OnlineReplay(const RecommendSettings& s, const Prepared& data) : s
                        std::to_string(s_.release_every) + " users cannot take the log's users: raise --online-horizon");
   }
   try {
-    Recommender check(options_);  // the options' checks; draws only the data-independent init
+    // The options' checks and the stream's charge (its σ is calibrated there), on a throwaway
+    // accountant as run() charges its own; draws only the data-independent init.
+    privacy::PrivacyAccountant probe(s_.privacy.target());
+    Recommender check(options_, &probe);
   } catch (const InvalidParameter& e) {
-    throw UsageError(std::string("--online: ") + e.what());
+    throw calibration_refused(s_.privacy, "--online, --release-every " + std::to_string(s_.release_every) +
+                                              ", --online-noise " + s_.online_noise + ", --factor-bound",
+                              e.what());
   }
   if (!s_.out.empty()) check_out_folder(s_);
 }

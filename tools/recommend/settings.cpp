@@ -182,6 +182,13 @@ void validate(const RecommendSettings& s) {
   if (s.oracle_k && (!s.generated() || center_of(s) != 0.0))
     throw UsageError("--oracle-k needs a generated set without centring (seed001 or seed004)");
   if (s.center && !std::isfinite(*s.center)) throw UsageError("--center must be finite, got " + privacy::format_value(*s.center));
+  if (star_scale(s)) {  // the scale every method clips to, once centred: found now, not at the baseline's release
+    const auto [low, high] = centred_scale_of(s);
+    if (!(std::isfinite(low) && std::isfinite(high) && low < high))
+      throw UsageError("--center " + privacy::format_value(center_of(s)) + " leaves the centred scale [--rating-min - center, "
+                       "--rating-max - center] = [" + privacy::format_value(low) + ", " + privacy::format_value(high) +
+                       "] without finite low < high");
+  }
   if (s.planned_refreshes > 0 && s.refresh_every == 0) throw UsageError("--planned-refreshes needs --refresh-every");
   validate_online(s);
   parse_recommend_ids(s.recommend);

@@ -162,8 +162,11 @@ Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const s
       als_options_ = als_options(s);
       als_ = std::make_unique<PrivateAls>(als_options_);
     }
-  } catch (const InvalidParameter& e) {
-    throw UsageError(e.what());  // e.g. the paper's σ refuses ε > 2 ln(1/δ)
+  } catch (const InvalidParameter& e) {  // e.g. the paper's σ refuses ε > 2 ln(1/δ)
+    throw calibration_refused(s.privacy, "--method " + s.method + ", --mechanism " + s.mechanism +
+                                             " and its bounds (--factor-bound, --rating-bound, --center, "
+                                             "--nuclear-norm, --row-norm-bound, --iters)",
+                              e.what());
   }
 }
 
@@ -270,9 +273,17 @@ Training::Training(const RecommendSettings& s, const Prepared& data, const Ratin
     });
     per_refresh_ = refresh_settings(s, probe.share());
   } catch (const InvalidParameter& e) {
-    throw UsageError(e.what());
+    throw calibration_refused(s.privacy, "--refresh-every " + std::to_string(s.refresh_every) +
+                                             ", --planned-refreshes " + std::to_string(s.planned_refreshes),
+                              e.what());
   }
-  Trainer check(per_refresh_, train, data.truth);  // a refresh's options, checked on the whole matrix
+  try {
+    Trainer check(per_refresh_, train, data.truth);  // a refresh's options, checked on the whole matrix
+  } catch (const UsageError& e) {  // it names the refresh's share: say whose share it is
+    throw UsageError("--refresh-every " + std::to_string(s.refresh_every) + ": one refresh's share of --epsilon " +
+                     privacy::format_value(s.privacy.epsilon) + ", --delta " + privacy::format_value(s.privacy.delta) +
+                     ": " + e.what());
+  }
 }
 
 Training::~Training() = default;
