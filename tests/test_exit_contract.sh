@@ -134,6 +134,11 @@ for method_epsilon in dpam:1e100 als:1e300; do
   named --factor-bound
   expect "recommend $method --center 1e300" 2 "$recommend" "${rc2[@]}" --method $method --center 1e300; named --center
 done
+# The run's charge (ρ) and a faithful run's composed ε, computed after the run until now.
+expect "recommend laplace --epsilon 1e300" 2 "$recommend" "${rc2[@]}" --method als --mechanism laplace --epsilon 1e300
+named --epsilon
+expect "recommend faithful --noise-variance 1e-320" 2 "$recommend" "${rc2[@]}" --method irls --mode faithful \
+  --noise-variance 1e-320; named --noise-variance
 expect "recommend --online --epsilon 1e-300" 2 "$recommend" "${rc2[@]}" --method dpam --online --epsilon 1e-300
 named --epsilon
 expect "privacy-demo --epsilon 1e300" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e300; named --epsilon

@@ -161,11 +161,14 @@ Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const s
     } else {
       als_options_ = als_options(s);
       als_ = std::make_unique<PrivateAls>(als_options_);
+      // The run's charge (rigorous, on a ledger of its own) and the composed figures (faithful), as
+      // the report computes them after the run: a ρ or an ε that is not finite is refused now.
+      (void)als_->privacy_report(train.items());
     }
   } catch (const InvalidParameter& e) {  // e.g. the paper's σ refuses ε > 2 ln(1/δ)
     throw calibration_refused(s.privacy, "--method " + s.method + ", --mechanism " + s.mechanism +
                                              " and its bounds (--factor-bound, --rating-bound, --center, "
-                                             "--nuclear-norm, --row-norm-bound, --iters)",
+                                             "--nuclear-norm, --row-norm-bound, --iters, --noise-variance)",
                               e.what());
   }
 }
