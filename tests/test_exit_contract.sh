@@ -119,6 +119,11 @@ named() {  # named FLAG: the last run's error names FLAG
   grep -q -- "$1" "$work/$n.err" || fail "run $n: the error does not name $1: $(cat "$work/$n.err")"
 }
 expect "pca --epsilon 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --epsilon 1e300; named --epsilon
+# The accountant in floating point: the spent ε of a release at ε = 1e200 overflows; the paper
+# calibration's ρ at ε = 1e-300 underflows to 0 (both found at the charge, after the rows, until now).
+expect "pca --epsilon 1e200" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --epsilon 1e200; named --epsilon
+expect "pca paper --epsilon 1e-300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method rr \
+  --calibration paper --epsilon 1e-300; named --calibration
 expect "pca --clip-norm 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method power --normalize clip \
   --clip-norm 1e300; named --clip-norm
 expect "pca --learning-rate 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method streaming-oja \
@@ -144,6 +149,8 @@ named --epsilon
 expect "privacy-demo --epsilon 1e300" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e300; named --epsilon
 rp=(--input "$work/rows.csv" --k 2 --block 16 --seed 1 --out "$work/replay")
 expect "replay --epsilon 1e300" 2 "$replay" "${rp[@]}" --epsilon 1e300; named --epsilon
+expect "replay gauss --epsilon 1e200" 2 "$replay" "${rp[@]}" --learner gauss --epsilon 1e200; named --epsilon
+expect "privacy-demo --epsilon 1e200" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e200; named --epsilon
 expect "replay --clip-norm 1e300" 2 "$replay" "${rp[@]}" --normalize clip --clip-norm 1e300; named --clip-norm
 # --checkpoint: its folder and the file itself checked before the first row, not at the first checkpoint.
 expect "replay --checkpoint in a missing folder" 2 "$replay" "${rp[@]}" --checkpoint "$work/missing/ck" \

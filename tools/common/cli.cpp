@@ -10,6 +10,8 @@
 #include <string>
 
 #include "dpstream/errors.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/calibration.hpp"
 
 namespace dpstream::tools {
 
@@ -100,6 +102,18 @@ void validate(const PrivacyFlags& flags) {
     throw UsageError("--epsilon must be finite and > 0, got " + privacy::format_value(flags.epsilon));
   if (!(flags.delta > 0 && flags.delta < 1))
     throw UsageError("--delta must be in (0, 1), got " + privacy::format_value(flags.delta));
+  // The accountant in floating point: one Gaussian release calibrated to the target and charged
+  // against it must be representable (at ε = 1e200 the spent ε overflows; under the paper calibration
+  // at ε = 1e-300, ρ underflows to 0). Found now, not at a mechanism's charge after the rows were read.
+  try {
+    const privacy::EpsDelta target = flags.target();
+    privacy::PrivacyAccountant probe(target);
+    probe.charge_gaussian("probe", 1.0, privacy::gaussian_sigma(1.0, target, flags.calibration_value()), target);
+  } catch (const InvalidParameter& e) {
+    throw calibration_refused(flags, "", e.what());
+  } catch (const BudgetExhausted& e) {
+    throw calibration_refused(flags, "", e.what());
+  }
 }
 
 UsageError calibration_refused(const PrivacyFlags& flags, const std::string& others, const std::string& reason) {
