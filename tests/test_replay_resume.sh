@@ -164,6 +164,7 @@ sed -i '17s/^./9/' "$work/rows.csv"  # one value of a row the checkpointed run h
 run csv-changed "${csv[@]}" --checkpoint "$ck3" --resume --out "$work/csv2"
 [ "$status" -eq 2 ] && grep -q 'the input differs' "$work/csv-changed.err" ||
   fail "resume on a changed input: status $status, $(cat "$work/csv-changed.err")"
+[ -s "$work/csv-changed.out" ] && fail "resume on a changed input: exit 2 but stdout has $(head -c 200 "$work/csv-changed.out")"
 # A row changed AFTER the checkpoint (release 20), in a block the killed run published (26 of 21..30):
 # the fingerprint of the rows before the checkpoint agrees; the release journal beside it refuses
 # release 26, made with the same noise on other rows, before it is published (exit 1, no JSON).
