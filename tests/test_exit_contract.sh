@@ -129,6 +129,7 @@ expect "pca --clip-norm 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 
 expect "pca --learning-rate 1e300" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method streaming-oja \
   --learning-rate 1e300; named --learning-rate
 expect "pca pfp k + 2 > d" 2 "$pca" --input "$work/rows.csv" --k 5 --seed 1 --method pfp; named --k
+expect "pca pfp --limit < k + 2" 2 "$pca" --input "$work/rows.csv" --k 2 --seed 1 --method pfp --limit 3; named --limit
 rc2=(--input "$work/u.data" --rank 2 --iters 2 --max-per-user 20 --seed 1 --items-public)
 # dpam's μ for ε = 1e100 does not meet the target in floating point; als's σ underflows at 1e300.
 for method_epsilon in dpam:1e100 als:1e300; do

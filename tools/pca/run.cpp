@@ -188,6 +188,11 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   if (s.method == "pfp" && s.k + 2 > d)
     throw UsageError("--method pfp needs --k + 2 <= the input's dimension " + std::to_string(d) + " (it sketches k + 2 "
                      "directions), got --k " + std::to_string(s.k));
+  // pfp and rr need that many rows too; --limit bounds the rows, so a smaller one is refused now.
+  const long long min_rows = s.method == "pfp" ? s.k + 2 : s.method == "rr" ? s.k : 0;
+  if (s.limit != 0 && s.limit < static_cast<std::uint64_t>(min_rows))
+    throw UsageError("--method " + s.method + " needs at least " + std::to_string(min_rows) + " rows (--k " +
+                     std::to_string(s.k) + (s.method == "pfp" ? " + 2" : "") + "), got --limit " + std::to_string(s.limit));
   const PcaMethod method(s, d);
   const bool generated = source.format() == io::RowFormat::synthetic;
   const std::uint64_t limit = s.limit != 0 ? s.limit : generated ? kGeneratedRows : 0;
