@@ -150,6 +150,8 @@ named --epsilon
 expect "privacy-demo --epsilon 1e300" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e300; named --epsilon
 rp=(--input "$work/rows.csv" --k 2 --block 16 --seed 1 --out "$work/replay")
 expect "replay --epsilon 1e300" 2 "$replay" "${rp[@]}" --epsilon 1e300; named --epsilon
+expect "replay oja: its σ vanishes at the smallest clip" 2 "$replay" "${rp[@]}" --learner oja --normalize clip \
+  --clip-norm 1e-150 --epsilon 1e150; named --clip-norm
 expect "replay gauss --epsilon 1e200" 2 "$replay" "${rp[@]}" --learner gauss --epsilon 1e200; named --epsilon
 expect "privacy-demo --epsilon 1e200" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e200; named --epsilon
 expect "replay --clip-norm 1e300" 2 "$replay" "${rp[@]}" --normalize clip --clip-norm 1e300; named --clip-norm

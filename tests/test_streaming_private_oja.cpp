@@ -82,6 +82,18 @@ TEST_CASE("streaming oja: bad options are refused naming the option", "[streamin
   CHECK_THROWS_AS(StreamingPrivateOja(5, o), InvalidParameter);
 }
 
+TEST_CASE("streaming oja: a noise scale that vanishes at the smallest clip is refused at construction",
+          "[streaming_oja]") {
+  // L = 1e-150, ε = 1e150: the unit σ ≈ 1e-150 times the clip, L²·2^-47 ≈ 1e-314, underflows to 0, found
+  // before at the first release (snap_granularity), after noise was drawn.
+  auto o = seeded_options(1, 10, 1);
+  o.row_norm_bound = 1e-150;
+  o.target = privacy::EpsDelta(1e150, 1e-6);
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("gradient noise sigma"));
+  o.row_norm_bound = 1.0;
+  CHECK_NOTHROW(StreamingPrivateOja(5, o));
+}
+
 TEST_CASE("streaming oja: a bad row is refused before it is taken or any noise is drawn", "[streaming_oja]") {
   const MatrixXd rows = spiked_rows(8, 4, {0.5}, 3);
   StreamingPrivateOja oja(4, seeded_options(1, 4, 7)), twin(4, seeded_options(1, 4, 7));

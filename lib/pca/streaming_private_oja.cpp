@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <Eigen/QR>
 
@@ -79,6 +80,19 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
       sum_(MatrixXd::Zero(dimension, options.k)),
       histogram_(VectorXd::Zero(options.scale_share > 0.0 ? kScaleBins : 0)),
       clip_(options.initial_clip > 0.0 ? options.initial_clip : options.row_norm_bound * options.row_norm_bound) {
+  // Every noise scale the pass can use, checked now: the clip is the initial one, then L² down to
+  // L²·2^-47; a σ that overflows or vanishes in floating point would stop the pass at a release.
+  const double l2 = options_.row_norm_bound * options_.row_norm_bound;
+  for (const double clip : {clip_, l2, std::ldexp(l2, -static_cast<int>(kScaleBins - 1))}) {
+    const double saved = std::exchange(clip_, clip);
+    const double sigma = gradient_sigma();
+    clip_ = saved;
+    if (!(std::isfinite(sigma) && sigma > 0.0))
+      throw InvalidParameter("StreamingPrivateOja: the gradient noise sigma " + privacy::format_value(sigma) +
+                             " at clip " + privacy::format_value(clip) + " is not finite and > 0 (row_norm_bound " +
+                             privacy::format_value(options_.row_norm_bound) + ", unit sigma " +
+                             privacy::format_value(unit_sigma_) + ")");
+  }
   // W_0: data-independent, the Q of a Gaussian matrix (uniform on the Stiefel manifold).
   MatrixXd start(dimension_, options_.k);
   source_->fill_gaussian(std::span<double>(start.data(), static_cast<std::size_t>(start.size())));
