@@ -145,6 +145,10 @@ expect "recommend laplace --epsilon 1e300" 2 "$recommend" "${rc2[@]}" --method a
 named --epsilon
 expect "recommend faithful --noise-variance 1e-320" 2 "$recommend" "${rc2[@]}" --method irls --mode faithful \
   --noise-variance 1e-320; named --noise-variance
+# Streaming: the planned refreshes' charges compose past ε = 1e-20 in floating point (found at the
+# second refresh, after the first one's noise, until now).
+expect "recommend streaming --epsilon 1e-20" 2 "$recommend" "${rc2[@]}" --method als --refresh-every 20 \
+  --planned-refreshes 3 --epsilon 1e-20; named --planned-refreshes
 expect "recommend --online --epsilon 1e-300" 2 "$recommend" "${rc2[@]}" --method dpam --online --epsilon 1e-300
 named --epsilon
 expect "privacy-demo --epsilon 1e300" 2 "$demo" --seed 1 --rows 2000 --epsilon 1e300; named --epsilon

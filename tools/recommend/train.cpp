@@ -1,5 +1,6 @@
 #include "recommend/train.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "dpstream/completion/streaming_completion.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "dpstream/privacy/calibration.hpp"
 
 namespace dpstream::tools::recommend {
 
@@ -255,6 +257,29 @@ RecommendSettings refresh_settings(const RecommendSettings& s, const RefreshBudg
   return r;
 }
 
+// The planned refreshes' charges (each calibrated to its share: μ/√R GDP, or ε/R pure) on a throwaway
+// accountant with the run's budget: at extreme ε (1e-20, 1e100) their composition misses the budget in
+// floating point, which the run would find at its second or last refresh, after noise was drawn. The
+// count is the planned one (--planned-refreshes on a file: public), as the budget's split.
+void probe_refresh_charges(const RecommendSettings& s, const RecommendSettings& per_refresh, long planned) {
+  if (s.mechanism == "none" || s.mode == "faithful") return;  // nothing charged
+  constexpr long kMaxProbed = 10000;  // the accountant recomposes its ledger on each charge: O(R²)
+  const privacy::EpsDelta share = per_refresh.privacy.target();
+  const bool pure = s.mechanism == "laplace" || s.mechanism == "huber";
+  try {
+    privacy::PrivacyAccountant probe(s.privacy.target());
+    for (long r = 0; r < std::min(planned, kMaxProbed); ++r) {
+      if (pure) probe.charge_pure("refresh", share.epsilon());
+      else probe.charge_gaussian("refresh", 1.0, privacy::analytic_gaussian_sigma(1.0, share), share);
+    }
+  } catch (const std::exception& e) {  // InvalidParameter or BudgetExhausted: the floating point, not the data
+    throw calibration_refused(s.privacy, "--refresh-every " + std::to_string(s.refresh_every) +
+                                             ", --planned-refreshes " + std::to_string(planned) +
+                                             " (the refreshes' charges, composed)",
+                              e.what());
+  }
+}
+
 }  // namespace
 
 Training::Training(const RecommendSettings& s, const Prepared& data, const RatingsMatrix& train)
@@ -280,6 +305,7 @@ Training::Training(const RecommendSettings& s, const Prepared& data, const Ratin
                                              ", --planned-refreshes " + std::to_string(s.planned_refreshes),
                               e.what());
   }
+  probe_refresh_charges(s, per_refresh_, planned_refreshes(s, users));
   try {
     Trainer check(per_refresh_, train, data.truth);  // a refresh's options, checked on the whole matrix
   } catch (const UsageError& e) {  // it names the refresh's share: say whose share it is
