@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/cli.hpp"
+#include "common/output_paths.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
 #include "dpstream/errors.hpp"
@@ -40,6 +41,12 @@ void check_out_folder(const RecommendSettings& s) {
   }
   if (::access(s.out.c_str(), W_OK | X_OK) != 0)
     throw UsageError("--out " + s.out + ": cannot write into the folder: " + std::strerror(errno));
+  refuse_shared_paths({{"--input", s.input},
+                       {"--catalogue", s.catalogue},
+                       {"--out's online.csv", out_file(s, "online.csv")},
+                       {"--out's online.svg", out_file(s, "online.svg")}});
+  for (const char* name : {"online.csv", "online.svg"})  // --force replaces a regular file only
+    refuse_non_regular_output(std::string("--out's ") + name, out_file(s, name));
   if (s.force) return;
   for (const char* name : {"online.csv", "online.svg"})
     if (std::filesystem::exists(std::filesystem::symlink_status(out_file(s, name))))

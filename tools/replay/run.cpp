@@ -356,10 +356,10 @@ void ReplayRun::replay() {
 void ReplayRun::remove_checkpoint() const {
   if (s_.checkpoint.empty()) return;
   std::error_code ignored;
+  // Only the run's own files: its temporaries are gone already (each StagedFile removes its own),
+  // and a file beside the checkpoint that merely looks like one (ck.tmp-backup) is someone's.
   std::filesystem::remove(s_.checkpoint, ignored);
-  io::remove_atomic_leftovers(s_.checkpoint);
   std::filesystem::remove(journal_path(s_.checkpoint), ignored);  // the run is complete: nothing to resume
-  io::remove_atomic_leftovers(journal_path(s_.checkpoint));
 }
 
 }  // namespace dpstream::tools::replay

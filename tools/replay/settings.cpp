@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "common/json.hpp"
 #include "common/memory.hpp"
+#include "common/output_paths.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/blt.hpp"
@@ -190,6 +192,23 @@ void validate(const ReplaySettings& s) {
     throw UsageError("--checkpoint " + s.checkpoint + " works with --learner fpl only, got --learner " + s.learner +
                      " (the other learners' states are not checkpointed)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
+  check_run_paths(s);
+}
+
+void check_run_paths(const ReplaySettings& s) {
+  const std::string csv = (std::filesystem::path(s.out) / "regret.csv").string();
+  const std::string svg = (std::filesystem::path(s.out) / "regret.svg").string();
+  const std::string journal = s.checkpoint.empty() ? "" : s.checkpoint + ".journal";
+  refuse_shared_paths({{"--input", s.input.path},
+                       {"--checkpoint", s.checkpoint},
+                       {"--checkpoint's journal", journal},
+                       {"--out's regret.csv", csv},
+                       {"--out's regret.svg", svg}});
+  // Each is replaced (the checkpoint and its journal on every write, the report at the end).
+  refuse_non_regular_output("--out's regret.csv", csv);
+  refuse_non_regular_output("--out's regret.svg", svg);
+  refuse_non_regular_output("--checkpoint", s.checkpoint);
+  refuse_non_regular_output("--checkpoint's journal", journal);
 }
 
 SettingList resume_settings(const ReplaySettings& s) {
