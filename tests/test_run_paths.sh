@@ -4,7 +4,9 @@
 # refused with exit 2 naming both flags, before any work, and the file is untouched; an output path
 # holding a FIFO or a symlink (a device or socket alike) is refused with exit 2 naming it, never
 # replaced nor followed, even with --force. Also: a user's file that looks like a temporary of the
-# checkpoint survives a completed run (only the run's own temporaries are removed).
+# checkpoint survives a completed run (only the run's own temporaries are removed, and those a killed
+# run noted in the checkpoint's lock file); SIGTERM and SIGINT remove the temporaries; a second run on
+# a locked checkpoint is refused by name.
 #   usage: test_run_paths.sh dpstream-replay dpstream-convert dpstream-recommend
 set -uo pipefail
 replay="$1" convert="$2" recommend="$3"
@@ -105,6 +107,37 @@ run own_only "$replay" "${replay_args[@]}" --checkpoint "$work/ck" --out "$work/
 [ "$status" -eq 0 ] || fail "own_only: exit $status: $(cat "$work/own_only.err")"
 [ "$(cat "$work/ck.tmp-backup" 2> /dev/null)" = "my backup" ] || fail "own_only: the user's ck.tmp-backup was removed"
 [ -e "$work/ck" ] && fail "own_only: the checkpoint of a completed run is still there"
+
+# ---- one run at a time per checkpoint: a second run while PATH.lock is held is refused by name ----
+exec 9> "$work/busy.lock"  # this shell holds the lock, as a running replay would
+flock -n 9 || fail "busy: cannot take the lock for the test"
+run busy "$replay" "${replay_args[@]}" --checkpoint "$work/busy" --out "$work/o6" 9>&-
+refused busy --checkpoint "$work/busy" "in use by another run"
+[ -e "$work/busy" ] && fail "busy: the refused run wrote a checkpoint"
+[ -e "$work/busy.lock" ] || fail "busy: the refused run removed the holder's lock file"
+echo "precious" > "$work/existing"
+run existing "$replay" "${replay_args[@]}" --checkpoint "$work/existing" --out "$work/o6"
+refused existing --checkpoint "exists"
+[ -e "$work/existing.lock" ] && fail "existing: a refused run left the lock file it created"
+exec 9>&-
+run unlocked "$replay" "${replay_args[@]}" --checkpoint "$work/busy" --out "$work/o6"
+[ "$status" -eq 0 ] || fail "unlocked: once released, the checkpoint is usable: exit $status, $(cat "$work/unlocked.err")"
+
+# ---- a temporary a killed run noted in the lock file is removed by the next run, and only that:
+# not a noted name outside the checkpoint's temporaries, not a look-alike never noted ----
+echo "torn" > "$work/noted.tmp-Ab3xY9"
+echo "user" > "$work/noted.tmp-q1w2e3"
+printf '%s' "$work/noted.tmp-Ab3xY9" > "$work/noted.lock"
+run noted "$replay" "${replay_args[@]}" --checkpoint "$work/noted" --out "$work/o7"
+[ "$status" -eq 0 ] || fail "noted: exit $status: $(cat "$work/noted.err")"
+[ -e "$work/noted.tmp-Ab3xY9" ] && fail "noted: the noted temporary of a killed run is still there"
+[ "$(cat "$work/noted.tmp-q1w2e3" 2> /dev/null)" = user ] || fail "noted: a file never noted was removed"
+[ -e "$work/noted.lock" ] && fail "noted: the completed run left its lock file"
+printf '%s' "$work/victim" > "$work/noted.lock"
+run noted_out "$replay" "${replay_args[@]}" --checkpoint "$work/noted" --out "$work/o8"
+refused noted_out --checkpoint "not a checkpoint's lock file"
+[ "$(cat "$work/victim")" = "not yours" ] || fail "noted_out: a noted name outside the checkpoint's temporaries was removed"
+[ "$(cat "$work/noted.lock")" = "$work/victim" ] || fail "noted_out: a foreign file at the lock's name was changed"
 
 [ "$failures" -eq 0 ] && echo "run paths: ok"
 exit $((failures > 0))
