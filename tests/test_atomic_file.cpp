@@ -192,4 +192,23 @@ TEST_CASE("streamed writers put nothing at the path until close(), and never dam
   CHECK_FALSE(fs::exists(dir.file("direct")));
 }
 
+TEST_CASE("write_files_atomically replaces a set together, or leaves the old set whole") {
+  using dpstream::io::write_files_atomically;
+  TempDir dir;
+  const std::string csv = dir.file("set.csv"), svg = dir.file("set.svg");
+  write_files_atomically({{csv, "old csv"}, {svg, "old svg"}});
+  CHECK(read_bytes(csv) == "old csv");
+  CHECK(read_bytes(svg) == "old svg");
+  // The second file cannot be written (a FIFO stands where it goes): the first is not replaced either.
+  const std::string fifo = dir.file("set.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(write_files_atomically({{csv, "new csv"}, {fifo, "new"}}), Contains(fifo));
+  CHECK(read_bytes(csv) == "old csv");
+  CHECK(entries(dir.path) == std::set<std::string>{"set.csv", "set.svg", "set.fifo"});
+  write_files_atomically({{csv, "new csv"}, {svg, "new svg"}});
+  CHECK(read_bytes(csv) == "new csv");
+  CHECK(read_bytes(svg) == "new svg");
+  CHECK(mode_of(svg) == 0600);
+}
+
 }  // namespace test_atomic_file

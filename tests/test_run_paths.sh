@@ -6,7 +6,7 @@
 # replaced nor followed, even with --force. Also: a user's file that looks like a temporary of the
 # checkpoint survives a completed run (only the run's own temporaries are removed, and those a killed
 # run noted in the checkpoint's lock file); SIGTERM and SIGINT remove the temporaries; a second run on
-# a locked checkpoint is refused by name.
+# a locked checkpoint is refused by name; regret.csv and regret.svg are replaced together or not at all.
 #   usage: test_run_paths.sh dpstream-replay dpstream-convert dpstream-recommend
 set -uo pipefail
 replay="$1" convert="$2" recommend="$3"
@@ -138,6 +138,20 @@ run noted_out "$replay" "${replay_args[@]}" --checkpoint "$work/noted" --out "$w
 refused noted_out --checkpoint "not a checkpoint's lock file"
 [ "$(cat "$work/victim")" = "not yours" ] || fail "noted_out: a noted name outside the checkpoint's temporaries was removed"
 [ "$(cat "$work/noted.lock")" = "$work/victim" ] || fail "noted_out: a foreign file at the lock's name was changed"
+
+# ---- the report is one set: a write that fails (a file-size limit standing in for a full disk: the
+# ~0.8 kB regret.csv fits in 2 kB, the ~4.6 kB regret.svg does not) leaves the old pair whole ----
+run set_old "$replay" --seed 7 --limit 1024 --out "$work/set"
+[ "$status" -eq 0 ] || fail "set_old: exit $status: $(cat "$work/set_old.err")"
+cp "$work/set/regret.csv" "$work/old.csv" && cp "$work/set/regret.svg" "$work/old.svg"
+[ "$(stat -c %s "$work/old.csv")" -lt 2048 ] && [ "$(stat -c %s "$work/old.svg")" -gt 2048 ] ||
+  fail "set: the sizes no longer straddle the 2 kB limit this case needs"
+(trap '' XFSZ; ulimit -f 2; exec "$replay" --seed 8 --limit 1024 --out "$work/set") > /dev/null 2> "$work/set_new.err"
+status=$?
+[ "$status" -eq 1 ] || fail "set_new: exit $status, want 1: $(cat "$work/set_new.err")"
+cmp -s "$work/set/regret.csv" "$work/old.csv" && cmp -s "$work/set/regret.svg" "$work/old.svg" ||
+  fail "set_new: a failed report write left a new file beside an old one"
+ls "$work/set" | grep -q '\.tmp-' && fail "set_new: a temporary was left: $(ls "$work/set")"
 
 [ "$failures" -eq 0 ] && echo "run paths: ok"
 exit $((failures > 0))

@@ -147,12 +147,18 @@ void StagedFile::write(const char* data, std::size_t size) {
   }
 }
 
-void StagedFile::commit() {
-  if (done_) throw std::logic_error("StagedFile::commit twice: " + path_);
+void StagedFile::prepare() {
+  if (done_) throw std::logic_error("StagedFile::prepare after commit: " + path_);
+  if (fd_ < 0) return;  // prepared already
   if (::fsync(fd_) != 0) throw failure("fsync failed", errno);
   const int closed = ::close(fd_);
   fd_ = -1;
   if (closed != 0) throw failure("close failed", errno);
+}
+
+void StagedFile::commit() {
+  if (done_) throw std::logic_error("StagedFile::commit twice: " + path_);
+  prepare();
   if (existing_ == ExistingFile::replace && holds_non_regular(path_)) throw failure(not_regular, EEXIST);
   const bool renamed = existing_ == ExistingFile::replace ? ::rename(temporary_.c_str(), path_.c_str()) == 0
                                                          : rename_no_replace(temporary_, path_);

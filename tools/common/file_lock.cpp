@@ -54,7 +54,8 @@ void FileLock::acquire(const std::string& flag, const std::string& state, const 
     }
     ::close(fd);
   }
-  throw UsageError(flag + " " + printable(state) + " is in use by another run (" + printable(path) + " keeps changing)");
+  throw UsageError(flag + " " + printable(state) + " is in use by another run (" + printable(path) +
+                   " keeps changing)");
 }
 
 void FileLock::remove_noted_temporary(const std::string& state) {

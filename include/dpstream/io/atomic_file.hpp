@@ -10,6 +10,10 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::io {
 
@@ -20,5 +24,11 @@ namespace dpstream::io {
 // removed and `path` is untouched — except when only the final fsync of the directory fails: the
 // new file is then in place but the rename may not survive a power loss, and that is reported too.
 void write_file_atomically(const std::string& path, const std::string& bytes, mode_t mode = 0600);
+
+// A set of files that belong together (a CSV and its plot): every one is written and fsynced to its
+// temporary before any replaces its target, so a failure while writing (a full disk) leaves the old
+// set whole and no temporary. Only the renames, which need no space, remain after that point.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& path_and_bytes,
+                            ExistingFile existing = ExistingFile::replace, mode_t mode = 0600);
 
 }  // namespace dpstream::io

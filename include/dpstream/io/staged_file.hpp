@@ -55,6 +55,10 @@ class StagedFile {
   // untouched — except when only the directory's fsync fails: the new file is then in place but the
   // rename may not survive a power loss, and that is reported too. Once only.
   void commit();
+  // The first half of commit(): fsync and close (failures as commit's), so that several files can
+  // be made durable before any of them replaces its target (write_files_atomically). commit()
+  // after it only renames and fsyncs the directory.
+  void prepare();
 
  private:
   std::runtime_error failure(const std::string& what, int err);
