@@ -1,6 +1,6 @@
-// io::write_file_atomically and io::remove_atomic_leftovers (io/atomic_file.hpp): replacement,
-// modes, planted symlinks never followed, failures that leave the target as it was, and the removal
-// of interrupted writes' temporaries (only this writer's: regular files of the exact pattern, ours).
+// io::write_file_atomically (io/atomic_file.hpp): replacement, modes, planted symlinks never
+// followed, only a regular file replaced, failures that leave the target as it was, and only the
+// writer's own temporaries removed (a look-alike of the pattern is someone's and stays).
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -19,7 +19,6 @@
 
 namespace test_atomic_file {
 
-using dpstream::io::remove_atomic_leftovers;
 using dpstream::io::write_file_atomically;
 using dpstream::testing::read_bytes;
 using dpstream::testing::TempDir;
@@ -80,14 +79,19 @@ TEST_CASE("write_file_atomically never follows a planted symlink, beside the tar
   CHECK(read_bytes(path) == "new state 19");
   for (const std::string& name : planted) CHECK(fs::is_symlink(dir.path / name));
 
-  // A symlink at the final path: rename replaces the link itself; its target keeps its bytes.
+  // A symlink at the final path is refused, never replaced nor followed; a FIFO too (a device or a
+  // socket is refused by the same test: only a regular file is replaced).
   const std::string linked = dir.file("linked");
   fs::create_symlink(victim, linked);
-  write_file_atomically(linked, "replaced");
-  CHECK_FALSE(fs::is_symlink(linked));
-  CHECK(fs::is_regular_file(linked));
-  CHECK(read_bytes(linked) == "replaced");
-  CHECK(mode_of(linked) == 0600);
+  CHECK_THROWS_WITH(write_file_atomically(linked, "replaced"), Contains("cannot write " + linked) &&
+                                                                    Contains("not a regular file"));
+  CHECK(fs::is_symlink(linked));
+  const std::string fifo = dir.file("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(write_file_atomically(fifo, "replaced"), Contains("not a regular file"));
+  CHECK(fs::is_fifo(fifo));
+  for (const auto& entry : fs::directory_iterator(dir.path))
+    CHECK(entry.path().filename().string().find("linked.tmp-") == std::string::npos);
   CHECK(read_bytes(victim) == "precious");
 }
 
@@ -109,58 +113,22 @@ TEST_CASE("a write that fails throws naming the path and leaves the target and t
   CHECK(read_bytes((target / "inside").string()) == "kept");
 }
 
-TEST_CASE("remove_atomic_leftovers removes this writer's leftovers for the path and nothing else") {
-  TempDir dir;
-  const std::string path = dir.file("run.ckpt");
-  const std::string victim = dir.file("victim.txt");
-  write_bytes(victim, "precious");
-  write_file_atomically(path, "current");
-  // What a kill -9 during a write leaves, twice.
-  write_bytes(dir.file("run.ckpt.tmp-Ab3xY9"), "torn");
-  write_bytes(dir.file("run.ckpt.tmp-000000"), "torn");
-  // Look-alikes that are not ours to remove.
-  // The target and the victim; the old fixed name (the tools remove it themselves); five and seven
-  // characters; a character outside mkostemp's alphabet; other targets' names; a symlink (to the
-  // victim: never followed, never removed); a directory.
-  const std::set<std::string> kept = {"run.ckpt",          "victim.txt",          "run.ckpt.tmp",
-                                      "run.ckpt.tmp-Ab3xY", "run.ckpt.tmp-Ab3xY9z", "run.ckpt.tmp-Ab3x_9",
-                                      "other.ckpt.tmp-Ab3xY9", "xrun.ckpt.tmp-Ab3xY9", "run.ckpt.tmp-link00",
-                                      "run.ckpt.tmp-dir000"};
-  for (const std::string& name : kept) {
-    if (name == "run.ckpt" || name == "victim.txt") continue;
-    if (name == "run.ckpt.tmp-link00") fs::create_symlink(victim, dir.path / name);
-    else if (name == "run.ckpt.tmp-dir000") fs::create_directory(dir.path / name);
-    else write_bytes(dir.file(name), "someone else's");
-  }
-  CHECK(remove_atomic_leftovers(path) == 2);
-  CHECK(entries(dir.path) == kept);
-  CHECK(read_bytes(victim) == "precious");
-  CHECK(read_bytes(path) == "current");
-  CHECK(remove_atomic_leftovers(path) == 0);
-  // Another user's file of the right name stays (testable only with the right to chown).
-  if (::geteuid() == 0) {
-    const std::string foreign = dir.file("run.ckpt.tmp-f0r31g");
-    write_bytes(foreign, "theirs");
-    REQUIRE(::chown(foreign.c_str(), 65534, 65534) == 0);
-    CHECK(remove_atomic_leftovers(path) == 0);
-    CHECK(fs::exists(foreign));
-  }
-  // A missing directory is an error naming it.
-  const std::string nowhere = (dir.path / "gone" / "run.ckpt").string();
-  CHECK_THROWS_WITH(remove_atomic_leftovers(nowhere), Contains((dir.path / "gone").string()));
-}
-
-TEST_CASE("ContinualSum::save_checkpoint removes the temporaries interrupted saves left") {
+TEST_CASE("ContinualSum::save_checkpoint removes its own temporary and no look-alike of someone's") {
   TempDir dir;
   const std::string path = dir.file("stream.ckpt");
-  write_bytes(dir.file("stream.ckpt.tmp-q1w2e3"), "torn checkpoint");
+  // A user's files named like temporaries (regular, owned by us, 0644 and 0600): never ours to remove.
+  write_bytes(dir.file("stream.ckpt.tmp-backup"), "my backup");
+  write_bytes(dir.file("stream.ckpt.tmp-q1w2e3"), "mine too");
+  fs::permissions(dir.path / "stream.ckpt.tmp-backup", fs::perms(0644));
   dpstream::stream::ContinualSumOptions options;
   options.horizon = 4;
   options.seed = 1;
   dpstream::stream::ContinualVectorSum sum(2, options);
   sum.update(Eigen::Vector2d(0.5, 0.5));
   sum.save_checkpoint(path);
-  CHECK(entries(dir.path) == std::set<std::string>{"stream.ckpt"});
+  sum.save_checkpoint(path);
+  CHECK(entries(dir.path) == std::set<std::string>{"stream.ckpt", "stream.ckpt.tmp-backup", "stream.ckpt.tmp-q1w2e3"});
+  CHECK(read_bytes(dir.file("stream.ckpt.tmp-backup")) == "my backup");
   CHECK(mode_of(path) == 0600);
 }
 
@@ -222,6 +190,25 @@ TEST_CASE("streamed writers put nothing at the path until close(), and never dam
   }
   CHECK_FALSE(fs::exists(temporary));
   CHECK_FALSE(fs::exists(dir.file("direct")));
+}
+
+TEST_CASE("write_files_atomically replaces a set together, or leaves the old set whole") {
+  using dpstream::io::write_files_atomically;
+  TempDir dir;
+  const std::string csv = dir.file("set.csv"), svg = dir.file("set.svg");
+  write_files_atomically({{csv, "old csv"}, {svg, "old svg"}});
+  CHECK(read_bytes(csv) == "old csv");
+  CHECK(read_bytes(svg) == "old svg");
+  // The second file cannot be written (a FIFO stands where it goes): the first is not replaced either.
+  const std::string fifo = dir.file("set.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(write_files_atomically({{csv, "new csv"}, {fifo, "new"}}), Contains(fifo));
+  CHECK(read_bytes(csv) == "old csv");
+  CHECK(entries(dir.path) == std::set<std::string>{"set.csv", "set.svg", "set.fifo"});
+  write_files_atomically({{csv, "new csv"}, {svg, "new svg"}});
+  CHECK(read_bytes(csv) == "new csv");
+  CHECK(read_bytes(svg) == "new svg");
+  CHECK(mode_of(svg) == 0600);
 }
 
 }  // namespace test_atomic_file

@@ -145,10 +145,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
-  io::write_file_atomically(path, serialize());
-  // Temporaries of earlier writes a crash interrupted hold raw data too, and their random names are
-  // never reused: with the new checkpoint in place they are only a liability.
-  io::remove_atomic_leftovers(path);
+  io::write_file_atomically(path, serialize());  // removes its own temporary, and nothing else
 }
 
 template <class Accumulator>

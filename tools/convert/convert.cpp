@@ -13,6 +13,7 @@
 
 #include "common/cli.hpp"
 #include "common/json.hpp"
+#include "common/output_paths.hpp"
 #include "common/progress.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
@@ -95,10 +96,12 @@ void Conversion::open_input() {
 }
 
 void Conversion::open_output() {
+  refuse_shared_paths({{"--input", s_.input}, {"--output", s_.output}});
   struct stat existing {};
   if (::lstat(s_.output.c_str(), &existing) == 0) {  // any entry, a dangling symlink included
     if (S_ISDIR(existing.st_mode)) throw UsageError("--output " + s_.output + " is a directory");
     if (!s_.force) throw UsageError("--output " + s_.output + " exists: give --force to replace it");
+    refuse_non_regular_output("--output", s_.output);  // --force replaces a regular file only
   }
   // The writers stream into a temporary beside the output and rename it into place on close().
   const io::ExistingFile policy = s_.force ? io::ExistingFile::replace : io::ExistingFile::refuse;

@@ -13,10 +13,11 @@
 #include <utility>
 
 #include "common/cli.hpp"
+#include "common/output_paths.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
 #include "dpstream/errors.hpp"
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "recommend/train.hpp"
@@ -40,16 +41,16 @@ void check_out_folder(const RecommendSettings& s) {
   }
   if (::access(s.out.c_str(), W_OK | X_OK) != 0)
     throw UsageError("--out " + s.out + ": cannot write into the folder: " + std::strerror(errno));
+  refuse_shared_paths({{"--input", s.input},
+                       {"--catalogue", s.catalogue},
+                       {"--out's online.csv", out_file(s, "online.csv")},
+                       {"--out's online.svg", out_file(s, "online.svg")}});
+  for (const char* name : {"online.csv", "online.svg"})  // --force replaces a regular file only
+    refuse_non_regular_output(std::string("--out's ") + name, out_file(s, name));
   if (s.force) return;
   for (const char* name : {"online.csv", "online.svg"})
     if (std::filesystem::exists(std::filesystem::symlink_status(out_file(s, name))))
       throw UsageError(out_file(s, name) + " exists: give --force to replace it");
-}
-
-void write_whole(const std::string& path, const std::string& bytes, bool force) {
-  io::StagedFile file(path, force ? io::ExistingFile::replace : io::ExistingFile::refuse);  // mode 0600
-  file.write(bytes.data(), bytes.size());
-  file.commit();
 }
 
 std::string csv_text(const std::vector<OnlinePoint>& curve) {
@@ -181,12 +182,15 @@ OnlineResult OnlineReplay::run() {
   if (!s_.out.empty()) {
     out.csv = out_file(s_, "online.csv");
     out.svg = out_file(s_, "online.svg");
-    write_whole(*out.csv, csv_text(out.curve), s_.force);
     const std::string subtitle = format("%s; epsilon %s, delta %s, a release every %lld users, rank %lld",
                                         data_.description.c_str(), privacy::format_value(s_.privacy.epsilon).c_str(),
                                         privacy::format_value(s_.privacy.delta).c_str(), (long long)s_.release_every,
                                         (long long)s_.rank);
-    write_whole(*out.svg, online_svg(out.curve, "Online private recommender: running test RMSE", subtitle), s_.force);
+    // One set: both written and fsynced before either is put in place (a full disk leaves the old pair).
+    io::write_files_atomically(
+        {{*out.csv, csv_text(out.curve)},
+         {*out.svg, online_svg(out.curve, "Online private recommender: running test RMSE", subtitle)}},
+        s_.force ? io::ExistingFile::replace : io::ExistingFile::refuse);  // mode 0600
   }
   return out;
 }

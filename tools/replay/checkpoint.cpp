@@ -8,8 +8,8 @@
 
 #include "common/progress.hpp"
 #include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/io/message_seal.hpp"
+#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -70,7 +70,11 @@ void CheckpointWriter::start(std::string path, pb::ReplayCheckpoint msg, Done do
     try {
       const auto t0 = std::chrono::steady_clock::now();
       const std::string bytes = checkpoint_file_bytes(msg);
-      io::write_file_atomically(path, bytes);
+      io::StagedFile file(path);  // mode 0600: a checkpoint holds raw data
+      if (lock_ != nullptr) lock_->note(file.temporary());  // a SIGKILL's leftover, for the next run
+      file.write(bytes.data(), bytes.size());
+      file.commit();
+      if (lock_ != nullptr) lock_->note("");
       done(bytes.size(), seconds_since(t0));
     } catch (...) {
       error_ = std::current_exception();

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "common/file_lock.hpp"
 #include "replay/settings.hpp"
 #include "replay_checkpoint.pb.h"
 
@@ -64,6 +65,8 @@ constexpr std::uint32_t kCheckpointFormatVersion = 1;
 // checkpoint's row fingerprint covers the rows before it; the journal, the releases published
 // after it, so a resumed run re-publishes exactly those or stops (exit 1) before publishing.
 inline std::string journal_path(const std::string& checkpoint) { return checkpoint + ".journal"; }
+// The lock one run holds on the checkpoint for its whole life (common/file_lock.hpp).
+inline std::string lock_path(const std::string& checkpoint) { return checkpoint + ".lock"; }
 
 // The file's bytes for `msg`.
 std::string checkpoint_file_bytes(const pb::ReplayCheckpoint& msg);
@@ -92,8 +95,11 @@ class CheckpointWriter {
   // on the writer's thread.
   void start(std::string path, pb::ReplayCheckpoint msg, Done done);
   void wait();
+  // The run's lock on the checkpoint, where each write notes its temporary (common/file_lock.hpp).
+  void set_lock(FileLock* lock) { lock_ = lock; }
 
  private:
+  FileLock* lock_ = nullptr;
   std::thread thread_;
   std::exception_ptr error_;
 };

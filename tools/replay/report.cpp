@@ -11,6 +11,7 @@
 #include "common/text.hpp"
 #include "common/regret_plot.hpp"
 #include "dpstream/eval/regret_report.hpp"
+#include "dpstream/io/atomic_file.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -191,8 +192,11 @@ ReportFiles write_report_files(const ReplayRun& run) {
     labels.push_back(name == "private" && s.learner == "fpl"
                          ? "private FPL (ε = " + privacy::format_value(s.privacy.epsilon) + ")"
                          : learner_label(name));
-  eval::write_regret_csv(p.meter(), files.csv);
-  write_regret_svg(p.meter(), files.svg, "Online PCA regret on " + run.input().title, subtitle.str(), labels);
+  // One set: both are written and fsynced before either replaces the old one (a full disk leaves the
+  // old pair whole). 0600: OPT is a non-private statistic.
+  io::write_files_atomically(
+      {{files.csv, eval::regret_csv(p.meter())},
+       {files.svg, regret_svg(p.meter(), "Online PCA regret on " + run.input().title, subtitle.str(), labels)}});
   return files;
 }
 

@@ -118,6 +118,10 @@ ReadOptions ReplayRun::read_options() const {
 
 // The checkpoint to resume from: read and checked before any row is (exit 2).
 void ReplayRun::check_resume_file() {
+  if (!s_.checkpoint.empty()) {
+    lock_.acquire("--checkpoint", s_.checkpoint, lock_path(s_.checkpoint));
+    writer_.set_lock(&lock_);
+  }
   if (!s_.resume) {
     if (!s_.checkpoint.empty() && std::filesystem::exists(s_.checkpoint))
       throw UsageError("--checkpoint " + s_.checkpoint +
@@ -354,13 +358,14 @@ void ReplayRun::replay() {
   progress_->clear();
 }
 
-void ReplayRun::remove_checkpoint() const {
+void ReplayRun::remove_checkpoint() {
   if (s_.checkpoint.empty()) return;
   std::error_code ignored;
+  // Only the run's own files: its temporaries are gone already (each StagedFile removes its own),
+  // and a file beside the checkpoint that merely looks like one (ck.tmp-backup) is someone's.
   std::filesystem::remove(s_.checkpoint, ignored);
-  io::remove_atomic_leftovers(s_.checkpoint);
   std::filesystem::remove(journal_path(s_.checkpoint), ignored);  // the run is complete: nothing to resume
-  io::remove_atomic_leftovers(journal_path(s_.checkpoint));
+  lock_.remove();
 }
 
 }  // namespace dpstream::tools::replay

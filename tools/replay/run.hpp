@@ -23,6 +23,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/file_lock.hpp"
 #include "common/guarded_reader.hpp"
 #include "common/input.hpp"
 #include "common/progress.hpp"
@@ -53,7 +54,7 @@ class ReplayRun {
   // Replays every row; then the final release and OPT. std::runtime_error if no row was usable.
   void replay();
   // After a complete run: removes the checkpoint (raw data) and any temporary a crash left.
-  void remove_checkpoint() const;
+  void remove_checkpoint();
 
   const ReplaySettings& settings() const { return s_; }
   const OpenedInput& input() const { return input_; }
@@ -88,6 +89,7 @@ class ReplayRun {
   Fingerprint rows_hash_;
   std::unique_ptr<Progress> progress_;
   std::unique_ptr<Pipeline> pipeline_;
+  FileLock lock_;  // --checkpoint: PATH.lock, held for the whole run
   CheckpointWriter writer_;
   std::uint64_t last_checkpoint_block_ = 0;
   RunFigures figures_;

@@ -11,6 +11,7 @@
 
 #include "common/json.hpp"
 #include "common/memory.hpp"
+#include "common/output_paths.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/blt.hpp"
@@ -162,7 +163,7 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
                  "checkpoint file: the whole state of the run (stream, learners, regret meter, rows consumed, settings), "
                  "replaced atomically; holds raw data (mode 0600); removed when the run completes. PATH.journal beside it "
                  "records every release before it is used, so that a resumed run fed other rows than the crashed one is "
-                 "refused: keep both together")
+                 "refused: keep both together. PATH.lock is held while a run lives: a second run on PATH is refused")
       ->type_name("PATH");
   app.add_option("--checkpoint-every", s.checkpoint_every,
                  "write the checkpoint every N releases (N x --block rows), at a point where every worker is done "
@@ -220,6 +221,26 @@ void validate(const ReplaySettings& s) {
                      " (the other learners' states are not checkpointed)");
   validate_checkpoint_path(s);
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
+  check_run_paths(s);
+}
+
+void check_run_paths(const ReplaySettings& s) {
+  const std::string csv = (std::filesystem::path(s.out) / "regret.csv").string();
+  const std::string svg = (std::filesystem::path(s.out) / "regret.svg").string();
+  const std::string journal = s.checkpoint.empty() ? "" : s.checkpoint + ".journal";
+  const std::string lock = s.checkpoint.empty() ? "" : s.checkpoint + ".lock";
+  refuse_shared_paths({{"--input", s.input.path},
+                       {"--checkpoint", s.checkpoint},
+                       {"--checkpoint's journal", journal},
+                       {"--checkpoint's lock", lock},
+                       {"--out's regret.csv", csv},
+                       {"--out's regret.svg", svg}});
+  // Each is replaced (the checkpoint and its journal on every write, the report at the end).
+  refuse_non_regular_output("--out's regret.csv", csv);
+  refuse_non_regular_output("--out's regret.svg", svg);
+  refuse_non_regular_output("--checkpoint", s.checkpoint);
+  refuse_non_regular_output("--checkpoint's journal", journal);
+  refuse_non_regular_output("--checkpoint's lock", lock);
 }
 
 SettingList resume_settings(const ReplaySettings& s) {

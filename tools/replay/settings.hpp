@@ -77,6 +77,9 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s);
 
 // UsageError naming the flag for anything that can be checked before the input is opened.
 void validate(const ReplaySettings& s);
+// UsageError (exit 2) if two of the run's files (input, checkpoint, its journal, regret.csv, regret.svg)
+// are one file, or an output path holds anything but a regular file; called by validate.
+void check_run_paths(const ReplaySettings& s);
 
 // The settings a resumed run must share, as "--flag" → value.
 using SettingList = std::vector<std::pair<std::string, std::string>>;

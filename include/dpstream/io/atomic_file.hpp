@@ -1,14 +1,19 @@
 // Atomic file replacement of a file held whole in memory (checkpoints, ledgers, regret reports): a
 // StagedFile (dpstream/io/staged_file.hpp says how: a fresh mkostemp temporary beside `path`, never a
 // planted link, renamed over `path` only once complete and fsynced) written in one go. A crash before
-// the rename leaves the temporary behind, holding what `path` would have held, and since its name is
-// unpredictable no later write replaces it: remove_atomic_leftovers removes them.
+// the rename by SIGINT, SIGTERM or SIGHUP removes the temporary (remove_temporaries_on_signal); one by
+// SIGKILL leaves it behind (mode 0600), and no later run removes it: only the files a run itself
+// created are ever removed, never files found by a name pattern (a user's PATH.tmp-backup is kept).
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::io {
 
@@ -20,12 +25,10 @@ namespace dpstream::io {
 // new file is then in place but the rename may not survive a power loss, and that is reported too.
 void write_file_atomically(const std::string& path, const std::string& bytes, mode_t mode = 0600);
 
-// Removes the temporaries that interrupted write_file_atomically(path, …) calls left in `path`'s
-// directory: entries named exactly `path`'s file name + ".tmp-" + six letters or digits, that are
-// regular files (lstat: a symlink of that name is left alone, never followed) owned by the
-// effective uid. Returns how many it removed. Call it when no other write to `path` is in progress
-// (a concurrent writer's temporary would be removed under it). std::runtime_error naming the
-// directory if it cannot be read, or a file if it cannot be removed.
-std::size_t remove_atomic_leftovers(const std::string& path);
+// A set of files that belong together (a CSV and its plot): every one is written and fsynced to its
+// temporary before any replaces its target, so a failure while writing (a full disk) leaves the old
+// set whole and no temporary. Only the renames, which need no space, remain after that point.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& path_and_bytes,
+                            ExistingFile existing = ExistingFile::replace, mode_t mode = 0600);
 
 }  // namespace dpstream::io

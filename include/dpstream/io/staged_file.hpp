@@ -9,10 +9,12 @@
 // O_CREAT|O_EXCL, so a name someone planted (a symlink to a file of ours, say) is never opened but
 // skipped for another. Its mode is set exactly by fchmod (the umask does not apply). commit()
 // fsyncs it, renames it over `path` and fsyncs the directory so that the rename itself survives a
-// power loss. rename replaces the entry `path` (a symlink included: the link is replaced by the new
-// regular file and its target is never written); directories on the way to `path` are followed as
-// usual. A process killed before commit() leaves its temporary behind, holding what `path` would
-// have held: remove_atomic_leftovers (atomic_file.hpp) removes them.
+// power loss. Only a regular file at `path` is ever replaced: a symlink, FIFO, device, socket or
+// directory there is refused (by the constructor, and again just before the rename), never
+// followed; directories on the way to `path` are followed as usual. A process stopped by SIGINT,
+// SIGTERM or SIGHUP removes its temporaries (remove_temporaries_on_signal); one killed by SIGKILL
+// leaves its temporary behind, which no later run removes (it cannot tell it from a user's file of
+// that name).
 #pragma once
 
 #include <sys/types.h>
@@ -33,7 +35,7 @@ enum class ExistingFile {
 class StagedFile {
  public:
   // Creates the temporary. std::runtime_error "cannot write PATH: …" naming what failed: the
-  // directory does not exist or is not writable, `path` is a directory, or (refuse) it exists.
+  // directory does not exist or is not writable, `path` is not a regular file, or (refuse) it exists.
   explicit StagedFile(std::string path, ExistingFile existing = ExistingFile::replace, mode_t mode = 0600);
   // Unless committed: closes and removes the temporary; `path` is as it was.
   ~StagedFile();
@@ -53,6 +55,10 @@ class StagedFile {
   // untouched — except when only the directory's fsync fails: the new file is then in place but the
   // rename may not survive a power loss, and that is reported too. Once only.
   void commit();
+  // The first half of commit(): fsync and close (failures as commit's), so that several files can
+  // be made durable before any of them replaces its target (write_files_atomically). commit()
+  // after it only renames and fsyncs the directory.
+  void prepare();
 
  private:
   std::runtime_error failure(const std::string& what, int err);
@@ -60,7 +66,15 @@ class StagedFile {
   ExistingFile existing_;
   int fd_ = -1;
   bool done_ = false;  // committed, or failed and cleaned up
+  int slot_ = -1;      // its entry in the table remove_temporaries_on_signal's handler reads
 };
+
+// Installs a handler for SIGINT, SIGTERM and SIGHUP (each not ignored already) that removes the
+// temporaries of every StagedFile of this process not yet committed or destroyed, then dies of the
+// signal with its default action. The handler only reads a fixed table of names and calls unlink
+// (async-signal-safe). Tools call it first thing; SIGKILL cannot be caught: a temporary it leaves
+// (mode 0600, PATH.tmp-XXXXXX) is left for the user, as no run removes a file it did not create.
+void remove_temporaries_on_signal();
 
 // The directory holding `path`, where its temporaries go ("." for a bare file name).
 std::string directory_of(const std::string& path);
