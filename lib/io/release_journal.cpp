@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
@@ -188,6 +189,44 @@ ReleaseJournal::Digest ReleaseDigest::finish() {
   ReleaseJournal::Digest out;
   crypto_generichash_final(reinterpret_cast<crypto_generichash_state*>(state_), out.data(), out.size());
   return out;
+}
+
+StreamJournal StreamJournal::create(const std::string& path) {
+  StreamJournal j;
+  if (path.empty()) return j;
+  j.id_ = ReleaseJournal::new_id();
+  j.journal_.emplace(ReleaseJournal::create(path, j.id_));
+  return j;
+}
+
+StreamJournal StreamJournal::open(const std::string& path, const std::string& id, std::uint64_t steps,
+                                  const std::string& checkpoint) {
+  StreamJournal j;
+  if (id.empty()) return j;
+  if (id.size() != j.id_.size())
+    throw CorruptInput(checkpoint + ": journal_id of " + std::to_string(id.size()) + " bytes, expected " +
+                       std::to_string(j.id_.size()));
+  std::memcpy(j.id_.data(), id.data(), j.id_.size());
+  j.journal_.emplace(ReleaseJournal::open(path, j.id_, steps));
+  return j;
+}
+
+std::string StreamJournal::id() const {
+  return journal_ ? std::string(reinterpret_cast<const char*>(id_.data()), id_.size()) : std::string();
+}
+
+void StreamJournal::discard() noexcept {
+  if (!journal_) return;
+  const std::string path = journal_->path();
+  journal_.reset();
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+}
+
+void StreamJournal::require_usable(const std::string& stream) const {
+  if (refused_)
+    throw InvalidParameter(stream + ": a release was refused by the release journal " + journal_->path() +
+                           "; nothing more is published (restore from the checkpoint)");
 }
 
 }  // namespace dpstream::io

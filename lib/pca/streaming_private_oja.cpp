@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <string>
 #include <utility>
@@ -103,10 +101,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
                                          privacy::PrivacyAccountant* accountant)
     : StreamingPrivateOja(dimension, options, NoCharge{}) {
-  if (!options_.journal.empty()) {
-    journal_id_ = io::ReleaseJournal::new_id();
-    journal_.emplace(io::ReleaseJournal::create(options_.journal, journal_id_));
-  }
+  journal_ = io::StreamJournal::create(options_.journal);
   // One charge for the whole pass (parallel composition over disjoint minibatches: the header).
   try {
     if (accountant != nullptr)
@@ -114,18 +109,9 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
                                       std::to_string(options_.batch_rows) + " rows)",
                                   1.0, unit_sigma_, options_.target);
   } catch (...) {
-    if (journal_) {  // nothing was built: the journal, empty, goes too
-      std::error_code ignored;
-      std::filesystem::remove(options_.journal, ignored);
-    }
+    journal_.discard();  // nothing was built: the journal, empty, goes too
     throw;
   }
-}
-
-void StreamingPrivateOja::require_usable() const {
-  if (refused_)
-    throw InvalidParameter("streaming Oja: step " + std::to_string(steps_ + 1) + " was refused by the release journal " +
-                           options_.journal + "; this estimator publishes nothing more (restore it from its checkpoint)");
 }
 
 // Into the journal before anyone sees them: the step's two releases, as published (the header).
@@ -133,14 +119,10 @@ void StreamingPrivateOja::record_step() {
   io::ReleaseDigest digest;
   digest.add(steps_ + 1).add(rows_).add(noisy_.data(), static_cast<std::size_t>(noisy_.size()));
   if (options_.scale_share > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
-  try {
-    journal_->record(steps_ + 1, digest.finish());
-  } catch (...) {
-    refused_ = true;
+  journal_.record(steps_ + 1, digest, [this] {
     noisy_.setZero();
     noisy_histogram_.setZero();
-    throw;
-  }
+  });
 }
 
 StreamingPrivateOja::~StreamingPrivateOja() = default;
@@ -179,7 +161,7 @@ double StreamingPrivateOja::clip_factor(double update_norm) const noexcept {
 }
 
 void StreamingPrivateOja::check_dense(const Eigen::Ref<const VectorXd>& row, std::uint64_t index) const {
-  require_usable();
+  journal_.require_usable("streaming Oja");
   stream::require_bounded_row(row, index, dimension_, options_.row_norm_bound);
 }
 
@@ -201,7 +183,7 @@ void StreamingPrivateOja::update_block(const Eigen::Ref<const MatrixXd>& rows) {
 
 void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
                                         const Eigen::Ref<const VectorXd>& values) {
-  require_usable();
+  journal_.require_usable("streaming Oja");
   if (indices.size() != values.size())
     throw InvalidRow(rows_, "StreamingPrivateOja: sparse row has " + std::to_string(indices.size()) + " indices but " +
                                 std::to_string(values.size()) + " values");
@@ -228,7 +210,7 @@ void StreamingPrivateOja::after_row() {
 }
 
 void StreamingPrivateOja::flush() {
-  require_usable();
+  journal_.require_usable("streaming Oja");
   if (pending_rows_ > 0) step();
 }
 
@@ -251,7 +233,7 @@ void StreamingPrivateOja::step() {
     privacy::snap_to_grid(std::span<double>(noisy_histogram_.data(), std::size_t(kScaleBins)),
                           privacy::snap_granularity(sigma_h));
   }
-  if (journal_) record_step();
+  if (journal_.kept()) record_step();
   // Forward secrecy of checkpoints, as ContinualSum: the saved key cannot regenerate this noise.
   source_->ratchet();
   ++steps_;
@@ -297,7 +279,7 @@ void get_matrix(const google::protobuf::RepeatedField<double>& from, Index rows,
 }  // namespace
 
 std::string StreamingPrivateOja::serialize() const {
-  require_usable();
+  journal_.require_usable("streaming Oja");
   proto::StreamingOjaCheckpoint msg;
   msg.set_format_version(1);
   msg.set_dimension(dimension_);
@@ -321,7 +303,7 @@ std::string StreamingPrivateOja::serialize() const {
   put_matrix(basis_, msg.mutable_basis());
   put_matrix(sum_, msg.mutable_sum());
   io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
-  if (journal_) msg.set_journal_id(journal_id_.data(), journal_id_.size());
+  msg.set_journal_id(journal_.id());
   return io::seal_message(msg.SerializeAsString());
 }
 
@@ -356,9 +338,6 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
   expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
-  if (!msg.journal_id().empty() && msg.journal_id().size() != 32)
-    throw CorruptInput("streaming Oja checkpoint: journal_id of " + std::to_string(msg.journal_id().size()) +
-                       " bytes, expected 32");
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
   const double l2 = options.row_norm_bound * options.row_norm_bound;
@@ -382,10 +361,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
       throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
     oja.histogram_[i] = c;
   }
-  if (!msg.journal_id().empty()) {
-    std::memcpy(oja.journal_id_.data(), msg.journal_id().data(), oja.journal_id_.size());
-    oja.journal_.emplace(io::ReleaseJournal::open(options.journal, oja.journal_id_, msg.steps()));
-  }
+  oja.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
   return oja;
 }
 

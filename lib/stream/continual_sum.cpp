@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <type_traits>
 
@@ -132,17 +131,11 @@ template <class Accumulator>
 ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
                                         privacy::PrivacyAccountant* accountant)
     : ContinualSum(dimension, options, accountant, NoCharge{}) {
-  if (!options_.journal.empty()) {
-    journal_id_ = io::ReleaseJournal::new_id();
-    journal_.emplace(io::ReleaseJournal::create(options_.journal, journal_id_));
-  }
+  journal_ = io::StreamJournal::create(options_.journal);
   try {
     if (accountant_ != nullptr) charge_stream();
   } catch (...) {
-    if (journal_) {  // nothing was built: the journal, empty, goes too
-      std::error_code ignored;
-      std::filesystem::remove(options_.journal, ignored);
-    }
+    journal_.discard();  // nothing was built: the journal, empty, goes too
     throw;
   }
 }
@@ -182,16 +175,8 @@ void ContinualSum<Accumulator>::check_capacity(std::uint64_t more_rows) const {
 }
 
 template <class Accumulator>
-void ContinualSum<Accumulator>::require_usable() const {
-  if (refused_)
-    throw InvalidParameter("continual sum: release " + std::to_string(steps_) +
-                           " was refused by the release journal " + options_.journal +
-                           "; this stream publishes nothing more (restore it from its checkpoint)");
-}
-
-template <class Accumulator>
 void ContinualSum<Accumulator>::update(const Eigen::Ref<const Eigen::VectorXd>& row) {
-  require_usable();
+  journal_.require_usable("continual sum");
   check_row(row, rows());
   check_capacity(1);
   exact_.update(row);
@@ -200,7 +185,7 @@ void ContinualSum<Accumulator>::update(const Eigen::Ref<const Eigen::VectorXd>& 
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
-  require_usable();
+  journal_.require_usable("continual sum");
   if (rows.cols() != dimension_)
     throw InvalidRow(this->rows(), "block of dimension " + std::to_string(rows.cols()) + ", expected " +
                                        std::to_string(dimension_));
@@ -218,7 +203,7 @@ void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::Matri
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::add_aggregate(const BlockAggregate& part) {
-  require_usable();
+  journal_.require_usable("continual sum");
   check_aggregate(part, {Accumulator::kKind, dimension_, exact_.packed_size(), options_.block_rows,
                          options_.row_norm_bound, rows(), options_.block_rows - rows_pending()});
   check_capacity(part.rows);
@@ -230,7 +215,7 @@ void ContinualSum<Accumulator>::add_aggregate(const BlockAggregate& part) {
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::flush() {
-  require_usable();
+  journal_.require_usable("continual sum");
   if (rows_pending() > 0) release_step();
 }
 
@@ -250,7 +235,7 @@ void ContinualSum<Accumulator>::release_step() {
   const double variance = noise_->release_variance(steps_);
   exact_.release(release_noise_, off_diagonal_scale(), privacy::snap_granularity(std::sqrt(variance)),
                  released_[steps_ % released_.size()]);
-  if (journal_) record_release();
+  if (journal_.kept()) record_release();
   const Release release = latest();
   for (const Subscriber& subscriber : subscribers_) subscriber(release);
 }
@@ -268,18 +253,12 @@ void ContinualSum<Accumulator>::record_release() {
   } else {
     digest.add(value.data(), static_cast<std::size_t>(value.size()));
   }
-  try {
-    journal_->record(steps_, digest.finish());
-  } catch (...) {
-    refused_ = true;
-    value.setZero();
-    throw;
-  }
+  journal_.record(steps_, digest, [&value] { value.setZero(); });
 }
 
 template <class Accumulator>
 const typename ContinualSum<Accumulator>::Value& ContinualSum<Accumulator>::noisy_prefix() const {
-  require_usable();
+  journal_.require_usable("continual sum");
   if (steps_ == 0) throw InvalidParameter("continual sum: no release yet (" + std::to_string(rows()) + " rows pending)");
   return released_[steps_ % released_.size()];
 }

@@ -41,7 +41,7 @@ void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Ind
 
 template <class Accumulator>
 std::string ContinualSum<Accumulator>::serialize() const {
-  require_usable();
+  journal_.require_usable("continual sum");
   proto::ContinualSumCheckpoint msg;
   msg.set_format_version(1);
   msg.set_value_kind(Accumulator::kKind);
@@ -69,7 +69,7 @@ std::string ContinualSum<Accumulator>::serialize() const {
   noise_->save(*msg.mutable_noise());
   io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
   if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
-  if (journal_) msg.set_journal_id(journal_id_.data(), journal_id_.size());
+  msg.set_journal_id(journal_.id());
   return io::seal_message(msg.SerializeAsString());
 }
 
@@ -104,9 +104,6 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
   expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
-  if (!msg.journal_id().empty() && msg.journal_id().size() != 32)
-    throw CorruptInput("continual sum checkpoint: journal_id of " + std::to_string(msg.journal_id().size()) +
-                       " bytes, expected 32");
 
   ContinualSum sum(dimension, options, accountant, NoCharge{});
   const Eigen::Index p = sum.exact_.packed_size();
@@ -129,10 +126,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   sum.steps_ = msg.steps();
   sum.rows_released_ = msg.rows_released();
   sum.source_ = io::get_noise_source(msg, "continual sum checkpoint");
-  if (!msg.journal_id().empty()) {
-    std::memcpy(sum.journal_id_.data(), msg.journal_id().data(), sum.journal_id_.size());
-    sum.journal_.emplace(io::ReleaseJournal::open(options.journal, sum.journal_id_, msg.steps()));
-  }
+  sum.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "continual sum checkpoint");
   // Last, once everything else is known good: the one restore rule (accountant.hpp), which never
   // lowers the accountant's spend. A checkpoint of a stream that had no accountant charges the one
   // given now, as construction would: the stream's releases are spent either way.

@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,44 @@ class ReleaseDigest {
 
  private:
   alignas(64) unsigned char state_[384];  // crypto_generichash_state (libsodium: 384 bytes)
+};
+
+// A stream's side of its journal, the one piece every journalled stream (ContinualSum,
+// StreamingPrivateOja) uses: none, or the journal and the stream's id; and whether a release was
+// refused, after which the stream publishes nothing more.
+class StreamJournal {
+ public:
+  StreamJournal() = default;  // none
+  // A new stream's: a new id and ReleaseJournal::create at `path` ("" : none).
+  static StreamJournal create(const std::string& path);
+  // A restored stream's: `id` as its checkpoint holds it ("" : the stream kept none). CorruptInput
+  // naming `checkpoint` for an id that is not 32 bytes; ReleaseJournal::open's refusals.
+  static StreamJournal open(const std::string& path, const std::string& id, std::uint64_t steps,
+                            const std::string& checkpoint);
+
+  bool kept() const noexcept { return journal_.has_value(); }
+  std::string id() const;  // for the checkpoint: "" when none
+  // The journal of a stream whose construction failed after create(): closed and removed (empty).
+  void discard() noexcept;
+  // Before release `step` is published. If the journal refuses it or cannot make it durable,
+  // `wipe()` clears the values and the stream is marked refused; the exception goes on.
+  template <class Wipe>
+  void record(std::uint64_t step, ReleaseDigest& digest, Wipe wipe) {
+    try {
+      journal_->record(step, digest.finish());
+    } catch (...) {
+      refused_ = true;
+      wipe();
+      throw;
+    }
+  }
+  // InvalidParameter naming `stream` once a release was refused.
+  void require_usable(const std::string& stream) const;
+
+ private:
+  std::optional<ReleaseJournal> journal_;
+  ReleaseJournal::Digest id_{};
+  bool refused_ = false;
 };
 
 }  // namespace dpstream::io

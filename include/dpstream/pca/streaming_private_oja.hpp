@@ -186,7 +186,6 @@ class StreamingPrivateOja {
   void after_row();
   void step();
   void record_step();
-  void require_usable() const;
 
   Eigen::Index dimension_;
   StreamingPrivateOjaOptions options_;
@@ -203,9 +202,7 @@ class StreamingPrivateOja {
   std::uint64_t pending_rows_ = 0;
   std::uint64_t steps_ = 0;
   std::vector<Subscriber> subscribers_;
-  std::optional<io::ReleaseJournal> journal_;
-  io::ReleaseJournal::Digest journal_id_{};
-  bool refused_ = false;  // a step the journal refused: nothing more from this object
+  io::StreamJournal journal_;  // none unless options' journal names one
 };
 
 }  // namespace dpstream::pca

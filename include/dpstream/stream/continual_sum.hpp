@@ -212,7 +212,6 @@ class ContinualSum {
   void check_capacity(std::uint64_t more_rows) const;
   void release_step();
   void record_release();
-  void require_usable() const;
   double off_diagonal_scale() const noexcept;
 
   Eigen::Index dimension_;
@@ -227,9 +226,7 @@ class ContinualSum {
   std::uint64_t steps_ = 0;
   std::uint64_t rows_released_ = 0;  // rows summed in the latest release
   std::vector<Subscriber> subscribers_;
-  std::optional<io::ReleaseJournal> journal_;
-  io::ReleaseJournal::Digest journal_id_{};
-  bool refused_ = false;  // a release the journal refused: nothing more from this object
+  io::StreamJournal journal_;  // none unless options' journal names one
 };
 
 extern template class ContinualSum<VectorAccumulator>;
