@@ -181,17 +181,14 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
 
 namespace {
 
-// --checkpoint's file and the folder that holds it (with the journal and the temporaries beside it),
-// checked now: found at the first checkpoint, they would stop the run after noise was drawn.
+// The folder that holds --checkpoint (with the journal and the temporaries beside it), checked now:
+// found at the first checkpoint, it would stop the run after noise was drawn. The file itself (a
+// folder, a link, anything but a regular file) is check_run_paths'.
 void validate_checkpoint_path(const ReplaySettings& s) {
   if (s.checkpoint.empty()) return;
   namespace fs = std::filesystem;
   const fs::path path(s.checkpoint);
   std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (fs::is_directory(status)) throw UsageError("--checkpoint " + s.checkpoint + " is a folder: give a file's path");
-  if (s.resume && fs::exists(status) && !fs::is_regular_file(status))
-    throw UsageError("--resume: --checkpoint " + s.checkpoint + " is not a regular file");
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(fs::status(folder, ec)))
     throw UsageError("--checkpoint " + s.checkpoint + ": " + folder.string() + " is not an existing folder");
