@@ -28,13 +28,18 @@ inline std::string not_private_line(const std::string& what) {
   return "NOT private (exact, from the data; not covered by (ε, δ)): " + what + "\n";
 }
 
+// The JSON key "not_private": the list of keys holding exact figures.
+inline JsonLine& add_not_private(JsonLine& j, const std::vector<std::string>& not_private_keys) {
+  std::string list = "[";
+  for (const std::string& key : not_private_keys) list += (list.size() > 1 ? "," : "") + json_string(key);
+  return j.add_raw("not_private", list + "]");
+}
+
 inline JsonLine& add_privacy_labels(JsonLine& j, const privacy::Neighbours* relation,
                                     const std::vector<std::string>& not_private_keys) {
   if (relation != nullptr) j.add("neighbours", privacy::describe(*relation));
   else j.add_null("neighbours");
-  std::string list = "[";
-  for (const std::string& key : not_private_keys) list += (list.size() > 1 ? "," : "") + json_string(key);
-  return j.add_raw("not_private", list + "]");
+  return add_not_private(j, not_private_keys);
 }
 
 }  // namespace dpstream::tools

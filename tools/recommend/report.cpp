@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "common/privacy_labels.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 // The JSON keys whose figures are exact functions of the private data (counts, evaluation on raw
 // ratings, timings): printed for the curator, not private. Listed in the JSON's "not_private".
-std::string not_private_keys(const RecommendSettings& s, const Evaluation& e, bool online) {
+std::vector<std::string> not_private_keys(const RecommendSettings& s, const Evaluation& e, bool online) {
   std::vector<std::string> keys = {"rmse", "rmse_item_mean", "rmse_global_mean", "rmse_private_baseline", "seconds"};
   if (e.all_entries_rmse) keys.push_back("rmse_all_entries");
   keys.insert(keys.end(), {"train_seconds", "users"});
@@ -29,9 +30,7 @@ std::string not_private_keys(const RecommendSettings& s, const Evaluation& e, bo
     keys.insert(keys.end(), {"online_rmse", "online_rmse_private_baseline", "online_rmse_global_mean", "online_users",
                              "online_scored", "online_releases", "online_top_hits", "online_rows_clipped",
                              "online_seconds"});
-  std::string t = "[";
-  for (std::size_t k = 0; k < keys.size(); ++k) t += (k ? ",\"" : "\"") + keys[k] + "\"";
-  return t + "]";
+  return keys;
 }
 
 }  // namespace
@@ -115,7 +114,7 @@ std::string RecommendRun::json_line() const {
       .add("dropped_by_cap", data_.dropped_by_cap)
       .add("users_capped", static_cast<std::int64_t>(data_.users_capped));
   if (online_result_) add_online_json(j, *online_result_);
-  j.add_raw("not_private", not_private_keys(s_, e, online_result_.has_value()));
+  add_not_private(j, not_private_keys(s_, e, online_result_.has_value()));
   return j.text();
 }
 
