@@ -5,9 +5,9 @@
 //    user's fold-in (a rank-r update and right-hand side: r² + 2r) and its V-step terms (the packed
 //    upper triangle and right-hand side: r² + 3r), plus every item's r × r eigendecomposition (~9r³)
 //    and every user's solve (~r³/3 + 2r²); ratio = GEMM-equivalent seconds / measured seconds (1: as
-//    fast as GEMM on the same arithmetic). Limit of the issue: 60 s.
+//    fast as GEMM on the same arithmetic). Target: 60 s.
 //  * serving: fold_in_user (bias, factor, the two-fold factor check) for 2,000 held-out users of the
-//    set at rank 32, microseconds per user against the issue's 1 ms limit; ratio = 1 ms / measured.
+//    set at rank 32, microseconds per user against a 1 ms target; ratio = 1 ms / measured.
 // Wall clock on a shared machine. Last line: JSON.
 #include <sys/resource.h>
 

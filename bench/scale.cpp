@@ -14,14 +14,13 @@
 //  * ingest: rows/s of a ContinualCovariance alone (Gram update, noise, release), on one thread;
 //  * replay: rows/s of the Pipeline from the first block to the last one processed by every worker
 //    (the final OPT, one full eigendecomposition, is timed apart, in the first round only: "final");
-//  * replay/ingest, the figure the issue asks ≥ 0.6 at d = 784 (k = 10), ≥ 0.5 at d = 2048 and ≥ 0.3
+//  * replay/ingest, with targets ≥ 0.6 at d = 784 (k = 10), ≥ 0.5 at d = 2048 and ≥ 0.3
 //    at d = 4096 (k = 32): R replays (--rounds, default 3), each between two ingestion runs (R + 1 in
 //    all, alternated), each replay's rate over the mean of the two ingestion rates beside it; the
-//    figure is the median of the R ratios, with their smallest and largest. Why: the 2-core VM's
-//    speed drifts by up to 1.7× within minutes (the GEMM rate of single runs ranged over 42.7–75
-//    GFLOP/s in one afternoon), and a ratio of runs minutes apart took all of it (single-run ratios
-//    0.35–0.58 at d = 2048, k = 32, for the same build); runs seconds apart mostly share the machine's
-//    phase, and the runs on both sides cancel a steady drift. The rates and CPU figures printed are
+//    figure is the median of the R ratios, with their smallest and largest. Why: a shared
+//    machine's speed drifts within minutes, and a ratio of runs minutes apart takes all of that drift
+//    (docs/performance.md has the figures); runs seconds apart mostly share the machine's phase, and
+//    the runs on both sides cancel a steady drift. The rates and CPU figures printed are
 //    the median round's; ingest/GEMM bound;
 //  * CPU per release of each worker thread: S (stream), L (private learner: follow the release,
 //    score the block), E (evaluation: follow-the-leader's refresh, the regret meter); L_CQ and
@@ -32,7 +31,7 @@
 // sd 1, about half its spectrum below 0), the median of 3 runs of each route, and their largest
 // difference relative to max|C| (round-off: ~1e-15).
 //
-// Default: d ∈ {256, 784, 2048}, k = 10, projection at d ∈ {256, 784} (~30 s on the 2-core VM;
+// Default: d ∈ {256, 784, 2048}, k = 10, projection at d ∈ {256, 784} (~30 s on 2 cores;
 // --full ~3 minutes). --full: d ∈ {256, 784, 2048, 4096} × k ∈ {10, 32}, projection also at 2048. --psd: the
 // projection alone. --d D: that d only (both parts). --k K: that k only (the replay part).
 #include <malloc.h>

@@ -44,8 +44,8 @@ run_suite() {
 
 total_start=$SECONDS
 phase "packages" dpstream_install_packages
-# Without the benchmarks (-Dbench=false): ~100 job-seconds the 20-minute CI budget no longer had
-# (1,262 s on a clean clone with them, issue 24's round); scripts/demo.sh's build compiles them.
+# Without the benchmarks (-Dbench=false): they cost ~100 job-seconds of CI's budget;
+# scripts/demo.sh's build compiles them.
 phase "configure + build (release)" dpstream_build build -Dbuildtype=release -Dbench=false "${DPSTREAM_UNITY[@]}"
 phase "suite (release)" run_suite build
 if [ "$quick" -eq 0 ]; then

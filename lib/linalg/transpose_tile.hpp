@@ -5,7 +5,7 @@
 //
 // Why not entry by entry: a column of the mirror gathers one entry from each of the block's columns,
 // d apart; at d = 2048 they are 16 KB apart and share one set of the L1 cache, and each of those
-// passes took 1.5-2 times as long at d = 2048 as with this (2-core VM, idle).
+// passes took 1.5-2 times as long as with this.
 #pragma once
 
 #include <Eigen/Core>

@@ -6,9 +6,8 @@
 // triangle for a product and reads and writes it again for a rank-2 update, from memory once the
 // matrix outgrows the caches. Here kPanel columns are reduced against the untouched trailing matrix
 // (their pending updates folded into each column's product), and the trailing triangle is updated
-// once per panel by a rank-2·kPanel product (GEMM-shaped). Own timing, best of 7 on the 2-core VM:
-// 19.5-21.6 ms against 28.5-29.9 at d = 784, 410 against 837 ms at 2048, 5.3 against 11.1 s at
-// 4096; the same reflector convention as Eigen's (Q = H₀·H₁⋯, v = (0…0, 1, essential)), so Q is
+// once per panel by a rank-2·kPanel product (GEMM-shaped): 1.4-2× faster than Eigen's at
+// d = 784-4096 (docs/performance.md, Kernels). The same reflector convention as Eigen's (Q = H₀·H₁⋯, v = (0…0, 1, essential)), so Q is
 // applied with Eigen's blocked HouseholderSequence.
 #pragma once
 
@@ -27,7 +26,7 @@ class TridiagonalReduction {
   void apply_q(Eigen::Ref<Eigen::MatrixXd> x) const;
 
  private:
-  static constexpr Eigen::Index kPanel = 32;  // 16 and 48 were slower at d = 784 (29 ms each)
+  static constexpr Eigen::Index kPanel = 32;  // 16 and 48 were slower at d = 784
   void reduce_panel(Eigen::Index first, Eigen::Index width);
 
   Eigen::MatrixXd reflectors_;  // c, then the reflectors' essential parts below the subdiagonal

@@ -4,11 +4,11 @@
 //
 // Why not dstemr: asked for every pair it finds the eigenvalues by dqds and then computes all n
 // eigenvectors, though the projection uses ~n/2; asked for an interval it finds the eigenvalues by
-// bisection, slower than dqds for all of them (80 against 55 ms at n = 784). Here dstemr's own
+// bisection, slower than dqds for all of them. Here dstemr's own
 // stages run with its settings (scaling, dlarrr's test for relative accuracy, tolerances, MINRGP):
 // dlarre finds every eigenvalue (dqds), the side is read off their signs, and dlarrv computes the
-// eigenvectors of that index range only (its DOL:DOU, there for this use). Own timing, best of 7 on
-// the 2-core VM: 31-32 against 48 ms for dstemr at n = 784, 305-311 against 523-527 at 2048.
+// eigenvectors of that index range only (its DOL:DOU, there for this use): about 2/3 of dstemr's time
+// (docs/performance.md, Kernels).
 //
 // The vectors are dstemr's up to sign and round-off, not bit for bit: with DOL:DOU set, dlarrv
 // refines the eigenvalues of clusters to full accuracy by bisection where dstemr leaves that to its

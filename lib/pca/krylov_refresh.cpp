@@ -30,10 +30,9 @@ constexpr std::uint64_t kPadSeed = 0x5eed0f5bace;
 // Columns of the Krylov basis before a thick restart (unless max_blocks is 2 anyway). Each new block
 // is orthogonalised against all s columns held, ~8·d·s·b flops in thin products that run slower than
 // the block product (2·d²·b), and Rayleigh–Ritz grows as s³. At k = 32 (b = 37) six blocks (s = 222)
-// made these cost as much as the products: the private learner's CPU a release in bench_scale at
-// d = 2048, k = 32 (one run each) was 141 ms with 2 blocks, 103 with 3 (s = 111), 121 with 4 and
-// 125 with 6; at d = 784, k = 32, 32.6 ms with 6 and 22.3 with 3. Up to k ≈ 15 (b ≤ 20) the cap
-// does not bind and max_blocks = 6 holds.
+// made these cost as much as the products; three (s = 111) were the cheapest in bench_scale at
+// d = 784 and 2048 (docs/performance.md, Kernels). Up to k ≈ 15 (b ≤ 20) the cap does not bind and
+// max_blocks = 6 holds.
 constexpr Index kMaxKrylovColumns = 120;
 // Below this tolerance the block products stay in double precision (see RefreshOptions::single_precision).
 constexpr double kSinglePrecisionFloor = 1e-5;

@@ -43,8 +43,8 @@ struct ColumnSums {
 // Packet by packet (entry i in lane i mod the packet size), the lanes combined by Eigen's predux
 // and the last n mod size entries added after them: a fixed order, so every pass gives the same
 // sums bit for bit, and vector arithmetic, where a plain loop's running sum is a chain of dependent
-// adds the compiler may not reorder (at d = 2048 the check took 4.2–4.5 ms a matrix with such loops,
-// 3.0 with no sums at all).
+// adds the compiler may not reorder (such loops made the check half as slow again as one with no
+// sums at all).
 template <bool kMirror>
 ColumnSums column_sums(const double* x, const double* mirror, Index n) {
   namespace ei = Eigen::internal;

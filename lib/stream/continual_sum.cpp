@@ -122,8 +122,8 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
   }
   release_noise_ = Eigen::VectorXd::Zero(exact_.packed_size());
   // The release buffers are written at every release: allocated and written once here, so that the
-  // stream does not fault their pages in as it goes (15 µs a 4 KiB page on the 2-core VM: 19 ms for
-  // a value at d = 784). The memory check above counts them already.
+  // stream does not fault their pages in as it goes (dear on virtual machines: docs/performance.md,
+  // Page faults). The memory check above counts them already.
   for (Value& value : released_) Accumulator::unpack_value(release_noise_, value);
 }
 

@@ -21,8 +21,8 @@ using Eigen::Index;
 
 // Rows as read, after normalisation and RowGuard.
 // The storage is an anonymous mapping with transparent huge pages requested: a shuffled replay
-// holds every row (Fashion-MNIST: 376 MB), and filling that through 4 KiB page faults cost about
-// a second on the 2-core VM this was measured on; 2 MiB pages need ~190 faults. The kernel
+// holds every row (Fashion-MNIST: 376 MB), and filling that through ~92,000 4 KiB page faults is
+// slow where faults are dear (virtual machines); 2 MiB pages need ~190. The kernel
 // zero-fills lazily, so growing costs no memset either.
 class RowBuffer {
  public:

@@ -70,7 +70,7 @@ class RegretMeter {
   // The same when the caller already holds the exact sum: `packed_sum` is Σ a aᵀ of every row
   // observed so far and these rows, packed (stream::CovarianceAccumulator::pack) — the replay's
   // stream computes it for its releases, and the meter takes it instead of adding these rows' Gram
-  // a second time (at d = 2048, 24 ms of the evaluation's 96 a block). Checked, before anything
+  // a second time (a quarter of the evaluation's time a block at d = 2048). Checked, before anything
   // changes: its size, and that its diagonal is the meter's plus these rows' squares (within 1e-10
   // relative, where summing a block's squares in another order moves it by ~1e-14), which catches
   // a sum of other rows or of another block (not a sum wrong off the diagonal only: the check is

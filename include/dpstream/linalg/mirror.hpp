@@ -1,8 +1,7 @@
 // Making a square matrix exactly symmetric from one of its triangles, in 32 × 32 tiles. Why tiles:
 // a column-major mirror row by row (Eigen's triangularView<…>() = transpose()) writes or reads one
-// cache line per entry; at d = 2048 it took 17 ms against 7 ms tiled, and 3.5 ms with each tile
-// transposed in packets before it is written (2-core VM, idle). The library mirrors a d × d matrix
-// at every release (accumulators, noise, checkpoints, projections).
+// cache line per entry; tiles, each transposed in packets before it is written, took a fifth of its
+// time (figures: docs/performance.md, Kernels). The library mirrors a d × d matrix at every release (accumulators, noise, checkpoints, projections).
 #pragma once
 
 #include <Eigen/Core>

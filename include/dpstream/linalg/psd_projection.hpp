@@ -2,18 +2,16 @@
 // computed from the eigenpairs of one side of the spectrum only.
 //
 // Why not a full eigendecomposition: Eigen's SelfAdjointEigenSolver spends most of its time
-// accumulating the tridiagonal QR's rotations into all d eigenvectors (0.79 s of 0.88 s at d = 784
-// on the 2-core VM under load, against 0.08 s for the tridiagonal reduction). Here the reduction is
-// blocked (linalg/tridiagonal_reduction.hpp: 1.4-2× Eigen's), the eigenpairs of the tridiagonal T
+// accumulating the tridiagonal QR's rotations into all d eigenvectors (about 90% of its time, ten
+// times the tridiagonal reduction's). Here the reduction is blocked
+// (linalg/tridiagonal_reduction.hpp), the eigenpairs of the tridiagonal T
 // are LAPACK's MRRR, for the smaller side of 0 only (linalg/tridiagonal_side.hpp: dqds for every
 // eigenvalue, then the side's eigenvectors alone, O(d·m)), and only those m pairs are carried back
 // (a blocked Householder product, 2d²m) and summed (a rank-m update of one triangle, d²m):
 // C₊ = C − V₋Λ₋V₋ᵀ when fewer eigenvalues are negative, else V₊Λ₊V₊ᵀ. A noisy covariance has about
 // half its spectrum below 0 (Fashion-MNIST's releases: 380–392 of 784), so m ≈ d/2 and the cost stays
-// O(d³), with a smaller constant. A PsdProjector reusing its buffers, own timing, best of 7 on the
-// Zen 5 VM: 64-74 ms at d = 784 and 1.0 s at 2048, against 85-86 ms and 1.38 s when every
-// eigenvector of T was computed (dstemr). The replay's figures are in docs/tools.md (--nonnegative)
-// and docs/performance.md (bench_scale).
+// O(d³), with a smaller constant (figures: docs/performance.md, Kernels; the replay's in
+// docs/tools.md, --nonnegative).
 //
 // Certificate: MRRR's eigenvectors can lose orthogonality in tight clusters, so the pairs used are
 // checked first — residual ‖Tz − λz‖₂ ≤ 64·d·ε·‖T‖₁ for each, |ZᵀZ − I| ≤ 64·d·ε entrywise (the
@@ -44,8 +42,8 @@ PsdRoute project_psd(Eigen::Ref<Eigen::MatrixXd> c, PsdRoute route = PsdRoute::o
 // project_psd with its buffers kept from one call to the next, for callers that project repeatedly
 // (one projector per thread). A one-side projection at dimension d works in ~2.5 d² doubles of
 // temporaries (the reduction's copy, MRRR's d × d eigenvectors, the certificate's Gram): fresh ones
-// each time cost page faults, ~1,000 per d × d at d = 784, which on a 2-core VM took ~20% of a
-// projection. Results are project_psd's, bit for bit.
+// each time cost page faults, ~1,000 per d × d at d = 784, a large share of a projection where
+// faults are dear (virtual machines). Results are project_psd's, bit for bit.
 class PsdProjector {
  public:
   PsdProjector();

@@ -7,9 +7,8 @@
 // j, and C(i0 .., j) is contiguous in column j. 24 vector accumulators hold a 48 × 8 tile of W while
 // C's columns stream past, Q's entries broadcast (no copy of Q either), and the columns are taken
 // 256 at a time so that the panel read from memory is reused from cache for Q's other columns.
-// Measured alone on the 2-core VM (best of 15, d = 2048, b = 37 float / 32 double): 2.25 ms float and
-// 4.6 ms double, against 4.1–4.2 and 7.6–7.8 ms for the earlier dot-product kernel and 3.1–3.4 and
-// 6.9–7.5 for Eigen's product. The sums run in another order than Eigen's, so results differ from
+// It is faster than Eigen's product at the replay's sizes (figures: docs/performance.md, Kernels). The
+// sums run in another order than Eigen's, so results differ from
 // C·Q by rounding only (≤ d·ε·|C||Q| entrywise, the usual bound of a dot product).
 #pragma once
 

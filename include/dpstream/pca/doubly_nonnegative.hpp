@@ -72,22 +72,13 @@ struct DoublyNonnegativeOptions {
 // X = C_t + N_s. The full releases keep the exact guarantee. It is post-processing of the releases
 // either way: privacy is unchanged.
 //
-// Cost: a full release is one PSD projection (linalg/psd_projection.hpp, O(d³): ~150 ms at d = 784 on
-// the loaded 2-core VM when this was written, 64-74 ms with reused buffers on the Zen 5 VM) plus
-// O(d²); a cheap release is O(d²): the symmetry check, a sum and a clip,
-// 1-1.6 ms at d = 784 on a loaded VM (idle, in cache, on the Zen 5 VM: apply 0.53-0.55 ms,
-// apply_lower 0.11-0.12; at d = 2048 10.2 against 2.8; own timing). Memory: one d × d matrix (N), and
-// once apply() has projected a release itself, that projection's d × d and the projector's buffers
-// (~2.5 d²), kept for the next (a projection in fresh buffers took 132-139 ms at d = 784 on the Zen 5
-// VM, bench_scale --psd, against 64-74 reused).
-// Measured: dpstream-replay --mechanism separable --noise-shape goe --nonnegative --seed S (Fashion-MNIST,
-// d = 784, 469 releases), regret/OPT for seeds 1, 2, 3 and full solves:
-//   α = 0 (exact):  5.022, 5.094, 4.987%  469   (72 s wall; seed 1 re-run, 2-3 from before the reader)
-//   α = 1/8:        5.056, 5.122, 5.014%   38
-//   α = 1/4:        5.084, 5.152, 5.041%   23   (1.41-1.70× the plain run's wall, 12 pairs)
-//   α = 1/3:        5.108, 5.175, 5.061%   18   (1.29-1.49×, 6 pairs; the replay's choice; 1.23-1.58× now, 12 pairs)
-//   α = 1/2:        5.150, 5.211, 5.105%   13
-//   without --nonnegative: 5.386, 5.480, 5.322%, 6.7-8.5 s wall. More in docs/tools.md.
+// Cost: a full release is one PSD projection (linalg/psd_projection.hpp, O(d³)) plus O(d²); a cheap
+// release is O(d²): the symmetry check, a sum and a clip, two orders of magnitude cheaper at d = 784
+// (figures: docs/performance.md, Kernels). Memory: one d × d matrix (N), and once apply() has
+// projected a release itself, that projection's d × d and the projector's buffers (~2.5 d²), kept
+// for the next: a projection in fresh buffers pays their page faults again.
+// How α trades regret against full solves (Fashion-MNIST, seeds 1-3, α from 0 to 1/2) is measured
+// in docs/tools.md (--nonnegative).
 class DoublyNonnegativeReader {
  public:
   // InvalidParameter naming `rounds` or `refresh_ratio` if out of range, or `d` if < 1.

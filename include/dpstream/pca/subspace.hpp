@@ -130,10 +130,9 @@ struct RefreshOptions {
   // SubspaceTracker's cold start (no basis yet): a full eigendecomposition up to this dimension (the
   // exact answer), above it the refresh iteration itself from a start of coordinate axes and
   // pseudo-random columns (same stopping rule and fallback as any refresh). Why: the full solve is
-  // O(d³) — 0.25–0.35 s at d = 784, 5–8 s at 2048 and ~40 s at 4096 on the 2-core VM — and a replay
-  // cold-starts two trackers (private learner, the meter's leader): at d = 784 over a stream of 128
-  // blocks that was 2.4 ms a block on each thread, more than a warm refresh's products. At d ≤ 256 it
-  // costs about one refresh (~10 ms) and is exact.
+  // O(d³), and a replay cold-starts two trackers (private learner, the meter's leader): at d = 784
+  // over a stream of 128 blocks it cost more a block than a warm refresh's products. At d ≤ 256 it
+  // costs about one refresh and is exact.
   Eigen::Index cold_full_solve_max_dimension = 256;
 };
 
@@ -179,8 +178,8 @@ class SubspaceTracker {
   // The same for the symmetric matrix whose upper triangle is upper's (its strict lower triangle is
   // never read), for a caller that keeps one triangle (stream::CovarianceAccumulator): the tracker
   // builds what it needs in its own buffers in one pass, instead of the caller mirroring a full
-  // copy that refresh() then reads again to check it (at d = 2048 that was 20 ms of the regret
-  // meter's 70 a block). Same result as refresh() of that matrix, bit for bit; InvalidParameter for
+  // copy that refresh() then reads again to check it (over a quarter of the regret meter's time a
+  // block at d = 2048). Same result as refresh() of that matrix, bit for bit; InvalidParameter for
   // a wrong size or a non-finite entry. In single precision (the default) only the float copy is
   // built, and the double products (the certificate's) read `upper` in place
   // (linalg::symmetric_product_upper); in double precision, or for a full solve, a d × d double
