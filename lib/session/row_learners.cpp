@@ -1,17 +1,40 @@
-#include "replay/learners.hpp"
+#include "dpstream/session/row_learners.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
-#include "common/text.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/calibration.hpp"
-#include "dpstream/privacy/symmetric_gaussian.hpp"
-#include "dpstream/stream/accumulators.hpp"
 
-namespace dpstream::tools::replay {
+namespace dpstream::session {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
+
+const std::vector<std::string>& known_learners() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all{"fpl"};
+    for (const RowLearnerKind& kind : row_learner_kinds()) all.emplace_back(kind.name);
+    return all;
+  }();
+  return names;
+}
+
+bool OnlinePcaOptions::has_learner(const char* name) const {
+  return std::find(learners.begin(), learners.end(), name) != learners.end();
+}
+
+void check_learners(const std::vector<std::string>& learners) {
+  if (learners.empty()) throw InvalidParameter("online PCA: no learner listed");
+  const std::vector<std::string>& known = known_learners();
+  for (auto it = learners.begin(); it != learners.end(); ++it) {
+    if (std::find(known.begin(), known.end(), *it) == known.end())
+      throw InvalidParameter("online PCA: unknown learner '" + *it + "'");
+    if (std::find(learners.begin(), it, *it) != it)
+      throw InvalidParameter("online PCA: learner '" + *it + "' is listed twice");
+  }
+}
 
 privacy::EpsDelta learner_share(const privacy::EpsDelta& total, std::size_t learners) {
   if (learners <= 1) return total;  // one learner: the whole target, calibrated as before
@@ -23,59 +46,16 @@ std::optional<std::uint64_t> learner_seed(const std::optional<std::uint64_t>& se
   return *seed + 0x9E3779B97F4A7C15ull * index;  // golden-ratio stride: distinct for every index
 }
 
-namespace {
-
-bool listed(const std::vector<std::string>& list, const char* name) {
-  return std::find(list.begin(), list.end(), name) != list.end();
-}
-
-// A learner's index among all the learner names (fpl 0: the run's own seed), whatever the list's order.
-std::size_t index_of(const char* name) {
-  const std::vector<std::string> all = {"fpl", "oja", "power", "gauss"};
-  return static_cast<std::size_t>(std::find(all.begin(), all.end(), name) - all.begin());
-}
-
-}  // namespace
-
-RowLearners::RowLearners(Index d, const ReplaySettings& s, std::optional<std::uint64_t> horizon,
-                         privacy::PrivacyAccountant* accountant)
-    : d_(d), k_(s.k), minibatch_(s.minibatch), share_(learner_share(s.privacy.target(), s.learners().size())),
-      accountant_(accountant) {
-  const std::vector<std::string> list = s.learners();
-  for (const char* name : {"oja", "power", "gauss"})
-    if (listed(list, name)) names_.emplace_back(name);
-  // Built in list order is not needed: each charges its own share, and the charges commute.
-  if (listed(list, "oja")) {
-    pca::StreamingPrivateOjaOptions o;
-    o.k = s.k;
-    o.batch_rows = s.minibatch;
-    o.row_norm_bound = s.normalize.norm_bound();
-    o.target = share_;
-    o.calibration = s.privacy.calibration_value();
-    o.seed = learner_seed(s.privacy.seed, index_of("oja"));
-    oja_ = std::make_unique<pca::StreamingPrivateOja>(d, o, accountant);
-  }
-  if (listed(list, "power")) {
-    pca::StreamingPrivatePcaOptions o;
-    o.horizon_rows = horizon.value_or(0);
-    o.refresh_every = s.minibatch;
-    o.refresh.k = s.k;
-    o.refresh.release_values = false;  // only the subspace is used: no round spent on the values
-    o.refresh.target = share_;
-    o.refresh.calibration = s.privacy.calibration_value();
-    o.refresh.row_norm_bound = s.normalize.norm_bound();
-    o.refresh.seed = learner_seed(s.privacy.seed, index_of("power"));
-    power_ = std::make_unique<pca::StreamingPrivatePca>(d, o, accountant);
-  }
-  if (listed(list, "gauss")) {
-    pca::GaussianPcaOptions o;
-    o.k = s.k;
-    o.mechanism.target = share_;
-    o.mechanism.calibration = s.privacy.calibration_value();
-    o.mechanism.row_norm_bound = s.normalize.norm_bound();
-    o.mechanism.shape = privacy::parse_symmetric_noise_shape(s.noise_shape);
-    o.seed = learner_seed(s.privacy.seed, index_of("gauss"));
-    gauss_ = std::make_unique<pca::GaussianPca>(d, o);  // its options are checked now, before any noise
+RowLearners::RowLearners(Index d, const OnlinePcaOptions& o, privacy::PrivacyAccountant* accountant)
+    : k_(o.k), share_(learner_share(o.stream.target, o.learners.size())) {
+  // Built in the table's order, not the list's: each charges its own share, and the charges commute.
+  const std::vector<std::string>& known = known_learners();
+  for (const RowLearnerKind& kind : row_learner_kinds()) {
+    if (!o.has_learner(kind.name)) continue;
+    // A learner's seed index is its place among all the learner names (fpl 0: the run's own seed).
+    const auto index = static_cast<std::size_t>(std::find(known.begin(), known.end(), kind.name) - known.begin());
+    const RowLearnerSetup setup{d, o, share_, learner_seed(o.stream.seed, index), accountant};
+    learners_.push_back({kind.name, kind.make(setup)});
   }
 }
 
@@ -83,69 +63,43 @@ RowLearners::~RowLearners() = default;
 
 std::vector<std::string> RowLearners::meter_names() const {
   std::vector<std::string> names;
-  for (const std::string& name : names_)
-    if (name != "gauss") names.push_back(name);
+  for (const Entry& e : learners_)
+    if (e.learner->online()) names.push_back(e.name);
   return names;
 }
 
 void RowLearners::step(const Eigen::Ref<const MatrixXd>& rows, eval::RegretMeter& meter) {
-  if (oja_) {
-    meter.add_gains(meter.learner("oja"), (rows * oja_->basis()).rowwise().squaredNorm());
-    oja_->update_block(rows);
-  }
-  if (power_) {
-    const pca::PrivateSubspace& now = power_->current();
-    if (now.vectors.cols() == k_)
-      meter.add_gains(meter.learner("power"), (rows * now.vectors).rowwise().squaredNorm());
-    else
-      meter.add_gains(meter.learner("power"), Eigen::VectorXd::Zero(rows.rows()));  // no estimate yet
-    power_->update_block(rows);
+  for (const Entry& e : learners_) {
+    if (!e.learner->online()) continue;
+    meter.add_gains(meter.learner(e.name), e.learner->gains(rows));
+    e.learner->update(rows);
   }
 }
 
 void RowLearners::finish(const eval::RegretMeter& meter) {
-  if (oja_) oja_->flush();
-  if (!gauss_) return;
-  // The meter's exact Σ aaᵀ of every guarded row (each ‖a‖ ≤ L: RowGuard checked them).
-  stream::CovarianceAccumulator exact(d_);
-  exact.unpack(meter.state().exact_sum, meter.rows());
-  gauss_basis_ = gauss_->release(exact, accountant_).subspace.vectors;
+  for (const Entry& e : learners_) e.learner->finish(meter);
 }
 
 std::vector<LearnerFigures> RowLearners::figures(const eval::RegretMeter& meter) const {
   const MatrixXd& c = meter.hindsight_covariance();
   const double opt = meter.opt();
   std::vector<LearnerFigures> out;
-  for (const std::string& name : names_) {
-    LearnerFigures f{name, 0, 0, share_.epsilon(), share_.delta()};
-    const MatrixXd* basis = nullptr;
-    if (name == "oja") basis = &oja_->basis();
-    if (name == "power") basis = &power_->current().vectors;
-    if (name == "gauss") basis = &gauss_basis_;
-    f.captured_ratio = basis->cols() == k_ ? pca::captured_variance(c, *basis) / opt : 0.0;
-    f.regret_over_opt = name == "gauss" ? 1.0 - f.captured_ratio : meter.regret_over_opt(meter.learner(name));
+  for (const Entry& e : learners_) {
+    LearnerFigures f{e.name, 0, 0, share_.epsilon(), share_.delta()};
+    const MatrixXd& basis = e.learner->basis();
+    f.captured_ratio = basis.cols() == k_ ? pca::captured_variance(c, basis) / opt : 0.0;
+    f.regret_over_opt = e.learner->online() ? meter.regret_over_opt(meter.learner(e.name)) : 1.0 - f.captured_ratio;
     out.push_back(f);
   }
   return out;
 }
 
 std::string RowLearners::describe() const {
+  char share[96];
+  std::snprintf(share, sizeof share, "(ε, δ) share (%.4g, %.3g)", share_.epsilon(), share_.delta());
   std::string t;
-  const std::string share = format("(ε, δ) share (%.4g, %.3g)", share_.epsilon(), share_.delta());
-  if (oja_)
-    t += format("oja: streaming private Oja (DP-PCA), minibatches of %llu rows, %llu steps; %s, μ = %.4g, "
-                "σ per unit sensitivity %.4g\n",
-                (unsigned long long)oja_->options().batch_rows, (unsigned long long)oja_->steps(), share.c_str(),
-                oja_->mu(), oja_->unit_sigma());
-  if (power_)
-    t += format("power: streaming noisy power method, a refresh every %llu rows, %llu of %llu refreshes; %s, "
-                "μ = %.4g, σ %.4g\n",
-                (unsigned long long)minibatch_, (unsigned long long)power_->refreshes(),
-                (unsigned long long)power_->planned_refreshes(), share.c_str(), power_->mu(), power_->sigma());
-  if (gauss_)
-    t += format("gauss: Analyze Gauss, offline, one release of the exact covariance of all rows; %s, σ %.4g\n",
-                share.c_str(), gauss_->sigma());
+  for (const Entry& e : learners_) t += e.name + ": " + e.learner->describe(share) + "\n";
   return t;
 }
 
-}  // namespace dpstream::tools::replay
+}  // namespace dpstream::session
