@@ -87,9 +87,12 @@ std::vector<std::string> ReplaySettings::learners() const {
   for (;;) {
     const std::size_t comma = learner.find(',', from);
     const std::string name = learner.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw UsageError("--learner " + learner + ": unknown learner '" + name + "' (a comma-separated list of fpl, oja, "
-                       "power, gauss)");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw UsageError("--learner " + learner + ": unknown learner '" + name + "' (a comma-separated list of " + names +
+                       ")");
+    }
     if (std::find(list.begin(), list.end(), name) != list.end())
       throw UsageError("--learner " + learner + ": '" + name + "' is listed twice");
     list.push_back(name);
