@@ -1,7 +1,7 @@
 // How the replay's cost grows with the dimension: for each d, ingestion alone against the whole
-// replay (dpstream-replay's Pipeline: stream, private FPL learner, evaluation), each as a ratio to a
-// limit measured in the same run, and the peak memory; then the PSD projection of --nonnegative by
-// both of its routes.
+// replay (dpstream-replay's online-PCA session: stream, private FPL learner, evaluation), each as a
+// ratio to a limit measured in the same run, and the peak memory; then the PSD projection of
+// --nonnegative by both of its routes.
 //
 // Rows: a generated spiked-covariance stream (io/synthetic_rows.hpp, seed 1), scaled to unit norm as
 // dpstream-replay's default --normalize unit does (RowGuard clips what the division leaves an ulp
@@ -12,7 +12,7 @@
 //  * GEMM rate: the best of 5 products (d × 128)·(128 × d), 2·128·d² FLOPs each; the GEMM bound on
 //    ingestion is that rate over d² FLOPs a row (the Gram update's lower triangle: half the product);
 //  * ingest: rows/s of a ContinualCovariance alone (Gram update, noise, release), on one thread;
-//  * replay: rows/s of the Pipeline from the first block to the last one processed by every worker
+//  * replay: rows/s of the session from the first block to the last one processed by every worker
 //    (the final OPT, one full eigendecomposition, is timed apart, in the first round only: "final");
 //  * replay/ingest, with targets ≥ 0.6 at d = 784 (k = 10), ≥ 0.5 at d = 2048 and ≥ 0.3
 //    at d = 4096 (k = 32): R replays (--rounds, default 3), each between two ingestion runs (R + 1 in
@@ -22,9 +22,10 @@
 //    (docs/performance.md has the figures); runs seconds apart mostly share the machine's phase, and
 //    the runs on both sides cancel a steady drift. The rates and CPU figures printed are
 //    the median round's; ingest/GEMM bound;
-//  * CPU per release of each worker thread: S (stream), L (private learner: follow the release,
-//    score the block), E (evaluation: follow-the-leader's refresh, the regret meter); L_CQ and
-//    L_full: the private learner's block products Ĉ·Q and full eigendecompositions per refresh;
+//  * CPU per release of each worker thread: strm (stream), lrnr (private learner: follow the
+//    release, score the block), eval (evaluation: follow-the-leader's refresh, the regret meter);
+//    lrnr_CQ and lrnr_full: the private learner's block products Ĉ·Q and full eigendecompositions
+//    per refresh;
 //  * peak RSS: VmHWM after resetting it (/proc/self/clear_refs) before the first replay, less the
 //    bench's own copy of the rows (rows·d·8 bytes), i.e. what the replay itself held at its peak.
 // The PSD projection: a noisy covariance (Σ a aᵀ of 2000 rows plus symmetric Gaussian noise of
@@ -54,15 +55,14 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/row_guard.hpp"
-#include "replay/pipeline.hpp"
-#include "replay/settings.hpp"
+#include "dpstream/session/online_pca_session.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using Eigen::Index;
 using Eigen::MatrixXd;
-namespace replay = dpstream::tools::replay;
+namespace session = dpstream::session;
 
 constexpr std::uint64_t kBlock = 128;
 double checksum = 0;  // folded from every result, printed, so no work can be dropped
@@ -125,18 +125,23 @@ double gemm_flops_per_second(Index d) {
   return 2.0 * static_cast<double>(kBlock) * static_cast<double>(d) * static_cast<double>(d) / best;
 }
 
-replay::ReplaySettings settings(Index k) {
-  replay::ReplaySettings s;
+// dpstream-replay's defaults (BLT, max error, GOE-shaped noise, (1, 1e-6), tight, L = 1), seed 1.
+session::OnlinePcaOptions settings(Index k, std::uint64_t rows) {
+  session::OnlinePcaOptions s;
   s.k = k;
   s.block = kBlock;
-  s.privacy.seed = 1;
+  s.known_rows = rows;
+  s.stream.strategy = dpstream::stream::NoiseStrategy::blt;
+  s.stream.blt_error = dpstream::stream::BltError::max;
+  s.stream.shape = dpstream::privacy::SymmetricNoiseShape::goe;
+  s.stream.seed = 1;
   return s;
 }
 
 // One replay of the rows.
 struct ReplayRun {
   double rate = 0, peak_mb = 0;
-  double stream_ms = 0, learner_ms = 0, eval_ms = 0;  // CPU per release (per block for E)
+  double stream_ms = 0, learner_ms = 0, eval_ms = 0;  // CPU per release (per block for the evaluation)
   double products = 0, full_solves = 0;  // the private learner's block products and full solves a refresh
 };
 
@@ -148,9 +153,12 @@ struct Figures {
   ReplayRun replay;                                             // the round of the median ratio
 };
 
-double ingest_rows_per_second(const MatrixXd& data, const replay::ReplaySettings& s) {
+double ingest_rows_per_second(const MatrixXd& data, const session::OnlinePcaOptions& s) {
   const auto rows = static_cast<std::uint64_t>(data.rows());
-  dpstream::stream::ContinualCovariance sum(data.cols(), s.stream_options((rows + kBlock - 1) / kBlock));
+  dpstream::stream::ContinualSumOptions o = s.stream;
+  o.horizon = (rows + kBlock - 1) / kBlock;
+  o.block_rows = kBlock;
+  dpstream::stream::ContinualCovariance sum(data.cols(), o);
   const auto start = Clock::now();
   for (Index r = 0; r < data.rows(); r += static_cast<Index>(kBlock))
     sum.update_block(data.middleRows(r, std::min(static_cast<Index>(kBlock), data.rows() - r)));
@@ -160,12 +168,12 @@ double ingest_rows_per_second(const MatrixXd& data, const replay::ReplaySettings
   return static_cast<double>(rows) / seconds;
 }
 
-// Replays the rows through a new Pipeline; `final_s`, if given, receives the final OPT's seconds.
-ReplayRun replay_once(const MatrixXd& data, const replay::ReplaySettings& s, double* final_s) {
+// Replays the rows through a new session; `final_s`, if given, receives the final OPT's seconds.
+ReplayRun replay_once(const MatrixXd& data, const session::OnlinePcaOptions& s, double* final_s) {
   ReplayRun run;
   const auto rows = static_cast<std::uint64_t>(data.rows());
   const bool reset = reset_peak_rss();
-  replay::Pipeline pipeline(data.cols(), s, rows, nullptr);
+  session::OnlinePcaSession pipeline(data.cols(), s);
   const auto start = Clock::now();
   for (Index r = 0; r < data.rows(); r += static_cast<Index>(kBlock)) {
     const Index n = std::min(static_cast<Index>(kBlock), data.rows() - r);
@@ -189,7 +197,7 @@ ReplayRun replay_once(const MatrixXd& data, const replay::ReplaySettings& s, dou
   const double blocks = static_cast<double>((rows + kBlock - 1) / kBlock);
   run.stream_ms = 1e3 * pipeline.cpu_stream() / blocks;
   run.learner_ms = 1e3 * pipeline.cpu_learner() / blocks;
-  run.eval_ms = 1e3 * pipeline.cpu_eval() / blocks;
+  run.eval_ms = 1e3 * pipeline.cpu_evaluation() / blocks;
   const dpstream::pca::RefreshStats stats = pipeline.private_learner()->state().tracker.stats;
   const double refreshes = std::max<double>(1, static_cast<double>(stats.refreshes));
   run.products = static_cast<double>(stats.iterations) / refreshes;
@@ -203,7 +211,7 @@ Figures run(Index d, Index k, std::uint64_t rows, int rounds) {
   f.k = k;
   f.rows = rows;
   const MatrixXd data = generate_rows(d, rows);
-  const replay::ReplaySettings s = settings(k);
+  const session::OnlinePcaOptions s = settings(k, rows);
   f.gemm_rate = gemm_flops_per_second(d);
   struct Round {
     double ingest;  // the mean of the ingestion runs just before and just after the replay
@@ -236,7 +244,7 @@ void print(const Figures& f) {
   const double d2 = static_cast<double>(f.d) * static_cast<double>(f.d);
   const double gemm_bound = f.gemm_rate / d2;
   const ReplayRun& r = f.replay;
-  std::printf("%5ld %3ld %6llu %7.1f %9.0f %9.0f %7.3f %9.0f %7.3f %5.3f-%5.3f %8.2f %8.2f %8.2f %7.2f %8.1f %6.2f %6.3f\n",
+  std::printf("%5ld %3ld %6llu %7.1f %9.0f %9.0f %7.3f %9.0f %7.3f %5.3f-%5.3f %8.2f %8.2f %8.2f %7.2f %8.1f %7.2f %9.3f\n",
               static_cast<long>(f.d), static_cast<long>(f.k), static_cast<unsigned long long>(f.rows),
               f.gemm_rate / 1e9, gemm_bound, f.ingest, f.ingest / gemm_bound, r.rate, f.ratio, f.ratio_min,
               f.ratio_max, r.stream_ms, r.learner_ms, r.eval_ms, f.final_s, f.peak_mb, r.products, r.full_solves);
@@ -312,9 +320,9 @@ int main(int argc, char** argv) {
               "min-max over the replays; rates in rows/s; CPU ms per release; peak RSS in MB (the first replay's, less "
               "the bench's copy of the rows)\n",
               static_cast<unsigned long long>(kBlock), rounds);
-  std::printf("%5s %3s %6s %7s %9s %9s %7s %9s %7s %11s %8s %8s %8s %7s %8s %6s %6s\n", "d", "k", "rows", "GFLOP/s",
-              "gemm_bnd", "ingest", "ing/bnd", "replay", "rep/ing", "min-max", "S_ms", "L_ms", "E_ms", "final_s", "peak_MB", "L_CQ",
-              "L_full");
+  std::printf("%5s %3s %6s %7s %9s %9s %7s %9s %7s %11s %8s %8s %8s %7s %8s %7s %9s\n", "d", "k", "rows", "GFLOP/s",
+              "gemm_bnd", "ingest", "ing/bnd", "replay", "rep/ing", "min-max", "strm_ms", "lrnr_ms", "eval_ms", "final_s", "peak_MB",
+              "lrnr_CQ", "lrnr_full");
   std::vector<Figures> figures;
   for (Index d : dims)
     for (Index k : ks) {

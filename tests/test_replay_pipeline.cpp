@@ -1,5 +1,6 @@
-// dpstream-replay's library (tools/replay): the threaded pipeline gives exactly the results of the
-// single-threaded protocol it spreads over threads (also with --nonnegative's deeper buffers); a
+// dpstream-replay's library (tools/replay) on the online-PCA session: the threaded session gives
+// exactly the results of the single-threaded protocol it spreads over threads (also with
+// --nonnegative's deeper buffers); a
 // checkpoint resumes to the uninterrupted run's results bit for bit, and a resume with a changed
 // setting is refused naming the flag; a file that does not declare its length is counted for a
 // fixed-horizon mechanism; the JSON line is well formed; the separable strategy's estimate on packed
@@ -26,7 +27,7 @@
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
 #include "learner_states.pb.h"
-#include "replay/full_projections.hpp"
+#include "dpstream/session/followed_release.hpp"
 #include "replay/report.hpp"
 #include "replay/run.hpp"
 #include "temp_dir.hpp"
@@ -69,7 +70,7 @@ struct Figures {
   double opt, private_gain, ftl_gain;
 };
 
-// The protocol the pipeline runs on four threads, on one: each block scored by both learners with
+// The protocol the session runs on four threads, on one: each block scored by both learners with
 // the subspace they held before it, then observed; the private learner follows every release of the
 // stream it is attached to, follow-the-leader the meter's exact sum at each full block.
 Figures single_threaded(const ReplaySettings& s) {
@@ -135,7 +136,7 @@ double single_threaded_nonnegative_gain(const ReplaySettings& s) {
   p.mode = pca::FplMode::private_tree;
   pca::FplOnlinePca learner(kDim, p);
   pca::DoublyNonnegativeReader nonnegative(
-      kDim, {tools::replay::kNonnegativeRounds, tools::replay::kNonnegativeRefreshRatio});
+      kDim, {session::kNonnegativeRounds, session::kNonnegativeRefreshRatio});
   sum.subscribe([&](const stream::ContinualCovariance::Release& r) {
     Eigen::MatrixXd followed = r.noisy_prefix;
     nonnegative.apply(followed);
@@ -154,11 +155,11 @@ double single_threaded_nonnegative_gain(const ReplaySettings& s) {
 }
 
 Figures replayed(ReplayRun& run) {
-  const auto& p = run.pipeline();
+  const auto& p = run.session();
   return {p.meter().opt(), p.meter().gain(p.private_index()), p.meter().gain(p.ftl_index())};
 }
 
-TEST_CASE("the threaded pipeline gives the single-threaded protocol's results exactly") {
+TEST_CASE("the threaded session gives the single-threaded protocol's results exactly") {
   testing::TempDir dir;
   for (const std::string mechanism : {"tree", "blt"}) {
     ReplaySettings s = settings(dir, mechanism);
@@ -172,17 +173,17 @@ TEST_CASE("the threaded pipeline gives the single-threaded protocol's results ex
     // A private learner that learned something, below the non-private one (noise costs gain).
     CHECK(threads.private_gain > 0);
     CHECK(threads.private_gain < threads.ftl_gain);
-    CHECK(run.pipeline().accountant()->ledger().size() == 1);
+    CHECK(run.session().accountant()->ledger().size() == 1);
   }
 }
 
-TEST_CASE("--nonnegative: the deeper pipeline gives the single-threaded protocol's results exactly") {
-  // Under --nonnegative S may run up to 8 releases ahead of L (pipeline_slots): the slots wrap
+TEST_CASE("--nonnegative: the deeper session gives the single-threaded protocol's results exactly") {
+  // Under --nonnegative the stream may run up to 8 releases ahead of the learner (session_slots): the slots wrap
   // around several times in 31 releases, and the reader must still see them in order.
   testing::TempDir dir;
   ReplaySettings s = settings(dir, "blt");
   s.nonnegative = true;
-  const tools::replay::PipelineSlots slots = tools::replay::pipeline_slots(kDim, s);
+  const session::SessionSlots slots = session::session_slots(kDim, s.session_options(kRows));
   CHECK(slots.releases == 8);
   CHECK(slots.sums == 8);
   CHECK(slots.ring == 12);
@@ -191,93 +192,11 @@ TEST_CASE("--nonnegative: the deeper pipeline gives the single-threaded protocol
   in.title = "generated, |a|";
   ReplayRun run(s, std::move(in));
   run.replay();
-  REQUIRE(run.pipeline().nonnegative() != nullptr);
-  CHECK(run.pipeline().nonnegative()->releases() == (kRows + s.block - 1) / s.block);
+  REQUIRE(run.session().nonnegative() != nullptr);
+  CHECK(run.session().nonnegative()->releases() == (kRows + s.block - 1) / s.block);
   const double reference = single_threaded_nonnegative_gain(s);
-  CHECK(run.pipeline().meter().gain(run.pipeline().private_index()) == reference);
+  CHECK(run.session().meter().gain(run.session().private_index()) == reference);
   CHECK(reference > 0);
-}
-
-TEST_CASE("FullProjections: the reader's full releases, projected by two threads, bit for bit as the reader would") {
-  using tools::replay::FullProjections;
-  constexpr double kRatio = 1.0 / 3.0;
-  std::vector<Eigen::MatrixXd> releases(60);
-  for (std::size_t t = 1; t < releases.size(); ++t) {
-    const Eigen::MatrixXd a = Eigen::MatrixXd::Random(6, 6);
-    releases[t] = a + a.transpose();
-  }
-  // A reader continued from release 40 (last full 35): its next full releases are 47 and 63 > 59.
-  pca::DoublyNonnegativeReader reference(6, {1, kRatio}), ahead(6, {1, kRatio});
-  for (std::uint64_t t = 1; t <= 40; ++t) {
-    Eigen::MatrixXd c = releases[t];
-    reference.apply(c);
-    Eigen::MatrixXd d = releases[t];
-    ahead.apply(d);
-  }
-  REQUIRE(reference.last_full() == 35);
-  FullProjections projections(ahead.releases(), ahead.last_full(), kRatio, 2,
-                              [&](std::uint64_t t) -> const Eigen::MatrixXd& { return releases[t]; });
-  std::thread helper([&] {
-    while (projections.help()) {
-    }
-  });
-  std::vector<std::uint64_t> full;
-  for (std::uint64_t t = 41; t < releases.size(); ++t) {
-    projections.published(t);
-    Eigen::MatrixXd expected = releases[t], read = releases[t];
-    const bool is_full = reference.next_is_full();
-    reference.apply(expected);
-    if (is_full) {
-      full.push_back(t);
-      const Eigen::MatrixXd* projected = projections.take(t);
-      REQUIRE(projected != nullptr);
-      ahead.apply_projected(read, *projected);
-      projections.give_back(t);
-    } else {
-      CHECK_THROWS_WITH(ahead.apply_projected(read, releases[t]), Catch::Contains("not a full release"));
-      ahead.apply(read);
-    }
-    CHECK(read == expected);  // bit for bit
-  }
-  CHECK(full == std::vector<std::uint64_t>{47});
-  CHECK(ahead.state().correction == reference.state().correction);
-  // The next full release (63) is never published: a take() waits until stop().
-  std::thread stopper([&] { projections.stop(); });
-  CHECK(projections.take(63) == nullptr);
-  stopper.join();
-  helper.join();
-  CHECK_THROWS_WITH(projections.give_back(63), Catch::Contains("was not taken"));
-}
-
-TEST_CASE("pipeline_slots: 2 more releases where 32 MiB holds them; under --nonnegative deeper within its budget, never below 3") {
-  using tools::replay::pipeline_slots;
-  testing::TempDir dir;
-  ReplaySettings s = settings(dir, "separable");
-  s.block = 128;
-  // d = 784: a slot of each (release, packed sum, block) is ≈ 8.2 MB, 4 fit in 32 MiB: 2 more
-  // releases (the most), and as many sums.
-  const tools::replay::PipelineSlots at_784 = pipeline_slots(784, s);
-  CHECK((at_784.ring == 8 && at_784.sums == 4 && at_784.releases == 4 && at_784.projections == 0));
-  // d = 1536: ≈ 30 MB, one fits; d = 2048: ≈ 52 MB, none: the defaults.
-  CHECK((pipeline_slots(1536, s).releases == 3 && pipeline_slots(1536, s).sums == 3));
-  const tools::replay::PipelineSlots usual = pipeline_slots(2048, s);
-  CHECK((usual.ring == 8 && usual.sums == 3 && usual.releases == 2 && usual.projections == 0));
-  s.nonnegative = true;
-  // d = 784, blocks of 128: a slot of each is 8·(784² · 1.5 + 784·128) bytes ≈ 8.2 MB, 15 fit in
-  // 128 MiB; capped at 2 + 6.
-  CHECK(pipeline_slots(784, s).releases == 8);
-  CHECK(pipeline_slots(784, s).projections == 2);
-  // d = 1536: ≈ 29.9 MB a slot, 4 fit: the budget binds below the cap.
-  CHECK(pipeline_slots(1536, s).releases == 6);
-  // d = 2048: ≈ 52 MB a slot, 2 fit: 4 releases.
-  CHECK(pipeline_slots(2048, s).releases == 4);
-  // d = 4096: none fit; the minimum, one each for S, L and the slot S writes next.
-  const tools::replay::PipelineSlots large = pipeline_slots(4096, s);
-  CHECK((large.releases == 3 && large.sums == 3 && large.ring == 8));
-  s.nonprivate = true;  // no private learner: nothing to read
-  CHECK(pipeline_slots(784, s).releases == 2);
-  s.nonnegative = false;
-  CHECK((pipeline_slots(784, s).releases == 2 && pipeline_slots(784, s).sums == 3));
 }
 
 TEST_CASE("a checkpoint resumes to the uninterrupted run's results; a changed setting is refused by name") {
@@ -335,7 +254,7 @@ TEST_CASE("a file that does not declare its length is counted for a fixed-horizo
     CHECK(run.known_rows() == std::optional<std::uint64_t>(100));
     CHECK(run.figures().length_counted);
     run.replay();
-    CHECK(run.pipeline().sum()->options().horizon == 10);
+    CHECK(run.session().sum()->options().horizon == 10);
     CHECK(run.reader().guard_counts().rejected == 1);
   }
   // The tree needs no length: an unbounded stream, nothing counted.

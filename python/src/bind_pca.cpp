@@ -1,5 +1,6 @@
 // dpstream._core._OnlinePCA (RowGuard → ContinualCovariance → FplOnlinePca, with the RegretMeter of
-// dpstream-replay's protocol) and _PrivatePCA (dpstream-pca's methods, tools/pca).
+// the online-PCA session's protocol) and _PrivatePCA (the library's one-shot methods,
+// pca/private_pca_method.hpp, as dpstream-pca runs them).
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
@@ -13,17 +14,18 @@
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
-#include "pca/pca.hpp"
-#include "replay/pipeline.hpp"
+#include "dpstream/pca/private_pca_method.hpp"
+#include "dpstream/session/followed_release.hpp"
 
 namespace dpstream::python {
 
 namespace {
 
-// The protocol of dpstream-replay's Pipeline (tools/replay/pipeline.hpp) on one thread: each block
-// is scored with the subspace of the releases before it, then observed by the meter, then given to
-// the stream, whose release the learner follows (the stationary estimate under separable; projected
-// under nonnegative), as Pipeline does on its threads.
+// The protocol of the online-PCA session (dpstream/session/online_pca_session.hpp) on one thread and
+// on rows in any chunks: each block is scored with the subspace of the releases before it, then
+// observed by the meter, then given to the stream, whose release the learner follows (the stationary
+// estimate under separable; every release projected exactly under nonnegative), as the session does
+// on its threads.
 class PyOnlinePca {
  public:
   PyOnlinePca(const StreamArgs& a, Eigen::Index k, bool regret, bool baseline, SharedAccountant accountant)
@@ -123,11 +125,10 @@ class PyOnlinePca {
   void follow(const stream::ContinualCovariance::Release& r) {
     if (stationary_) stationary_->add(r.step, r.noisy_prefix);
     followed_ = stationary_ ? Eigen::MatrixXd(stationary_->prefix()) : r.noisy_prefix;
-    if (nonnegative_) pca::project_doubly_nonnegative(followed_, tools::replay::kNonnegativeRounds);
+    if (nonnegative_) pca::project_doubly_nonnegative(followed_, session::kNonnegativeRounds);
     std::optional<double> stationary_variance;
     if (stationary_) stationary_variance = stationary_->prefix_variance(sum_.noise().draw_sigma());
-    learner_->follow(followed_, tools::replay::followed_noise_norm(learner_->dimension(), r, stationary_variance,
-                                                                   nonnegative_));
+    learner_->follow(followed_, session::followed_noise_norm(learner_->dimension(), r, stationary_variance, nonnegative_));
   }
 
   SharedAccountant accountant_;  // before sum_, which points at it
@@ -144,21 +145,22 @@ class PyOnlinePca {
   double library_seconds_ = 0;  // partial_fit's time inside C++ (RowGuard, stream, learner, meter)
 };
 
-// dpstream-pca's methods (tools/pca: PcaMethod), the rows through the same guard the tool uses.
+// The library's one-shot methods (pca/private_pca_method.hpp), the rows through the same guard the
+// tools use.
 py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen::Index k, SharedAccountant accountant,
                          const py::kwargs& kw) {
   const StreamArgs a = stream_args(kw);
-  tools::pca_tool::PcaSettings s;
-  s.method = method;
-  s.k = k;
+  pca::PrivatePcaMethodOptions o;
+  o.method = method;
+  o.k = k;
   if (kw.contains("iterations") && !kw["iterations"].is_none()) {
-    s.iterations = kw["iterations"].cast<int>();
-    s.iterations_given = true;
+    o.iterations = kw["iterations"].cast<int>();
+    o.iterations_given = true;
   }
-  s.privacy.epsilon = a.epsilon, s.privacy.delta = a.delta, s.privacy.calibration = a.calibration;
-  s.privacy.seed = a.seed;
-  s.normalize.normalize = a.normalize, s.normalize.clip_norm = a.clip_norm;
-  s.normalize.clip_norm_given = a.normalize != "unit";
+  o.target = privacy::EpsDelta(a.epsilon, a.delta);
+  o.calibration = privacy::parse_calibration(a.calibration);
+  o.seed = a.seed;
+  o.row_norm_bound = a.row_norm_bound();
   if (method != "gauss" && method != "power" && method != "oja")
     throw InvalidParameter("method '" + method + "': expected gauss, power or oja");
   if (rows.ndim() != 2) throw InvalidRow(0, "expected a 2-d array of rows (n, d)");
@@ -167,7 +169,7 @@ py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen:
   if (k < 1 || k > with_dim.dim)
     throw InvalidParameter("n_components " + std::to_string(k) + " is outside [1, " + std::to_string(with_dim.dim) + "]");
   stream::RowGuard guard(with_dim.guard());
-  const tools::pca_tool::PcaMethod built(s, with_dim.dim);  // checks the options before any row or noise
+  const pca::PrivatePcaMethod built(o, with_dim.dim);  // checks the options before any row or noise
   const Eigen::MatrixXd block = guard_block(rows, guard);
   if (!accountant) accountant = std::make_shared<privacy::PrivacyAccountant>(privacy::EpsDelta(a.epsilon, a.delta));
   pca::PrivateSubspace subspace;

@@ -2,9 +2,9 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "common/cli.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
+#include "dpstream/stream/row_normalization.hpp"
 
 namespace dpstream::python {
 
@@ -52,8 +52,6 @@ void bind_errors(py::module_& m) {
     } catch (const InvalidRow& e) {
       raise(invalid_row, e.what(), e.row_index());
     } catch (const InvalidParameter& e) {
-      raise(invalid_parameter, e.what());
-    } catch (const tools::UsageError& e) {  // the tools' own checks of their settings
       raise(invalid_parameter, e.what());
     } catch (const CorruptInput& e) {
       raise(corrupt_input, e.what());
@@ -109,12 +107,9 @@ stream::ContinualSumOptions StreamArgs::options() const {
 stream::RowGuardOptions StreamArgs::guard() const {
   if (normalize != "unit" && normalize != "clip" && normalize != "none")
     throw InvalidParameter("normalize '" + normalize + "': expected unit, clip or none");
-  tools::NormalizeFlags flags;
-  flags.normalize = normalize;
-  flags.clip_norm = clip_norm;
-  flags.clip_norm_given = normalize != "unit";
-  tools::validate(flags);  // UsageError (InvalidParameter in Python) naming a bad normalize or clip_norm
-  return flags.guard_options(dim, nonnegative);
+  const stream::RowNormalization normalization{normalize, clip_norm, normalize != "unit"};
+  normalization.validate();  // InvalidParameter naming a bad clip_norm
+  return normalization.guard_options(dim, nonnegative);
 }
 
 StreamArgs stream_args(const py::kwargs& kw) {

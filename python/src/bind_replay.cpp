@@ -32,13 +32,17 @@ std::string replay(std::vector<std::string> args) {
   }
   after_parse();
   py::gil_scoped_release unlocked;
-  Eigen::initParallel();  // the pipeline's threads call Eigen
-  tools::replay::validate(s);
-  tools::replay::ReplayRun run(s, tools::open_input(s.input));
-  run.replay();
-  const tools::replay::ReportFiles files = tools::replay::write_report_files(run);
-  run.remove_checkpoint();
-  return tools::replay::json_line(run, files);
+  Eigen::initParallel();  // the session's threads call Eigen
+  try {
+    tools::replay::validate(s);
+    tools::replay::ReplayRun run(s, tools::open_input(s.input));
+    run.replay();
+    const tools::replay::ReportFiles files = tools::replay::write_report_files(run);
+    run.remove_checkpoint();
+    return tools::replay::json_line(run, files);
+  } catch (const tools::UsageError& e) {  // the tool's own checks of its settings and input
+    throw InvalidParameter(e.what());
+  }
 }
 
 }  // namespace

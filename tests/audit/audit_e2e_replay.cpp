@@ -1,11 +1,11 @@
 // End-to-end privacy audit of dpstream-replay: the tool's own library path (tools/replay: the CSV
 // reader, the guard with its normalisation, the first pass that counts a file's rows for the BLT's
-// horizon, the pipeline and its continual covariance) run in-process on two neighbouring input FILES,
+// horizon, the online-PCA session and its continual covariance) run in-process on two neighbouring input FILES,
 // every run with its own --seed (method: epsilon_audit.hpp; the files: file_pairs.hpp).
 //
 // What is public. dpstream-replay publishes no private value: its summary, JSON line and regret.csv
 // are evaluation on the raw rows (OPT, gains, regret, and exact counts: rows_zero, rows_clipped,
-// rows_rejected), NOT private (pipeline.hpp). What its (ε, δ) covers is the stream of covariance
+// rows_rejected), NOT private (online_pca_session.hpp). What its (ε, δ) covers is the stream of covariance
 // releases the private learner follows; the audit reads exactly those, through
 // ReplaySettings::release_observer (a test seam: no flag), and so is as strong as an attacker who
 // sees every release.
@@ -125,7 +125,7 @@ Releases replay_once(const dpstream::testing::TempDir& dir, const std::string& c
     dpstream::audit::MutedStdout mute;
     ReplayRun run(s, dpstream::tools::open_input(s.input));
     run.replay();
-    out.mu = run.pipeline().sum()->mu();
+    out.mu = run.session().sum()->mu();
   }
   out.diagonal.resize(static_cast<Eigen::Index>(diagonals.size()), kDim);
   for (std::size_t t = 0; t < diagonals.size(); ++t) out.diagonal.row(static_cast<Eigen::Index>(t)) = diagonals[t].transpose();

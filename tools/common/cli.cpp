@@ -13,6 +13,7 @@
 #include "dpstream/io/staged_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
+#include "dpstream/stream/row_normalization.hpp"
 
 namespace dpstream::tools {
 
@@ -125,13 +126,7 @@ UsageError calibration_refused(const PrivacyFlags& flags, const std::string& oth
 }
 
 stream::RowGuardOptions NormalizeFlags::guard_options(Eigen::Index dimension, bool nonnegative) const {
-  stream::RowGuardOptions o;
-  o.dimension = dimension;
-  o.norm_bound = norm_bound();
-  o.over_norm = normalize == "none" ? stream::OverNormPolicy::reject : stream::OverNormPolicy::clip;
-  o.nonnegative = nonnegative;
-  o.scaling = normalize == "unit" ? stream::RowScaling::unit : stream::RowScaling::none;
-  return o;
+  return stream::RowNormalization{normalize, clip_norm, clip_norm_given}.guard_options(dimension, nonnegative);
 }
 
 std::string NormalizeFlags::text() const {
@@ -150,10 +145,11 @@ CLI::Option* add_normalize_options(CLI::App& app, NormalizeFlags& flags) {
 }
 
 void validate(const NormalizeFlags& flags) {
-  if (!std::isfinite(flags.clip_norm) || flags.clip_norm <= 0)
-    throw UsageError("--clip-norm must be finite and > 0, got " + privacy::format_value(flags.clip_norm));
-  if (flags.clip_norm_given && flags.normalize == "unit")
-    throw UsageError("--clip-norm applies to --normalize clip or none (unit scales every row to norm 1)");
+  try {
+    stream::RowNormalization{flags.normalize, flags.clip_norm, flags.clip_norm_given}.validate();
+  } catch (const InvalidParameter& e) {
+    throw UsageError(e.what());
+  }
 }
 
 }  // namespace dpstream::tools

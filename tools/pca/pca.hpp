@@ -19,6 +19,7 @@
 
 #include "common/cli.hpp"
 #include "common/input.hpp"
+#include "dpstream/pca/private_pca_method.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -46,8 +47,9 @@ std::function<void()> add_pca_options(CLI::App& app, PcaSettings& s);
 // UsageError naming the flag for anything that can be checked before the input is opened.
 void validate(const PcaSettings& s);
 
-// The chosen method with its options checked by the library (InvalidParameter → UsageError) when it
-// is built, before any row is read or noise drawn.
+// The chosen method (the library's pca::PrivatePcaMethod) with its options checked by the library
+// (InvalidParameter → UsageError naming the flags) when it is built, before any row is read or noise
+// drawn.
 class PcaMethod {
  public:
   PcaMethod(const PcaSettings& s, Eigen::Index dimension);
@@ -55,7 +57,7 @@ class PcaMethod {
   pca::PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
 
  private:
-  std::function<pca::PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)> release_;
+  pca::PrivatePcaMethod method_;
 };
 
 // What a finished run reports.

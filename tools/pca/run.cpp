@@ -17,14 +17,8 @@
 #include "common/row_buffer.hpp"
 #include "common/text.hpp"
 #include "dpstream/errors.hpp"
-#include "dpstream/pca/find_and_project.hpp"
-#include "dpstream/pca/gaussian_pca.hpp"
-#include "dpstream/pca/input_perturbation.hpp"
-#include "dpstream/pca/noisy_power_method.hpp"
-#include "dpstream/pca/private_oja.hpp"
-#include "dpstream/pca/streaming_private_oja.hpp"
+#include "dpstream/pca/private_pca_method.hpp"
 #include "dpstream/pca/subspace.hpp"
-#include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "pca/pca.hpp"
 
@@ -38,110 +32,7 @@ namespace {
 
 constexpr std::uint64_t kGeneratedRows = 20000;  // the generated stream is endless: its default --limit
 
-std::unique_ptr<privacy::NoiseSource> noise_source(const PrivacyFlags& p) {
-  if (p.seed) return std::make_unique<privacy::SeededNoiseSource>(*p.seed);
-  return privacy::make_secure_noise_source();
-}
-
-// streaming-oja's default minibatch: n/32 rows (at least 100), i.e. about 32 Oja steps. Fewer,
-// larger minibatches have less noise on each mean (σ√(dk)/B) but fewer steps to converge in; on
-// Fashion-MNIST (ε = 1) 16–64 steps were best.
-std::uint64_t streaming_oja_batch(std::uint64_t rows) { return std::max<std::uint64_t>(100, rows / 32); }
-
-// streaming-oja is a stream over minibatch slots (zero-out); the others release a function of the
-// set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation).
-privacy::Neighbours method_relation(const PcaSettings& s) {
-  return s.method == "streaming-oja" ? privacy::Neighbours::zero_out_row : privacy::Neighbours::add_remove_row;
-}
-
-// The methods that draw their own noise (from options.seed).
-std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_method(const PcaSettings& s, Index d,
-                                                                                   double bound) {
-  const PrivacyFlags& p = s.privacy;
-  if (s.method == "gauss") {
-    pca::GaussianPcaOptions o;
-    o.k = s.k;
-    o.seed = p.seed;
-    o.mechanism.target = p.target();
-    o.mechanism.calibration = p.calibration_value();
-    o.mechanism.row_norm_bound = bound;
-    o.mechanism.relation = method_relation(s);
-    auto m = std::make_shared<pca::GaussianPca>(d, o);
-    return [m](const MatrixXd& rows, Accountant& a) { return m->release(rows, &a).subspace; };
-  }
-  if (s.method == "power") {
-    pca::NoisyPowerMethodOptions o;
-    o.k = s.k;
-    o.iterations = s.iterations;
-    o.seed = p.seed;
-    o.target = p.target();
-    o.calibration = p.calibration_value();
-    o.row_norm_bound = bound;
-    o.relation = method_relation(s);
-    auto m = std::make_shared<pca::NoisyPowerMethod>(d, o);
-    return [m](const MatrixXd& rows, Accountant& a) { return m->run(rows, &a); };
-  }
-  if (s.method == "streaming-oja") {
-    // One pass, each row once, in the file's order; the budget is the pass's (parallel composition).
-    pca::StreamingPrivateOjaOptions o;
-    o.k = s.k;
-    o.seed = p.seed;
-    o.target = p.target();
-    o.calibration = p.calibration_value();
-    o.row_norm_bound = bound;
-    o.relation = method_relation(s);
-    if (s.learning_rate > 0) o.learning_rate = s.learning_rate;
-    const pca::StreamingPrivateOja probe(d, o);  // the options checked before any row is read
-    const std::uint64_t batch = s.batch;
-    return [o, d, batch](const MatrixXd& rows, Accountant& a) mutable {
-      o.batch_rows = batch != 0 ? batch : streaming_oja_batch(static_cast<std::uint64_t>(rows.rows()));
-      pca::StreamingPrivateOja oja(d, o, &a);
-      for (Index i = 0; i < rows.rows(); ++i) oja.update(rows.row(i).transpose());
-      oja.flush();
-      return oja.current();
-    };
-  }
-  // oja: Algorithm 2 releases the top vector; k > 1 by deflation (PrivateOjaOptions::components).
-  pca::PrivateOjaOptions o;
-  o.components = s.k;
-  o.iterations = s.iterations_given ? s.iterations : 100;
-  o.seed = p.seed;
-  o.target = p.target();
-  o.calibration = p.calibration_value();
-  o.row_norm_bound = bound;
-  o.relation = method_relation(s);
-  auto m = std::make_shared<pca::PrivateOja>(o);
-  const bool one = s.k == 1;
-  return [m, one](const MatrixXd& rows, Accountant& a) {
-    return one ? m->run(rows, &a).to_subspace() : m->run_components(rows, &a);
-  };
-}
-
-// pfp / rr: HR12's row unit for records (a row added or removed, ‖a‖ ≤ L); the noise is the tool's.
-std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> shared_noise_method(const PcaSettings& s,
-                                                                                      double bound) {
-  const PrivacyFlags& p = s.privacy;
-  std::shared_ptr<privacy::NoiseSource> noise = noise_source(p);
-  if (s.method == "pfp") {
-    pca::FindAndProjectOptions o;
-    o.k = s.k;
-    o.oversampling = 2;
-    o.target = p.target();
-    o.calibration = p.calibration_value();
-    o.relation = pca::MatrixNeighbours::add_remove_row;
-    o.row_norm_bound = bound;
-    auto m = std::make_shared<pca::PrivateFindAndProject>(o);
-    return [m, noise](const MatrixXd& rows, Accountant& a) { return m->release(rows, *noise, &a).subspace; };
-  }
-  pca::InputPerturbationOptions o;  // rr
-  o.k = s.k;
-  o.target = p.target();
-  o.calibration = p.calibration_value();
-  o.relation = pca::MatrixNeighbours::add_remove_row;
-  o.row_norm_bound = bound;
-  auto m = std::make_shared<pca::InputPerturbation>(o);
-  return [m, noise](const MatrixXd& rows, Accountant& a) { return m->release(rows, *noise, &a).subspace; };
-}
+privacy::Neighbours method_relation(const PcaSettings& s) { return pca::private_pca_relation(s.method); }
 
 // The rows are held twice (as read, and as the matrix the methods take) beside a few d × d matrices
 // (AᵀA, its eigenvectors, the method's). A file that declares its rows is refused now if they would
@@ -161,21 +52,32 @@ void hold_rows(const PcaSettings& s, const io::RowSource& source, std::uint64_t 
 
 }  // namespace
 
-PcaMethod::PcaMethod(const PcaSettings& s, Index dimension) {
-  const double bound = s.normalize.norm_bound();
-  try {
-    release_ = s.method == "pfp" || s.method == "rr" ? shared_noise_method(s, bound)
-                                                     : own_noise_method(s, dimension, bound);
-  } catch (const InvalidParameter& e) {  // e.g. the paper calibration refuses ε ≥ 1
-    std::string others = "--method " + s.method + ", --k " + std::to_string(s.k) + ", the row norm bound " +
-                         privacy::format_value(bound) + " (--normalize, --clip-norm)";
-    if (s.method == "power" || s.method == "oja") others += ", --iterations " + std::to_string(s.iterations);
-    throw calibration_refused(s.privacy, others, e.what());
-  }
+// The library's method (pca/private_pca_method.hpp) from the flags.
+pca::PrivatePcaMethod built_method(const PcaSettings& s, Index dimension) {
+  pca::PrivatePcaMethodOptions o;
+  o.method = s.method;
+  o.k = s.k;
+  o.iterations = s.iterations;
+  o.iterations_given = s.iterations_given;
+  o.batch = s.batch;
+  o.learning_rate = s.learning_rate;
+  o.target = s.privacy.target();
+  o.calibration = s.privacy.calibration_value();
+  o.seed = s.privacy.seed;
+  o.row_norm_bound = s.normalize.norm_bound();
+  return pca::PrivatePcaMethod(o, dimension);
+}
+
+PcaMethod::PcaMethod(const PcaSettings& s, Index dimension) try : method_(built_method(s, dimension)) {
+} catch (const InvalidParameter& e) {  // e.g. the paper calibration refuses ε ≥ 1
+  std::string others = "--method " + s.method + ", --k " + std::to_string(s.k) + ", the row norm bound " +
+                       privacy::format_value(s.normalize.norm_bound()) + " (--normalize, --clip-norm)";
+  if (s.method == "power" || s.method == "oja") others += ", --iterations " + std::to_string(s.iterations);
+  throw calibration_refused(s.privacy, others, e.what());
 }
 
 pca::PrivateSubspace PcaMethod::release(const MatrixXd& rows, Accountant& accountant) const {
-  return release_(rows, accountant);
+  return method_.release(rows, accountant);
 }
 
 PcaReport run_pca(const PcaSettings& s, OpenedInput input) {

@@ -35,10 +35,36 @@ pb::ReplayCheckpoint read_checkpoint(const std::string& path) {
                        " bytes are not a dpstream-replay checkpoint (another file?)");
   pb::ReplayCheckpoint msg;
   if (!msg.ParseFromString(file.checkpoint())) throw CorruptInput(path + ": the checkpoint inside does not parse");
-  if (msg.format_version() != kCheckpointFormatVersion)
-    throw CorruptInput(path + ": format_version " + std::to_string(msg.format_version()) + ", this build reads " +
+  if (msg.format_version() != kCheckpointFormatVersion && msg.format_version() != 1)
+    throw CorruptInput(path + ": format_version " + std::to_string(msg.format_version()) + ", this build reads 1 and " +
                        std::to_string(kCheckpointFormatVersion));
   return msg;
+}
+
+session::SessionParts session_parts(const pb::ReplayCheckpoint& msg) {
+  session::SessionParts out;
+  out.blocks = msg.blocks();
+  if (msg.format_version() != 1) {
+    for (const pb::Part& p : msg.parts()) out.parts.push_back({p.name(), p.state()});
+    return out;
+  }
+  // Version 1: the same objects' states as typed fields, each present only where the run had it.
+  if (!msg.continual_sum().empty()) out.parts.push_back({"continual_sum", msg.continual_sum()});
+  if (msg.has_private_learner()) out.parts.push_back({"private_learner", msg.private_learner().SerializeAsString()});
+  if (msg.has_stationary()) out.parts.push_back({"stationary", msg.stationary().SerializeAsString()});
+  if (msg.has_nonnegative()) out.parts.push_back({"nonnegative", msg.nonnegative().SerializeAsString()});
+  out.parts.push_back({"ftl", msg.ftl().SerializeAsString()});
+  out.parts.push_back({"meter", msg.meter().SerializeAsString()});
+  return out;
+}
+
+void put_session_parts(const session::SessionParts& parts, pb::ReplayCheckpoint& msg) {
+  msg.set_blocks(parts.blocks);
+  for (const session::SessionPart& p : parts.parts) {
+    pb::Part* out = msg.add_parts();
+    out->set_name(p.name);
+    out->set_state(p.bytes);
+  }
 }
 
 void put_settings(const SettingList& settings, pb::ReplayCheckpoint& msg) {

@@ -1,11 +1,14 @@
 // dpstream-replay's checkpoint file, and the writer that keeps it current beside the replay.
 //
-// The file: the protobuf message of replay_checkpoint.proto in an envelope that ends in the
+// The file: the protobuf message of replay_checkpoint.proto — the run's settings, the reader's counts
+// and the online-PCA session as a list of parts, each one object's own saving
+// (dpstream/session/session_parts.hpp) — in an envelope that ends in the
 // library's CRC-32 seal (dpstream/io/message_seal.hpp). Why the seal: protobuf happily parses a
 // message cut at a field boundary (the missing fields read as empty), so a truncated file could
 // otherwise pass for a checkpoint of an earlier point. The file is only ever replaced atomically
-// (dpstream/io/atomic_file.hpp), so a mismatch means damage after the fact. The learners' and the
-// meter's states inside are the library's messages (dpstream/io/state_codecs.hpp).
+// (dpstream/io/atomic_file.hpp), so a mismatch means damage after the fact. Version 1 files (the
+// session's states as typed fields) are still read, as the same parts; another version is refused,
+// naming it.
 //
 // Every reading function throws CorruptInput naming what does not fit.
 #pragma once
@@ -18,6 +21,7 @@
 #include <thread>
 
 #include "common/file_lock.hpp"
+#include "dpstream/session/session_parts.hpp"
 #include "replay/settings.hpp"
 #include "replay_checkpoint.pb.h"
 
@@ -59,7 +63,7 @@ class Fingerprint {
   std::uint64_t h_ = 0x6A09E667F3BCC908ull;
 };
 
-constexpr std::uint32_t kCheckpointFormatVersion = 1;
+constexpr std::uint32_t kCheckpointFormatVersion = 2;  // written; version 1 is still read
 
 // The stream's release journal beside the checkpoint (dpstream/io/release_journal.hpp): the
 // checkpoint's row fingerprint covers the rows before it; the journal, the releases published
@@ -72,8 +76,13 @@ inline std::string lock_path(const std::string& checkpoint) { return checkpoint 
 std::string checkpoint_file_bytes(const pb::ReplayCheckpoint& msg);
 
 // The checkpoint in `path`. CorruptInput: cannot be read, not a checkpoint, truncated or damaged,
-// another format version.
+// another format version (named).
 pb::ReplayCheckpoint read_checkpoint(const std::string& path);
+
+// The session's saved parts in `msg` (either version).
+session::SessionParts session_parts(const pb::ReplayCheckpoint& msg);
+// Records the session's parts in `msg` (version 2).
+void put_session_parts(const session::SessionParts& parts, pb::ReplayCheckpoint& msg);
 
 // Records `settings` in `msg`.
 void put_settings(const SettingList& settings, pb::ReplayCheckpoint& msg);

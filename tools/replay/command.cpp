@@ -41,7 +41,7 @@ int replay_command(int argc, char** argv) {
   const auto after_parse = replay::add_replay_options(app, s);
   if (const auto status = parse_command_line(app, argc, argv, "dpstream-replay")) return *status;
   after_parse();
-  Eigen::initParallel();  // the pipeline's threads call Eigen
+  Eigen::initParallel();  // the session's threads call Eigen
   keep_freed_memory_for_reuse();
   return run_tool("dpstream-replay", [&] {
     replay::validate(s);

@@ -60,7 +60,7 @@ std::string rows_text(const ReplayRun& run) {
 
 std::string private_learner_text(const ReplayRun& run) {
   const ReplaySettings& s = run.settings();
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   const stream::ContinualCovariance* sum = p.sum();
   if (!p.accountant()) return "private learner: none (--nonprivate): no privacy spent\n";
   const std::string rows = p.row_learners() ? p.row_learners()->describe() : std::string();
@@ -95,7 +95,7 @@ std::string private_learner_text(const ReplayRun& run) {
 }
 
 std::string regret_table(const ReplayRun& run) {
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   const eval::RegretMeter& meter = p.meter();
   const long long k = static_cast<long long>(run.settings().k);
   std::string t = format("k = %lld, OPT = %.6g (sum of the top-%lld eigenvalues of the exact covariance)\n", k,
@@ -115,11 +115,11 @@ std::string regret_table(const ReplayRun& run) {
 
 // --learner: each listed learner's final subspace against the non-private top k of all rows.
 std::string learners_text(const ReplayRun& run) {
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   if (!p.accountant()) return "";
   std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal GDP share of the budget)",
                          "captured/top-k", "regret/OPT", "eps share");
-  for (const LearnerFigures& f : p.learner_figures())
+  for (const session::LearnerFigures& f : p.learner_figures())
     t += format("  %-50s %14.3f%% %10.3f%% %10.4g\n", (f.name + ": " + learner_label(f.name)).c_str(),
                 100 * f.captured_ratio, 100 * f.regret_over_opt, f.epsilon_share);
   if (run.settings().has_learner("gauss"))
@@ -130,13 +130,13 @@ std::string learners_text(const ReplayRun& run) {
 std::string timing_text(const ReplayRun& run) {
   const ReplaySettings& s = run.settings();
   const RunFigures& f = run.figures();
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   const double rows = static_cast<double>(run.reader().used());
-  const std::string ahead = p.nonnegative() ? format(", projections ahead %.2f s", p.cpu_projections()) : "";
+  const std::string ahead = p.nonnegative() ? format(", projections ahead %.2f s", p.cpu_projection()) : "";
   std::string t = format("time: %.2f s (%.0f rows/s); reading %.2f s%s; CPU of the concurrent workers: stream %.2f s, "
                          "private learner %.2f s%s, evaluation %.2f s; final OPT and flush %.2f s\n",
                          f.seconds, rows / f.seconds, f.read_seconds, s.shuffle ? " (before the replay)" : " (overlapped)",
-                         p.cpu_stream(), p.cpu_learner(), ahead.c_str(), p.cpu_eval(), f.finish_seconds);
+                         p.cpu_stream(), p.cpu_learner(), ahead.c_str(), p.cpu_evaluation(), f.finish_seconds);
   if (s.checkpoint.empty()) return t;
   t += "checkpoints: " + s.checkpoint;
   if (f.resumed_rows)
@@ -153,12 +153,12 @@ std::string timing_text(const ReplayRun& run) {
 // Every learner of the replay is a stream over fixed slots (blocks, minibatches): the zero-out
 // relation (gauss alone, offline, would hold under add/remove; run beside the others it is stated
 // for the run).
-privacy::Neighbours run_relation(const Pipeline& p) {
+privacy::Neighbours run_relation(const session::OnlinePcaSession& p) {
   return p.sum() ? p.sum()->options().relation : privacy::Neighbours::zero_out_row;
 }
 
 std::string labels_text(const ReplayRun& run) {
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
   const std::string unit = "one row, ||a|| <= " + privacy::format_value(run.settings().normalize.norm_bound()) +
                            " after the guard";
@@ -170,14 +170,14 @@ std::string labels_text(const ReplayRun& run) {
 }  // namespace
 
 std::string mechanism_text(const stream::ContinualCovariance& sum) {
-  // The separable strategy's releases are followed through their stationary estimate (pipeline.hpp).
+  // The separable strategy's releases are followed through their stationary estimate (online_pca_session.hpp).
   const bool separable = sum.options().strategy == stream::NoiseStrategy::separable;
   return sum.noise().describe() + (separable ? ", followed through its stationary estimate" : "");
 }
 
 ReportFiles write_report_files(const ReplayRun& run) {
   const ReplaySettings& s = run.settings();
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   const std::filesystem::path dir(s.out);
   ReportFiles files{(dir / "regret.csv").string(), (dir / "regret.svg").string()};
   std::ostringstream subtitle;
@@ -203,19 +203,19 @@ ReportFiles write_report_files(const ReplayRun& run) {
 std::string summary_text(const ReplayRun& run, const ReportFiles& files) {
   std::string t = rows_text(run) + private_learner_text(run) + regret_table(run) + learners_text(run) + timing_text(run) +
                   labels_text(run);
-  if (const auto* accountant = run.pipeline().accountant()) {
+  if (const auto* accountant = run.session().accountant()) {
     const privacy::Spent spent = accountant->spent();
     const std::size_t charges = accountant->ledger().size();
     t += format("privacy spent (accountant, %zu charge%s): epsilon %s at delta %s\n", charges, charges == 1 ? "" : "s",
                 privacy::format_value(spent.epsilon).c_str(), privacy::format_value(spent.delta).c_str());
   }
-  return t + format("wrote %s (%zu curve points) and %s\n", files.csv.c_str(), run.pipeline().meter().curve().size(),
+  return t + format("wrote %s (%zu curve points) and %s\n", files.csv.c_str(), run.session().meter().curve().size(),
                     files.svg.c_str());
 }
 
 std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   const ReplaySettings& s = run.settings();
-  const Pipeline& p = run.pipeline();
+  const session::OnlinePcaSession& p = run.session();
   const eval::RegretMeter& meter = p.meter();
   const stream::ContinualCovariance* sum = p.sum();
   const std::size_t main_learner = p.main_index();
@@ -255,7 +255,7 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   if (const auto* accountant = p.accountant()) {
     j.add("epsilon_spent", accountant->spent().epsilon);
     JsonLine learners;  // last: a nested object, after every flat key
-    for (const LearnerFigures& f : p.learner_figures()) {
+    for (const session::LearnerFigures& f : p.learner_figures()) {
       JsonLine one;
       one.add("regret_over_opt", f.regret_over_opt).add("captured_ratio", f.captured_ratio);
       one.add("epsilon_share", f.epsilon_share).add("delta_share", f.delta_share);

@@ -3,7 +3,7 @@
 // rows, dim, k, epsilon, delta, mechanism, block, opt, gain, regret, regret_over_opt,
 // nonprivate_regret_over_opt, rows_clipped, rows_rejected, seconds; the top-level figures are those of
 // the first online learner of --learner). Last: epsilon_spent (the accountant's) and `learners`, an
-// object with each listed learner's regret_over_opt, captured_ratio and budget share (learners.hpp).
+// object with each listed learner's regret_over_opt, captured_ratio and budget share (dpstream/session/row_learners.hpp).
 //
 // Every figure besides the private learner's subspaces is computed from raw rows (the meter, OPT,
 // follow-the-leader): evaluation output, not a release.

@@ -44,7 +44,7 @@ std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t see
 
 // The replay's dominant allocations, in bytes: the ring of blocks in flight and the staging block
 // (every row with --shuffle), and about (16 + n/2) d × d matrices of state (more with deeper
-// buffers: pipeline_slots) — the stream's exact sum,
+// buffers: session_slots) — the stream's exact sum,
 // its releases in flight, the exact sums it hands to the meter (1.5), the meter's exact sum and its
 // OPT solves, both learners' leaders and eigensolver workspaces, the separable estimate's sums (the
 // measured total is ~14 at d = 2048: docs/performance.md) — with n packed d × d noise states held by
@@ -55,7 +55,7 @@ double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_
   double held = std::log2(std::max(2.0, steps)) + 2;  // tree nodes (an unbounded stream: its epochs)
   if (s.mechanism == "blt") held = 16;
   if (s.mechanism == "sqrt") held = steps;
-  const PipelineSlots slots = pipeline_slots(d, s);
+  const session::SessionSlots slots = session::session_slots(d, s.session_options(rows));
   const double blocks = static_cast<double>(slots.ring + 1) * static_cast<double>(s.block);
   const double deeper = extra_slot_matrices(slots);  // the 16 matrices above count the defaults' slots
   const double held_rows = s.shuffle && rows ? static_cast<double>(*rows) : 0;
@@ -102,7 +102,7 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
   reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
   size_stream();
   skip_replayed_rows();
-  build_pipeline();
+  build_session();
   // Only now: a run refused above (exit 2: a resumed input that differs, flags that leave no usable
   // noise) prints nothing on stdout.
   std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
@@ -245,9 +245,11 @@ pb::InputProgress ReplayRun::input_progress() const {
 
 // The library validates the privacy options (e.g. paper calibration refuses ε ≥ 1) and the
 // checkpoint's states: exit 2.
-void ReplayRun::build_pipeline() {
+void ReplayRun::build_session() {
   try {
-    pipeline_ = std::make_unique<Pipeline>(d_, s_, known_rows_, from_ ? &*from_ : nullptr);
+    const session::SessionParts parts = from_ ? session_parts(*from_) : session::SessionParts{};
+    session_ = std::make_unique<session::OnlinePcaSession>(d_, s_.session_options(known_rows_),
+                                                           from_ ? &parts : nullptr);
   } catch (const InvalidParameter& e) {
     if (from_) throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());
     // The privacy options as given leave no usable noise (an ε so large that σ underflows, a δ or a
@@ -259,8 +261,8 @@ void ReplayRun::build_pipeline() {
   } catch (const CorruptInput& e) {
     throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());
   }
-  from_.reset();  // its states are in the pipeline now; the bytes can go
-  last_checkpoint_block_ = pipeline_->blocks_published();
+  from_.reset();  // its states are in the session now; the bytes can go
+  last_checkpoint_block_ = session_->blocks_published();
 }
 
 // Every --checkpoint-every releases, at the start of a block (before its rows are read), so that
@@ -269,7 +271,7 @@ void ReplayRun::build_pipeline() {
 // thread while the replay goes on. False if a worker failed (close() says why).
 bool ReplayRun::write_checkpoint() {
   const auto t0 = std::chrono::steady_clock::now();
-  if (!pipeline_->drain()) return false;
+  if (!session_->drain()) return false;
   const double drained = seconds_since(t0);
   pb::ReplayCheckpoint msg;
   msg.set_format_version(kCheckpointFormatVersion);
@@ -278,9 +280,9 @@ bool ReplayRun::write_checkpoint() {
   msg.set_rows_known(known_rows_.has_value());
   msg.set_known_rows(known_rows_.value_or(0));
   *msg.mutable_input() = input_progress();
-  pipeline_->save(msg);
+  put_session_parts(session_->save(), msg);
   const double copied = seconds_since(t0) - drained;
-  last_checkpoint_block_ = pipeline_->blocks_published();
+  last_checkpoint_block_ = session_->blocks_published();
   figures_.drain_seconds += drained;
   figures_.copy_seconds += copied;
   const std::uint64_t release = last_checkpoint_block_;
@@ -297,23 +299,23 @@ bool ReplayRun::write_checkpoint() {
   return true;
 }
 
-// M, before each block: a checkpoint when one is due; the tests' crash.
+// Reader, before each block: a checkpoint when one is due; the tests' crash.
 bool ReplayRun::before_block() {
-  const std::uint64_t b = pipeline_->blocks_published();
+  const std::uint64_t b = session_->blocks_published();
   if (s_.checkpoint_every != 0 && b > last_checkpoint_block_ && b % s_.checkpoint_every == 0 && !write_checkpoint())
     return false;
   if (s_.test_kill_at_block != 0 && b == s_.test_kill_at_block) {
     writer_.wait();  // deterministic for the tests: the latest checkpoint is on disk,
-    pipeline_->drain();  // and every block handed out is released (and in the release journal)
+    session_->drain();  // and every block handed out is released (and in the release journal)
     std::fflush(stdout);
     std::raise(SIGKILL);
   }
   return true;
 }
 
-// M: hands rows [first, first + n) of the buffer, in `perm` order (or as held), to the pipeline.
+// Reader: hands rows [first, first + n) of the buffer, in `perm` order (or as held), to the session.
 bool ReplayRun::produce(const std::uint64_t* perm, std::uint64_t first, std::uint64_t n) {
-  Eigen::MatrixXd* slot = pipeline_->next_slot(n);
+  Eigen::MatrixXd* slot = session_->next_slot(n);
   if (!slot) return false;  // a worker failed: close() says why
   const bool checkpointing = !s_.checkpoint.empty();
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -321,8 +323,8 @@ bool ReplayRun::produce(const std::uint64_t* perm, std::uint64_t first, std::uin
     slot->row(static_cast<Index>(i)) = Eigen::Map<const Eigen::RowVectorXd>(row, d_);
     if (checkpointing) rows_hash_.add(row, static_cast<std::size_t>(d_));
   }
-  pipeline_->publish();
-  progress_->update("replay", pipeline_->rows_done());
+  session_->publish();
+  progress_->update("replay", session_->rows_done());
   return true;
 }
 
@@ -342,7 +344,7 @@ void ReplayRun::replay() {
     }
   }
   writer_.wait();  // a failed write stops the run (exit 1), as any I/O error does
-  pipeline_->close();
+  session_->close();
   figures_.input_integrity = verify_input(*input_.source);  // a read stopped by --limit: the rest too
   progress_->update("finish", reader_->used(), true);
   if (reader_->used() == 0) {
@@ -352,7 +354,7 @@ void ReplayRun::replay() {
                              std::to_string(input_.source->skipped()) + " skipped by the reader)");
   }
   const auto f0 = std::chrono::steady_clock::now();
-  pipeline_->finish();
+  session_->finish();
   figures_.finish_seconds = seconds_since(f0);
   figures_.seconds = seconds_since(start_);
   progress_->clear();

@@ -1,5 +1,7 @@
 // One dpstream-replay run: the input opened and checked, a checkpoint resumed, the rows read through
-// the guard and handed to the Pipeline block by block, checkpoints written beside it.
+// the guard and handed to the online-PCA session (dpstream/session/online_pca_session.hpp: its
+// stream, learner, evaluation and projection threads) block by block on the reader thread, the
+// caller's, with checkpoints written beside it.
 //
 // Construction does everything that can refuse the run before a row is replayed or any noise is
 // drawn (UsageError, exit 2): the settings, the input, the checkpoint to resume and the rows it
@@ -8,8 +10,8 @@
 // an error there (malformed data, I/O) stops it (exit 1).
 //
 // Checkpoints (--checkpoint PATH --checkpoint-every N, --resume): every N releases the reader waits
-// until every worker is done with the same release (Pipeline::drain) and writes the whole state —
-// the pipeline's (pipeline.hpp), the reader's counts and a fingerprint of the rows replayed, and the
+// until every worker is done with the same release (OnlinePcaSession::drain) and writes the whole
+// state — the session's parts (OnlinePcaSession::save), the reader's counts and a fingerprint of the rows replayed, and the
 // settings a resume must share (settings.hpp) — into one message, replaced atomically. Counted in
 // releases because a release is the only point where the stream holds no partial block. --resume
 // re-opens the input, reads the replayed rows again (the seeded generator and a seeded shuffle give
@@ -29,12 +31,12 @@
 #include "common/progress.hpp"
 #include "common/row_buffer.hpp"
 #include "replay/checkpoint.hpp"
-#include "replay/pipeline.hpp"
+#include "dpstream/session/online_pca_session.hpp"
 #include "replay/settings.hpp"
 
 namespace dpstream::tools::replay {
 
-// What a finished run reports besides the pipeline's own figures.
+// What a finished run reports besides the session's own figures.
 struct RunFigures {
   double seconds = 0, read_seconds = 0, finish_seconds = 0;
   std::uint64_t resumed_rows = 0;  // rows replayed before the checkpoint it resumed from
@@ -59,8 +61,8 @@ class ReplayRun {
   const ReplaySettings& settings() const { return s_; }
   const OpenedInput& input() const { return input_; }
   const GuardedReader& reader() const { return *reader_; }
-  Pipeline& pipeline() { return *pipeline_; }
-  const Pipeline& pipeline() const { return *pipeline_; }
+  session::OnlinePcaSession& session() { return *session_; }
+  const session::OnlinePcaSession& session() const { return *session_; }
   std::optional<std::uint64_t> known_rows() const { return known_rows_; }
   const RunFigures& figures() const { return figures_; }
 
@@ -69,7 +71,7 @@ class ReplayRun {
   void check_resume_file();
   void skip_replayed_rows();
   void verify_replayed_counts() const;
-  void build_pipeline();
+  void build_session();
   bool write_checkpoint();
   bool before_block();
   bool produce(const std::uint64_t* perm, std::uint64_t first, std::uint64_t n);
@@ -88,7 +90,7 @@ class ReplayRun {
   SettingList resume_settings_;
   Fingerprint rows_hash_;
   std::unique_ptr<Progress> progress_;
-  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<session::OnlinePcaSession> session_;
   FileLock lock_;  // --checkpoint: PATH.lock, held for the whole run
   CheckpointWriter writer_;
   std::uint64_t last_checkpoint_block_ = 0;

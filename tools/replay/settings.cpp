@@ -12,6 +12,7 @@
 #include "common/json.hpp"
 #include "common/memory.hpp"
 #include "common/output_paths.hpp"
+#include "replay/checkpoint.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/blt.hpp"
@@ -64,16 +65,34 @@ stream::ContinualSumOptions ReplaySettings::stream_options(std::uint64_t horizon
   return o;
 }
 
+session::OnlinePcaOptions ReplaySettings::session_options(std::optional<std::uint64_t> known_rows) const {
+  session::OnlinePcaOptions o;
+  o.k = k;
+  o.block = block;
+  o.nonprivate = nonprivate;
+  o.nonnegative = nonnegative;
+  o.learners = learners();
+  o.minibatch = minibatch;
+  o.stream = stream_options(0);  // the session sets the horizon from known_rows
+  if (!checkpoint.empty()) o.stream.journal = journal_path(checkpoint);
+  o.known_rows = known_rows;
+  o.release_observer = release_observer;
+  return o;
+}
+
 std::vector<std::string> ReplaySettings::learners() const {
-  static const std::vector<std::string> known = {"fpl", "oja", "power", "gauss"};
+  const std::vector<std::string>& known = session::known_learners();
   std::vector<std::string> list;
   std::size_t from = 0;
   for (;;) {
     const std::size_t comma = learner.find(',', from);
     const std::string name = learner.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw UsageError("--learner " + learner + ": unknown learner '" + name + "' (a comma-separated list of fpl, oja, "
-                       "power, gauss)");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw UsageError("--learner " + learner + ": unknown learner '" + name + "' (a comma-separated list of " + names +
+                       ")");
+    }
     if (std::find(list.begin(), list.end(), name) != list.end())
       throw UsageError("--learner " + learner + ": '" + name + "' is listed twice");
     list.push_back(name);

@@ -1,7 +1,7 @@
 // dpstream-replay's settings, each declared once (settings.cpp, replay_settings()): its flag, its
 // help, whether a resumed run must share it, and its key in the JSON line. The command line, the
 // resume check and the JSON line all read that one table, so a new flag is one entry there (and its
-// use in the pipeline): a setting cannot be forgotten by the resume check.
+// use in the session): a setting cannot be forgotten by the resume check.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 
 #include "common/cli.hpp"
 #include "common/input.hpp"
+#include "dpstream/session/online_pca_options.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
 namespace dpstream::tools::replay {
@@ -44,7 +45,8 @@ struct ReplaySettings {
   // Tests and audits (no flag, not in the settings table): called with every release of the private
   // stream as it is made, on the stream's thread, before the learner reads it. Empty: none.
   std::function<void(const stream::ContinualCovariance::Release&)> release_observer;
-  // --learner: the private learners, comma-separated, run side by side on one stream (learners.hpp).
+  // --learner: the private learners, comma-separated, run side by side on one stream
+  // (dpstream/session/row_learners.hpp).
   // "fpl" alone (the default) is the run as it was before the list existed.
   std::string learner = "fpl";
   std::uint64_t minibatch = 1000;  // rows per step of oja and per refresh of power
@@ -55,6 +57,9 @@ struct ReplaySettings {
 
   // The options the continual sum is built with (horizon: releases, 0 unbounded).
   stream::ContinualSumOptions stream_options(std::uint64_t horizon) const;
+  // The online-PCA session these settings run (the stream's length if known; the checkpoint's
+  // release journal beside --checkpoint).
+  session::OnlinePcaOptions session_options(std::optional<std::uint64_t> known_rows) const;
 };
 
 // One setting as the table declares it, bound to a ReplaySettings.

@@ -118,7 +118,7 @@ struct ContinualSumOptions {
   // Releases whose value stays valid: release t is written into buffer t mod kept_releases, so it is
   // not overwritten before release t + kept_releases (memory: that many values, allocated and
   // written at construction). For a consumer that reads release t on another thread while the
-  // stream goes on (tools/replay/pipeline.hpp), in place of a copy. 1 to 64; speed only.
+  // stream goes on (dpstream/session/online_pca_session.hpp), in place of a copy. 1 to 64; speed only.
   std::uint32_t kept_releases = 1;
   // The release journal's path (io/release_journal.hpp), "" for none. With one, every release is
   // recorded durably before it is published, and a restored stream refuses (InvalidParameter,

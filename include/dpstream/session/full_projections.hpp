@@ -1,12 +1,12 @@
-// --nonnegative: the PSD projections of the reader's full releases (pca::DoublyNonnegativeReader),
-// computed by whichever of two threads is free — a helper thread, or the learner's while it would
+// nonnegative: the PSD projections of the reader's full releases (pca::DoublyNonnegativeReader),
+// computed by whichever of two threads is free — the projection thread, or the learner's while it would
 // otherwise wait — so that two run at once where the full releases crowd (releases 1, 2, 3, 5, 7, 10,
 // 14, 19, … at α = 1/3, each ~150 ms at d = 784: one core could not keep up with the stream there,
 // and the other sat idle). A projection depends on its release alone
 // (DoublyNonnegativeReader::full_projection), so which thread computes it changes nothing: the
 // reader gets the same bits (apply_projected).
 //
-// Protocol: the full releases are claimed in order, each by one thread once S has published it and
+// Protocol: the full releases are claimed in order, each by one thread once the stream thread has published it and
 // one of `buffers` buffers is free, and projected into that buffer. The learner takes them in order
 // (take: waits for one, projecting the next claimable one itself meanwhile), reads its release with
 // it and gives the buffer back (give_back). stop() ends every wait (a failed worker, the end).
@@ -22,20 +22,20 @@
 
 #include "dpstream/linalg/psd_projection.hpp"
 
-namespace dpstream::tools::replay {
+namespace dpstream::session {
 
 class FullProjections {
  public:
-  // `release(t)`: release t as S left it (valid from published(t) until the learner gave t back).
+  // `release(t)`: release t as the stream thread left it (valid from published(t) until the learner gave t back).
   using ReleaseOf = std::function<const Eigen::MatrixXd&(std::uint64_t)>;
   // The schedule continues a reader that has read `releases_read` releases, the last full one
   // `last_full` (0: none), at refresh ratio `ratio` (DoublyNonnegativeReader::full_release).
   FullProjections(std::uint64_t releases_read, std::uint64_t last_full, double ratio, std::size_t buffers,
                   ReleaseOf release);
 
-  // S: releases up to t are in their slots.
+  // Stream thread: releases up to t are in their slots.
   void published(std::uint64_t t);
-  // Helper thread: claims the next full release when it can and projects it; false once stopped.
+  // Projection thread: claims the next full release when it can and projects it; false once stopped.
   bool help();
   // Learner, at full release t (the earliest not given back): its projection, once done; nullptr
   // once stopped.
@@ -66,4 +66,4 @@ class FullProjections {
   bool stopped_ = false;
 };
 
-}  // namespace dpstream::tools::replay
+}  // namespace dpstream::session

@@ -1,7 +1,8 @@
-// The private learners of one replay beside FPL (--learner LIST): those fed the guarded rows
-// themselves rather than the continual covariance release, and their share of the budget.
+// The private learners of an online-PCA session beside FPL (OnlinePcaOptions::learners): those fed
+// the guarded rows themselves rather than the continual covariance release, and their share of the
+// budget.
 //
-//   guarded block b ─┬─▶ ContinualCovariance ─▶ FPL                    (pipeline.hpp, if "fpl")
+//   guarded block b ─┬─▶ ContinualCovariance ─▶ FPL       (online_pca_session.hpp, if "fpl")
 //                    ├─▶ StreamingPrivateOja   (scored, then updated)   "oja"
 //                    ├─▶ StreamingPrivatePca   (scored, then updated)   "power"
 //                    └─▶ RegretMeter's exact Σ ─(end)─▶ GaussianPca      "gauss" (offline)
@@ -31,16 +32,11 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
-#include "dpstream/pca/gaussian_pca.hpp"
-#include "dpstream/pca/streaming_private_oja.hpp"
-#include "dpstream/pca/streaming_private_pca.hpp"
 #include "dpstream/privacy/accountant.hpp"
-#include "replay/settings.hpp"
+#include "dpstream/session/online_pca_options.hpp"
+#include "dpstream/session/row_learner.hpp"
 
-namespace dpstream::tools::replay {
-
-// The share of `total` each of `learners` private learners is calibrated to (the header comment).
-privacy::EpsDelta learner_share(const privacy::EpsDelta& total, std::size_t learners);
+namespace dpstream::session {
 
 // A learner's figures at the end of the run.
 struct LearnerFigures {
@@ -53,40 +49,33 @@ struct LearnerFigures {
 
 class RowLearners {
  public:
-  // Builds (and charges `accountant` for) oja and power if listed, and checks gauss's options;
-  // registers oja and power with `meter` (which must not be built yet: see meter_names).
-  // `horizon`: the stream's length (power is calibrated for it; UsageError before, in run.cpp).
-  RowLearners(Eigen::Index d, const ReplaySettings& s, std::optional<std::uint64_t> horizon,
-              privacy::PrivacyAccountant* accountant);
+  // Builds (and charges `accountant` for) each row-fed learner listed in o.learners, its options
+  // checked by the library before any noise (InvalidParameter); `meter` gets their names from
+  // meter_names() when it is built.
+  RowLearners(Eigen::Index d, const OnlinePcaOptions& o, privacy::PrivacyAccountant* accountant);
   ~RowLearners();
 
-  // The meter's names of the online learners here, in list order.
+  // The meter's names of the online learners here, in the table's order (row_learner_kinds()).
   std::vector<std::string> meter_names() const;
-  // E: scores block `rows` with each learner's current estimate into `meter`, then feeds it to them.
+  // Evaluation thread: scores block `rows` with each learner's current estimate into `meter`, then
+  // feeds it to them.
   void step(const Eigen::Ref<const Eigen::MatrixXd>& rows, eval::RegretMeter& meter);
-  // After the last row: oja's partial minibatch becomes its last step; gauss releases once from the
-  // meter's exact covariance (charged to the accountant now, within its share).
+  // After the last row: each learner's finish() (oja's partial minibatch, gauss's one release,
+  // charged to the accountant now, within its share).
   void finish(const eval::RegretMeter& meter);
-  // Each learner's figures, in list order (after finish()).
+  // Each learner's figures, in the table's order (after finish()).
   std::vector<LearnerFigures> figures(const eval::RegretMeter& meter) const;
   // One line per learner for the summary (the method, its share and noise).
   std::string describe() const;
 
  private:
-  Eigen::Index d_;
+  struct Entry {
+    std::string name;
+    std::unique_ptr<RowLearner> learner;
+  };
   Eigen::Index k_;
-  std::uint64_t minibatch_;
-  std::vector<std::string> names_;  // the row-fed ones, in list order
   privacy::EpsDelta share_;
-  privacy::PrivacyAccountant* accountant_;
-  std::unique_ptr<pca::StreamingPrivateOja> oja_;
-  std::unique_ptr<pca::StreamingPrivatePca> power_;
-  std::unique_ptr<pca::GaussianPca> gauss_;
-  Eigen::MatrixXd gauss_basis_;
+  std::vector<Entry> learners_;
 };
 
-// Distinct noise seeds for the learners of one seeded run (FPL's stream keeps the run's seed, so a
-// default run draws what it drew before): independent draws, as the composition assumes.
-std::optional<std::uint64_t> learner_seed(const std::optional<std::uint64_t>& seed, std::size_t index);
-
-}  // namespace dpstream::tools::replay
+}  // namespace dpstream::session

@@ -1,4 +1,4 @@
-#include "replay/full_projections.hpp"
+#include "dpstream/session/full_projections.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -7,7 +7,7 @@
 
 #include "dpstream/pca/doubly_nonnegative.hpp"
 
-namespace dpstream::tools::replay {
+namespace dpstream::session {
 
 using pca::DoublyNonnegativeReader;
 
@@ -86,4 +86,4 @@ void FullProjections::stop() {
   changed_.notify_all();
 }
 
-}  // namespace dpstream::tools::replay
+}  // namespace dpstream::session

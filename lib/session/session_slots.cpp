@@ -1,14 +1,14 @@
-#include "replay/pipeline_slots.hpp"
+#include "dpstream/session/session_slots.hpp"
 
 #include <algorithm>
 
-namespace dpstream::tools::replay {
+namespace dpstream::session {
 
 using Eigen::Index;
 
-PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
-  PipelineSlots slots;
-  if (!s.has_learner("fpl") || s.nonprivate) return slots;
+SessionSlots session_slots(Index d, const OnlinePcaOptions& s) {
+  SessionSlots slots;
+  if (!s.private_stream()) return slots;
   const double dd = static_cast<double>(d) * static_cast<double>(d);
   // One more slot of each: a release, a packed sum, a block.
   const double bytes_a_slot = 8.0 * (dd + dd / 2 + static_cast<double>(d) * static_cast<double>(s.block));
@@ -28,8 +28,8 @@ PipelineSlots pipeline_slots(Index d, const ReplaySettings& s) {
   return slots;
 }
 
-double extra_slot_matrices(const PipelineSlots& slots) {
-  const PipelineSlots usual;
+double extra_slot_matrices(const SessionSlots& slots) {
+  const SessionSlots usual;
   auto more = [](std::uint64_t have, std::uint64_t usual_count) {
     return static_cast<double>(have) - static_cast<double>(usual_count);
   };
@@ -37,4 +37,4 @@ double extra_slot_matrices(const PipelineSlots& slots) {
          more(slots.projections, usual.projections);
 }
 
-}  // namespace dpstream::tools::replay
+}  // namespace dpstream::session

@@ -1,0 +1,65 @@
+// The library's one-shot private PCA methods behind one call (estimator.hpp: a one-shot estimator —
+// rows and a budget in, a release out), chosen by name: what dpstream-pca and the Python package's
+// PrivatePCA run.
+//
+//   gauss          Analyze Gauss (gaussian_pca.hpp)                       add/remove one row
+//   power          the noisy power method (noisy_power_method.hpp)        add/remove one row
+//   oja            private Oja, k > 1 by deflation (private_oja.hpp)      add/remove one row
+//   streaming-oja  streaming private Oja over minibatches, one pass       one row zeroed, slot kept
+//   pfp / rr       private find-and-project / input perturbation (HR12)  add/remove one row
+//
+// Privacy: the release is (target) -DP for the relation named above (relation()), with rows of norm
+// at most row_norm_bound (the caller's guard enforces it); every charge goes to the accountant given
+// to release(). The options are checked when the method is built (InvalidParameter), before any row
+// is read or noise drawn.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "dpstream/pca/private_subspace.hpp"
+#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::pca {
+
+struct PrivatePcaMethodOptions {
+  std::string method = "gauss";  // gauss | power | oja | streaming-oja | pfp | rr
+  Eigen::Index k = 10;
+  // power: iterations (5: the best of 2–20 on Fashion-MNIST, noisy_power_method.hpp); oja: Γ, 100
+  // unless given.
+  int iterations = 5;
+  bool iterations_given = false;
+  std::uint64_t batch = 0;     // streaming-oja: rows per minibatch (0: max(100, n/32), about 32 steps)
+  double learning_rate = 0;    // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
+  privacy::EpsDelta target{1.0, 1e-6};
+  privacy::Calibration calibration = privacy::Calibration::tight;
+  std::optional<std::uint64_t> seed;  // set: reproducible, NOT secure
+  double row_norm_bound = 1.0;        // L
+};
+
+// The methods' names, for messages and front ends.
+const char* private_pca_method_names();
+// The neighbouring relation `method`'s release holds for (streaming-oja: one row zeroed, its slot
+// kept; the others: one row added or removed).
+privacy::Neighbours private_pca_relation(const std::string& method);
+
+class PrivatePcaMethod {
+ public:
+  // InvalidParameter for an unknown method or options the method refuses.
+  PrivatePcaMethod(const PrivatePcaMethodOptions& o, Eigen::Index dimension);
+  // The release from `rows` (n × d, each ‖a‖ ≤ L); every charge goes to `accountant`.
+  PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
+  // The neighbouring relation the release's (ε, δ) holds for.
+  privacy::Neighbours relation() const { return relation_; }
+
+ private:
+  std::function<PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)> release_;
+  privacy::Neighbours relation_;
+};
+
+}  // namespace dpstream::pca

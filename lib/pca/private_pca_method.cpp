@@ -1,0 +1,148 @@
+#include "dpstream/pca/private_pca_method.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/pca/find_and_project.hpp"
+#include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/input_perturbation.hpp"
+#include "dpstream/pca/noisy_power_method.hpp"
+#include "dpstream/pca/private_oja.hpp"
+#include "dpstream/pca/streaming_private_oja.hpp"
+#include "dpstream/privacy/noise_source.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+
+namespace {
+
+std::unique_ptr<privacy::NoiseSource> noise_source(const PrivatePcaMethodOptions& p) {
+  if (p.seed) return std::make_unique<privacy::SeededNoiseSource>(*p.seed);
+  return privacy::make_secure_noise_source();
+}
+
+// streaming-oja's default minibatch: n/32 rows (at least 100), i.e. about 32 Oja steps. Fewer,
+// larger minibatches have less noise on each mean (σ√(dk)/B) but fewer steps to converge in; on
+// Fashion-MNIST (ε = 1) 16–64 steps were best.
+std::uint64_t streaming_oja_batch(std::uint64_t rows) { return std::max<std::uint64_t>(100, rows / 32); }
+
+// streaming-oja is a stream over minibatch slots (zero-out); the others release a function of the
+// set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation).
+privacy::Neighbours method_relation(const PrivatePcaMethodOptions& s) { return private_pca_relation(s.method); }
+
+// The methods that draw their own noise (from options.seed).
+using Release = std::function<PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)>;
+
+Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
+  const PrivatePcaMethodOptions& p = s;
+  const double bound = s.row_norm_bound;
+  if (s.method == "gauss") {
+    GaussianPcaOptions o;
+    o.k = s.k;
+    o.seed = p.seed;
+    o.mechanism.target = p.target;
+    o.mechanism.calibration = p.calibration;
+    o.mechanism.row_norm_bound = bound;
+    o.mechanism.relation = method_relation(s);
+    auto m = std::make_shared<GaussianPca>(d, o);
+    return [m](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, &a).subspace; };
+  }
+  if (s.method == "power") {
+    NoisyPowerMethodOptions o;
+    o.k = s.k;
+    o.iterations = s.iterations;
+    o.seed = p.seed;
+    o.target = p.target;
+    o.calibration = p.calibration;
+    o.row_norm_bound = bound;
+    o.relation = method_relation(s);
+    auto m = std::make_shared<NoisyPowerMethod>(d, o);
+    return [m](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->run(rows, &a); };
+  }
+  if (s.method == "streaming-oja") {
+    // One pass, each row once, in the file's order; the budget is the pass's (parallel composition).
+    StreamingPrivateOjaOptions o;
+    o.k = s.k;
+    o.seed = p.seed;
+    o.target = p.target;
+    o.calibration = p.calibration;
+    o.row_norm_bound = bound;
+    o.relation = method_relation(s);
+    if (s.learning_rate > 0) o.learning_rate = s.learning_rate;
+    const StreamingPrivateOja probe(d, o);  // the options checked before any row is read
+    const std::uint64_t batch = s.batch;
+    return [o, d, batch](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) mutable {
+      o.batch_rows = batch != 0 ? batch : streaming_oja_batch(static_cast<std::uint64_t>(rows.rows()));
+      StreamingPrivateOja oja(d, o, &a);
+      for (Index i = 0; i < rows.rows(); ++i) oja.update(rows.row(i).transpose());
+      oja.flush();
+      return oja.current();
+    };
+  }
+  // oja: Algorithm 2 releases the top vector; k > 1 by deflation (PrivateOjaOptions::components).
+  PrivateOjaOptions o;
+  o.components = s.k;
+  o.iterations = s.iterations_given ? s.iterations : 100;
+  o.seed = p.seed;
+  o.target = p.target;
+  o.calibration = p.calibration;
+  o.row_norm_bound = bound;
+  o.relation = method_relation(s);
+  auto m = std::make_shared<PrivateOja>(o);
+  const bool one = s.k == 1;
+  return [m, one](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) {
+    return one ? m->run(rows, &a).to_subspace() : m->run_components(rows, &a);
+  };
+}
+
+// pfp / rr: HR12's row unit for records (a row added or removed, ‖a‖ ≤ L); the noise is the tool's.
+Release shared_noise_method(const PrivatePcaMethodOptions& s) {
+  const PrivatePcaMethodOptions& p = s;
+  const double bound = s.row_norm_bound;
+  std::shared_ptr<privacy::NoiseSource> noise = noise_source(p);
+  if (s.method == "pfp") {
+    FindAndProjectOptions o;
+    o.k = s.k;
+    o.oversampling = 2;
+    o.target = p.target;
+    o.calibration = p.calibration;
+    o.relation = MatrixNeighbours::add_remove_row;
+    o.row_norm_bound = bound;
+    auto m = std::make_shared<PrivateFindAndProject>(o);
+    return [m, noise](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, *noise, &a).subspace; };
+  }
+  InputPerturbationOptions o;  // rr
+  o.k = s.k;
+  o.target = p.target;
+  o.calibration = p.calibration;
+  o.relation = MatrixNeighbours::add_remove_row;
+  o.row_norm_bound = bound;
+  auto m = std::make_shared<InputPerturbation>(o);
+  return [m, noise](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, *noise, &a).subspace; };
+}
+
+}  // namespace
+
+privacy::Neighbours private_pca_relation(const std::string& method) {
+  return method == "streaming-oja" ? privacy::Neighbours::zero_out_row : privacy::Neighbours::add_remove_row;
+}
+
+const char* private_pca_method_names() { return "gauss, power, oja, streaming-oja, pfp, rr"; }
+
+PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimension) : relation_(method_relation(o)) {
+  if (o.method == "pfp" || o.method == "rr") {
+    release_ = shared_noise_method(o);
+  } else if (o.method == "gauss" || o.method == "power" || o.method == "oja" || o.method == "streaming-oja") {
+    release_ = own_noise_method(o, dimension);
+  } else {
+    throw InvalidParameter("private PCA: unknown method '" + o.method + "' (" + private_pca_method_names() + ")");
+  }
+}
+
+PrivateSubspace PrivatePcaMethod::release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const {
+  return release_(rows, accountant);
+}
+
+}  // namespace dpstream::pca

@@ -1,0 +1,48 @@
+// "oja": streaming private Oja (DP-PCA, Jain, Kothari, Thakurta 2012 / pca/streaming_private_oja.hpp),
+// one step a minibatch of OnlinePcaOptions::minibatch rows.
+#include <cstdio>
+
+#include "dpstream/pca/streaming_private_oja.hpp"
+#include "dpstream/session/row_learner.hpp"
+
+namespace dpstream::session {
+
+namespace {
+
+class OjaLearner final : public RowLearner {
+ public:
+  explicit OjaLearner(const RowLearnerSetup& s) : oja_(s.d, options(s), s.accountant) {}
+  void update(const Eigen::Ref<const Eigen::MatrixXd>& rows) override { oja_.update_block(rows); }
+  void finish(const eval::RegretMeter&) override { oja_.flush(); }
+  const Eigen::MatrixXd& basis() const override { return oja_.basis(); }
+  std::string describe(const std::string& share) const override {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "streaming private Oja (DP-PCA), minibatches of %llu rows, %llu steps; %s, μ = %.4g, "
+                  "σ per unit sensitivity %.4g",
+                  (unsigned long long)oja_.options().batch_rows, (unsigned long long)oja_.steps(), share.c_str(),
+                  oja_.mu(), oja_.unit_sigma());
+    return line;
+  }
+
+ private:
+  static pca::StreamingPrivateOjaOptions options(const RowLearnerSetup& s) {
+    pca::StreamingPrivateOjaOptions o;
+    o.k = s.options.k;
+    o.batch_rows = s.options.minibatch;
+    o.row_norm_bound = s.options.stream.row_norm_bound;
+    o.target = s.share;
+    o.calibration = s.options.stream.calibration;
+    o.seed = s.seed;
+    return o;
+  }
+  pca::StreamingPrivateOja oja_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowLearner> make_oja_learner(const RowLearnerSetup& setup) {
+  return std::make_unique<OjaLearner>(setup);
+}
+
+}  // namespace dpstream::session
