@@ -20,9 +20,8 @@ namespace {
 // glibc hands large freed blocks back to the kernel (mmap'd ones, and an arena's top past its trim
 // threshold), and the next allocation of that size faults its pages in again. Under --nonnegative
 // every PSD projection runs Eigen products whose packing buffers are allocated and freed per call:
-// ~16,000 of the run's ~60,000 page faults, and a page fault is costly on a VM. Blocks up to 32 MiB
-// and 256 MiB of arena top are kept for reuse instead: the run ~10% faster, the plain one unchanged
-// (docs/tools.md, which continual-release mechanism, change 6). The process then holds on to what it
+// about a quarter of the run's page faults, which are dear on virtual machines. Blocks up to 32 MiB
+// and 256 MiB of arena top are kept for reuse instead (figures: docs/performance.md, Page faults). The process then holds on to what it
 // freed, up to about its peak. Other C libraries: nothing to do.
 void keep_freed_memory_for_reuse() {
 #if defined(__GLIBC__)

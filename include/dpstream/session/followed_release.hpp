@@ -18,11 +18,8 @@ namespace dpstream::session {
 constexpr int kNonnegativeRounds = 1;
 // nonnegative: the reader's refresh ratio α (pca::DoublyNonnegativeReader): a full PSD solve once
 // the releases since the last one exceed α × the releases at it; the others reuse its correction.
-// On Fashion-MNIST (separable, GOE, seeds 1-3; every release exact: 5.022%, 5.094%, 4.987%, 72 s wall)
-// α = 1/8, 1/4, 1/3, 1/2 gave regret/OPT 5.056/5.122/5.014%, 5.084/5.152/5.041%, 5.108/5.175/5.061%,
-// 5.150/5.211/5.105% with 38, 23, 18 and 13 full solves of 469. 1/3: within 0.1 point of the exact
-// reading on every seed (+0.075 to +0.086) and 1.29-1.49× the plain run's wall time (6 pairs back to
-// back); 1/4 took 1.41-1.70× (docs/tools.md).
+// 1/3 kept regret/OPT within 0.1 point of the exact reading on every seed measured, at under 1.5×
+// the plain run's wall time; 1/4 went over that (measurements: docs/tools.md, --nonnegative).
 constexpr double kNonnegativeRefreshRatio = 1.0 / 3.0;
 
 // ‖E‖₂ of the noise in what the private learner follows for release r (pca::noise_spectral_norm: the

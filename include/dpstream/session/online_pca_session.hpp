@@ -48,10 +48,8 @@
 // the stream and the learner. On two cores the three threads shared them fairly, so the learner,
 // the longest chain, got 2/3 of a core while the evaluation, which can lag it by its sum slots, took
 // the rest; then the stream ran ahead, blocked, and a core sat idle while the evaluation waited on
-// the learner. Yielding, the evaluation takes the cycles the others leave: both cores were busy
-// 90.8–91.9% of the replay's wall time against 85.6–88.6% (bench_scale --d 2048 --k 32, 2026-11-27,
-// 4 runs each alternated; busy = the three threads' CPU over twice the wall). Deeper sum slots beside
-// it added nothing. No output changes: the threads' order is set by their counters, never by timing.
+// the learner. Yielding, the evaluation takes the cycles the others leave, and both cores stay
+// busier (docs/performance.md, Scheduling). Deeper sum slots beside it added nothing. No output changes: the threads' order is set by their counters, never by timing.
 //
 // Privacy: only the private learners' subspaces are differentially private (OnlinePcaOptions: (ε, δ)
 // for streams differing in one row zeroed with its slot kept). The meter, follow-the-leader and every
