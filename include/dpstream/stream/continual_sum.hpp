@@ -112,6 +112,12 @@ struct ContinualSumOptions {
   privacy::Calibration calibration = privacy::Calibration::tight;
   privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double row_norm_bound = 1.0;    // L
+  // The privacy unit (participation.hpp). Default {1, 1}: a row. {k, b}: neighbouring streams differ
+  // in one unit's rows, which lie in at most k steps (blocks), two of them at least b steps apart,
+  // at most one row of hers a step (contribution bounding upstream must ensure all three; this
+  // stream checks each row's norm only). The noise is calibrated, and the accountant charged, for
+  // the unit: mu() is the unit-level μ.
+  Participation participation;
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
   Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
@@ -184,8 +190,9 @@ class ContinualSum {
   double l2_sensitivity() const noexcept { return l2_sensitivity_; }
   // Per-entry noise variance of release t (closed form; diagonal entries for a covariance).
   double release_variance(std::uint64_t t) const { return noise_->release_variance(t); }
-  // Privacy of the whole stream: μ-GDP, and the (ε, δ) target it was calibrated to.
-  double mu() const { return noise_->mu(); }
+  // Privacy of the whole stream: μ-GDP for the privacy unit of options().participation (a row by
+  // default), and the (ε, δ) target it was calibrated to.
+  double mu() const { return noise_->unit_mu(options_.participation); }
   const privacy::EpsDelta& guarantee() const noexcept { return options_.target; }
   bool is_secure() const noexcept { return source_->is_secure(); }
 

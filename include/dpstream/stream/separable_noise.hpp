@@ -98,6 +98,8 @@ class SeparableNoise final : public ContinualNoise {
   double release_variance(std::uint64_t t) const override;
   std::vector<NodeWeight> release_weights(std::uint64_t t) const override;
   double mu() const override;
+  // Upper bound (participation.hpp), from the pairwise column products of C.
+  ParticipationBound participation_bound(const Participation& participation) const override;
   // State: the position and the previous draw z_{t−1} (α is checked against this stream's).
   void save(proto::ContinualNoiseState& out) const override;
   void load(const proto::ContinualNoiseState& in) override;
