@@ -14,6 +14,9 @@
 //    replaced by another — with every row ‖a‖₂ ≤ L. A removal that shifts every later row into
 //    other steps is NOT covered (it changes every later release); add_remove_row is refused
 //    (InvalidParameter) for that reason.
+//  * Privacy unit (Options::participation, participation.hpp): a row by default; or a unit whose rows
+//    lie in at most k steps, ≥ b apart, one a step — the neighbours then differ in her rows, the
+//    noise is calibrated to her sensitivity and mu() and the charge are hers.
 //  * Sensitivity of one step's sum: VectorAccumulator L (replace 2L); CovarianceAccumulator L²
 //    (replace √2·L²) on the packed upper triangle. Every row is checked against L here (dimension and
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes

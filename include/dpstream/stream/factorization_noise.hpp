@@ -7,6 +7,7 @@
 // Privacy contract (for a sum whose one-row l2 sensitivity is Δ, e.g. L² for AᵀA with ‖a‖ ≤ L)
 //  * Neighbouring relation: streams that differ in one row (zeroed in its slot, or replaced — Δ says
 //    which; a removal that shifts later rows is not covered), single participation: a row enters one step and stays in every later prefix.
+//    A unit in up to k steps ≥ b apart: participation.hpp (exact here: participation_bound).
 //  * Mechanism: for a lower-triangular Toeplitz strategy C over the horizon T, the releases are
 //    A·x + B·z = B·(C·x + z) with A the prefix-sum matrix, B = A·C⁻¹ and z_t ~ N(0, σ²) i.i.d. per
 //    step and coordinate, each drawn once. C·x is one query whose l2 sensitivity is Δ times C's

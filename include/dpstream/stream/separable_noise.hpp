@@ -16,7 +16,8 @@
 //
 // Privacy contract (as for every factorization, factorization_noise.hpp)
 //  * Neighbouring relation: streams that differ in one row (zeroed in its slot or replaced, Δ says
-//    which; a removal that shifts later rows is not covered), single participation.
+//    which; a removal that shifts later rows is not covered), single participation. A unit in up to
+//    k steps ≥ b apart: participation.hpp (a proven upper bound here).
 //  * Mechanism: y = C·x + z, z_t ~ N(0, σ²) i.i.d. per step and coordinate, drawn once; one query of
 //    l2 sensitivity Δ·max_j ‖C e_j‖ = Δ (computed, not assumed). The released prefix sums
 //    R = A·C⁻¹·y = S + A·C⁻¹·z (unbiased for any stream) and the stationary estimate are

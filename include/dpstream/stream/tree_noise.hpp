@@ -5,6 +5,7 @@
 // Privacy contract (for a sum whose one-row l2 sensitivity is Δ, e.g. L² for AᵀA with ‖a‖ ≤ L)
 //  * Neighbouring relation: streams that differ in one row (zeroed in its slot, or replaced — Δ says
 //    which; a removal that shifts later rows is not covered), single participation: a row enters one step and stays in every later prefix.
+//    A unit in up to k steps ≥ b apart: participation.hpp (a proven upper bound here).
 //  * Sensitivity: the tree over T steps has L = bit_width(T) levels (1 + log₂ T for T a power of
 //    two). A row's step lies in at most L noised nodes, one per level, each moved by ≤ Δ: the vector
 //    of node sums has l2 sensitivity Δ·√L.
