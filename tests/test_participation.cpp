@@ -216,6 +216,10 @@ TEST_CASE("participation: k and b must be >= 1", "[participation]") {
   options.horizon = 8;
   options.participation = {2, 0};
   CHECK_THROWS_NAMING(ContinualVectorSum(2, options), InvalidParameter, Contains("min_separation"));
+  CHECK_THROWS_NAMING(describe(Participation{0, 1}), InvalidParameter, Contains("max_steps"));
+  CHECK(describe({}) == "one row (single participation)");
+  CHECK(describe({4, 2}) ==
+        "one unit: rows in at most 4 release steps, two of them at least 2 steps apart, at most one row a step");
   CHECK(feasible_steps(10, {9, 3}) == 4);
   CHECK(feasible_steps(9, {9, 3}) == 3);
 }

@@ -22,6 +22,14 @@ void check_participation(const Participation& participation) {
     throw InvalidParameter("participation: min_separation (b, the least gap between two of a unit's steps) must be >= 1");
 }
 
+std::string describe(const Participation& participation) {
+  check_participation(participation);
+  if (participation.max_steps == 1) return "one row (single participation)";
+  return "one unit: rows in at most " + std::to_string(participation.max_steps) +
+         " release steps, two of them at least " + std::to_string(participation.min_separation) +
+         " steps apart, at most one row a step";
+}
+
 std::uint64_t feasible_steps(std::uint64_t horizon, const Participation& participation) {
   check_participation(participation);
   const std::uint64_t b = participation.min_separation;

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <Eigen/Core>
 
@@ -48,6 +49,10 @@ struct Participation {
 
 // InvalidParameter naming the field unless k ≥ 1 and b ≥ 1.
 void check_participation(const Participation& participation);
+
+// The privacy unit in words, for summaries and JSON: "one row (single participation)", or "one unit:
+// rows in at most k release steps, two of them at least b steps apart, at most one row a step".
+std::string describe(const Participation& participation);
 
 // k' = min(k, ⌈n/b⌉): the most steps a pattern can actually hold in n steps.
 std::uint64_t feasible_steps(std::uint64_t horizon, const Participation& participation);
