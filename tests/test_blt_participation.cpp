@@ -1,7 +1,8 @@
 // The BLT optimiser under (k, b)-participation (stream/blt_optimizer.hpp) against jax_privacy's
 // reference BLTs, optimised by jax_privacy for n = 1,000, k = 2, b = 5 (its
 // tests/matrix_factorization/buffered_toeplitz_test.py, test_optimize_better_than_baseline, which
-// requires its own optimiser to reach within 1.001× of their loss). The references' loss is
+// uses them as baselines at n = 500 that its optimiser must beat within 1.001×). Here the optimiser
+// must reach within 1.001× of their loss at their own n, k and b. The references' loss is
 // computed here with this library's sensitivity code, as their test defines it:
 // minsep sensitivity² × max per-query error of the prefix workload.
 #include <cmath>
