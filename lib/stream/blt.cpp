@@ -175,6 +175,15 @@ double BufferedToeplitz::sensitivity_squared(std::uint64_t n) const {
   return detail::sensitivity_squared(as_vector(u_), as_vector(omega_), static_cast<double>(n), 1.0);
 }
 
+double BufferedToeplitz::sensitivity_squared(std::uint64_t n, const Participation& participation) const {
+  check_length("sensitivity_squared", n);
+  const std::uint64_t k = feasible_steps(n, participation);
+  if (k == 1) return sensitivity_squared(n);
+  return detail::participation_sensitivity_squared(as_vector(u_), as_vector(omega_), static_cast<double>(n),
+                                                   static_cast<double>(k),
+                                                   static_cast<double>(participation.min_separation), 1.0);
+}
+
 double BufferedToeplitz::prefix_error(std::uint64_t t) const {
   check_length("prefix_error", t);
   return detail::prefix_error(as_vector(u_hat_), as_vector(omega_hat_), static_cast<double>(t), 1.0);

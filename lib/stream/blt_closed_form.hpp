@@ -64,6 +64,41 @@ T sensitivity_squared(const std::vector<T>& u, const std::vector<T>& omega, doub
   return sum;
 }
 
+// θ^e = (1 − u)^e for an integer e ≥ 0 (θ = 0 included: 0^0 = 1).
+template <class T>
+T pole_power(const T& u, double e) {
+  if (value(u) >= 1) return constant(e == 0 ? 1.0 : 0.0, u);
+  return exp(e * log1p(-u));
+}
+
+// Σ_{s<M} c_{s+d} c_s for d ≥ 1 = c_d + Σ_{j,l} ω_j ω_l θ_j^d G(u_jl, M − 1), c_d = Σ_j ω_j θ_j^(d−1):
+// the inner product of C's columns d apart, truncated to the M rows they share.
+template <class T>
+T column_cross_product(const std::vector<T>& u, const std::vector<T>& omega, double d, double m, const T& one) {
+  T sum = constant(0.0, one);
+  for (std::size_t j = 0; j < u.size(); ++j) {
+    sum += omega[j] * pole_power(u[j], d - 1);
+    const T theta_d = pole_power(u[j], d);
+    for (std::size_t l = 0; l < u.size(); ++l)
+      sum += omega[j] * omega[l] * theta_d * geometric_sum(pole_product(u[j], u[l]), m - 1);
+  }
+  return sum;
+}
+
+// ‖Σ_{p<k} C e_{1+pb}‖² over n rows (k ≤ ⌈n/b⌉): k participations exactly b apart from step 1, the
+// worst (k, b) pattern for non-negative, non-increasing coefficients (participation.hpp):
+// Σ_p sensitivity²(n − pb) + 2 Σ_{p<q} cross((q − p)b, n − qb). k = 1 is sensitivity_squared(n).
+template <class T>
+T participation_sensitivity_squared(const std::vector<T>& u, const std::vector<T>& omega, double n, double k,
+                                    double b, const T& one) {
+  T sum = constant(0.0, one);
+  for (double p = 0; p < k; ++p) {
+    sum += sensitivity_squared(u, omega, n - p * b, one);
+    for (double q = p + 1; q < k; ++q) sum += 2.0 * column_cross_product(u, omega, (q - p) * b, n - q * b, one);
+  }
+  return sum;
+}
+
 // b_m = Σ_{k≤m} ĉ_k = β + Σ_j γ_j θ̂_j^m with β = 1 + Σ ω̂_j/û_j (the limit b_∞) and γ_j = −ω̂_j/û_j.
 // For the optimal strategies β is small and the γ_j > 0 (ω̂ < 0), so the expansions below add
 // terms of one sign: no cancellation even at n = 10⁷.

@@ -28,8 +28,10 @@ constexpr int kMaxRounds = 50;  // L-BFGS restarts from the best point (see opti
 // barrier on θ < 1 is still added, as in the reference objective, so that the optimum is the same).
 class Objective {
  public:
-  Objective(double n, BltError error, Index buffers)
-      : n_(n), error_(error), b_(buffers), normaliser_(1 + std::pow(1 + std::log(n) / M_PI, 2)) {}
+  // k: participations (feasible in n steps), b: their least separation (participation.hpp).
+  Objective(double n, BltError error, Index buffers, double k, double b)
+      : n_(n), error_(error), b_(buffers), k_(k), separation_(b),
+        normaliser_(1 + std::pow(1 + std::log(n) / M_PI, 2)) {}
 
   // LBFGS++'s interface: the value at x, the gradient into `grad`. +∞ outside the domain (the line
   // search then shortens its step).
@@ -85,7 +87,9 @@ class Objective {
 
     const T error = error_ == BltError::max ? detail::prefix_error(u_hat, omega_hat, n_, one)
                                             : detail::mean_error(u_hat, omega_hat, n_, one);
-    const T loss = error * detail::sensitivity_squared(u, omega, n_, one) / normaliser_;
+    const T sensitivity = k_ == 1 ? detail::sensitivity_squared(u, omega, n_, one)
+                                  : detail::participation_sensitivity_squared(u, omega, n_, k_, separation_, one);
+    const T loss = error * sensitivity / normaliser_;
 
     using std::log;
     using std::log1p;
@@ -120,13 +124,14 @@ class Objective {
   double n_;
   BltError error_;
   Index b_;
+  double k_, separation_;
   double normaliser_;
   double best_value_ = kInfinity;
   VectorXd best_x_;
 };
 
-double loss_of(const BufferedToeplitz& blt, std::uint64_t n, BltError error) {
-  return error == BltError::max ? blt.max_loss(n) : blt.mean_loss(n);
+double loss_of(const BufferedToeplitz& blt, std::uint64_t n, BltError error, const Participation& participation) {
+  return error == BltError::max ? blt.max_loss(n, participation) : blt.mean_loss(n, participation);
 }
 
 void check_horizon(const char* fn, std::uint64_t n) {
@@ -135,15 +140,17 @@ void check_horizon(const char* fn, std::uint64_t n) {
 
 }  // namespace
 
-BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, int buffers, int max_iterations) {
+BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, int buffers, int max_iterations,
+                                       const Participation& participation) {
   check_horizon("optimize_blt_buffers", horizon);
+  const std::uint64_t k = feasible_steps(horizon, participation);
   if (buffers < 0 || buffers > 15)
     throw InvalidParameter("optimize_blt_buffers: buffers must be in [0, 15], got " + std::to_string(buffers));
   if (max_iterations < 1)
     throw InvalidParameter("optimize_blt_buffers: max_iterations must be >= 1, got " + std::to_string(max_iterations));
   BltOptimizeResult result;
   if (buffers == 0) {
-    result.loss = loss_of(result.blt, horizon, error);
+    result.loss = loss_of(result.blt, horizon, error, participation);
     result.loss_by_buffers.push_back(result.loss);
     return result;
   }
@@ -153,7 +160,8 @@ BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, in
     x(j) = std::log(1 - start.buf_decay()(j));
     x(buffers + j) = std::log(1 - start.inverse_buf_decay()(j));
   }
-  Objective objective(static_cast<double>(horizon), error, buffers);
+  Objective objective(static_cast<double>(horizon), error, buffers, static_cast<double>(k),
+                      static_cast<double>(participation.min_separation));
 
   LBFGSpp::LBFGSParam<double> param;
   param.m = 15;                // memory, as the reference optimiser
@@ -185,7 +193,7 @@ BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, in
   const VectorXd& best = objective.best_x();
   result.blt = BufferedToeplitz::from_pole_pair(best.head(buffers).array().exp().matrix(),
                                                 best.tail(buffers).array().exp().matrix());
-  result.loss = loss_of(result.blt, horizon, error);
+  result.loss = loss_of(result.blt, horizon, error, participation);
   result.loss_by_buffers.push_back(result.loss);
   return result;
 }
@@ -198,13 +206,14 @@ BltOptimizeResult optimize_blt(const BltOptimizeOptions& options) {
   if (!(options.rtol >= 1))
     throw InvalidParameter("optimize_blt: rtol must be >= 1, got " + std::to_string(options.rtol));
   BltOptimizeResult best =
-      optimize_blt_buffers(options.horizon, options.error, options.min_buffers, options.max_iterations);
+      optimize_blt_buffers(options.horizon, options.error, options.min_buffers, options.max_iterations,
+                           options.participation);
   std::vector<double> losses = best.loss_by_buffers;
   for (int b = options.min_buffers + 1; b <= options.max_buffers; ++b) {
     double loss = kInfinity;
     BltOptimizeResult next;
     try {
-      next = optimize_blt_buffers(options.horizon, options.error, b, options.max_iterations);
+      next = optimize_blt_buffers(options.horizon, options.error, b, options.max_iterations, options.participation);
       loss = next.loss;
     } catch (const std::runtime_error&) {
       // No finite loss with b buffers: treated as no improvement.

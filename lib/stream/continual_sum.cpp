@@ -41,8 +41,16 @@ std::unique_ptr<privacy::NoiseSource> make_source(const ContinualSumOptions& opt
   return privacy::make_secure_noise_source();
 }
 
+// What the charge protects, when it is more than one row.
+std::string participation_label(const Participation& participation) {
+  if (participation.max_steps == 1) return "";
+  return "; per unit: <= " + std::to_string(participation.max_steps) + " steps, >= " +
+         std::to_string(participation.min_separation) + " apart";
+}
+
 const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   if (options.block_rows < 1) throw InvalidParameter("continual sum: block_rows must be >= 1, got 0");
+  check_participation(options.participation);
   privacy::require_positive("row_norm_bound", options.row_norm_bound);
   if (options.batch_rows < 0)
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
@@ -106,6 +114,7 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
     tree.l2_sensitivity = l2_sensitivity_;
     tree.target = options.target;
     tree.calibration = options.calibration;
+    tree.participation = options.participation;
     noise_ = make_tree_noise(tree, exact_.packed_size());
   } else {
     FactorizationNoiseOptions f;
@@ -118,6 +127,7 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
     f.calibration = options.calibration;
     f.blt = options.blt;
     f.error = options.blt_error;
+    f.participation = options.participation;
     noise_ = make_factorization_noise(f, exact_.packed_size());
   }
   release_noise_ = Eigen::VectorXd::Zero(exact_.packed_size());
@@ -146,8 +156,9 @@ void ContinualSum<Accumulator>::charge_stream() {
   // Gaussian mechanism with sensitivity μ and σ = 1 (ρ = μ²/2), whose (ε, δ) is the target.
   const std::string label = std::string("continual ") + Accumulator::kKind + " sum (" + noise_->name() + ", " +
                             (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
-                            " releases of " + std::to_string(options_.block_rows) + " rows)";
-  accountant_->charge_gaussian(label, noise_->mu(), 1.0, options_.target);
+                            " releases of " + std::to_string(options_.block_rows) + " rows" +
+                            participation_label(options_.participation) + ")";
+  accountant_->charge_gaussian(label, mu(), 1.0, options_.target);
 }
 
 template <class Accumulator>

@@ -273,26 +273,35 @@ void SeparableNoise::load(const proto::ContinualNoiseState& in) {
 std::unique_ptr<ContinualNoise> make_factorization_noise(const FactorizationNoiseOptions& options, Index size) {
   require_horizon("make_factorization_noise", options.horizon);
   require_positive("make_factorization_noise l2_sensitivity", options.l2_sensitivity);
+  check_participation(options.participation);
+  const double delta = options.l2_sensitivity;
+  // Each strategy is first built with σ = 1 to read its unit factor (σ does not enter it), then
+  // rebuilt with the calibrated σ.
+  const auto calibrated = [&](const ContinualNoise& probe, double single_sensitivity) {
+    const double factor = probe.participation_bound(options.participation).factor;
+    return privacy::gaussian_sigma(delta * single_sensitivity * factor, options.target, options.calibration);
+  };
   if (options.kind == FactorizationKind::sqrt_toeplitz) {
-    const VectorXd f = sqrt_toeplitz_coefficients(options.horizon);
-    const double sigma = privacy::gaussian_sigma(options.l2_sensitivity * f.norm(), options.target, options.calibration);
-    return std::make_unique<SqrtToeplitzNoise>(options.horizon, sigma, options.l2_sensitivity, size);
+    const SqrtToeplitzNoise probe(options.horizon, 1.0, delta, 1);
+    const double sigma = calibrated(probe, sqrt_toeplitz_coefficients(options.horizon).norm());
+    return std::make_unique<SqrtToeplitzNoise>(options.horizon, sigma, delta, size);
   }
   if (options.kind == FactorizationKind::separable) {
     SeparableStrategy strategy = SeparableStrategy::optimize(options.horizon);
-    const double sigma = privacy::gaussian_sigma(options.l2_sensitivity * std::sqrt(strategy.sensitivity_squared()),
-                                                 options.target, options.calibration);
-    return std::make_unique<SeparableNoise>(std::move(strategy), sigma, options.l2_sensitivity, size);
+    const SeparableNoise probe(strategy, 1.0, delta, 1);
+    const double sigma = calibrated(probe, std::sqrt(strategy.sensitivity_squared()));
+    return std::make_unique<SeparableNoise>(std::move(strategy), sigma, delta, size);
   }
   BufferedToeplitz blt = options.blt ? *options.blt : [&] {
     BltOptimizeOptions o;
     o.horizon = options.horizon;
     o.error = options.error;
+    o.participation = options.participation;
     return optimize_blt(o).blt;
   }();
-  const double sigma = privacy::gaussian_sigma(options.l2_sensitivity * std::sqrt(blt.sensitivity_squared(options.horizon)),
-                                               options.target, options.calibration);
-  return std::make_unique<BltNoise>(blt, options.horizon, sigma, options.l2_sensitivity, size);
+  const BltNoise probe(blt, options.horizon, 1.0, delta, 1);
+  const double sigma = calibrated(probe, std::sqrt(blt.sensitivity_squared(options.horizon)));
+  return std::make_unique<BltNoise>(blt, options.horizon, sigma, delta, size);
 }
 
 }  // namespace dpstream::stream

@@ -231,9 +231,12 @@ constexpr std::uint32_t kMaxEpoch = 63;  // steps are 64-bit
 }  // namespace
 
 EpochTreeNoise::EpochTreeNoise(TreeKind kind, double l2_sensitivity, privacy::EpsDelta target,
-                               privacy::Calibration calibration, Eigen::Index size)
-    : kind_(kind), l2_sensitivity_(l2_sensitivity), target_(target), calibration_(calibration), size_(size) {
+                               privacy::Calibration calibration, Eigen::Index size, double unit_factor)
+    : kind_(kind), l2_sensitivity_(l2_sensitivity), target_(target), calibration_(calibration), size_(size),
+      unit_factor_(unit_factor) {
   require_positive("l2_sensitivity", l2_sensitivity);
+  if (!(std::isfinite(unit_factor) && unit_factor >= 1))
+    throw InvalidParameter("tree noise: unit_factor must be finite and >= 1, got " + privacy::format_value(unit_factor));
   if (size < 1) throw InvalidParameter("tree noise: size must be >= 1, got " + std::to_string(size));
   epoch_sigma(0);  // validates the calibration (e.g. paper with ε ≥ 1) at construction
 }
@@ -254,8 +257,8 @@ double EpochTreeNoise::epoch_sigma(std::uint32_t epoch) const {
   if (epoch > kMaxEpoch) throw InvalidParameter("tree noise: epoch " + std::to_string(epoch) + " is past 2^64 steps");
   // Calibration is a bisection; every release asks for the σ of all past epochs, so keep them.
   while (sigma_cache_.size() <= epoch)
-    sigma_cache_.push_back(privacy::tree_node_sigma(static_cast<long>(sigma_cache_.size()) + 1, l2_sensitivity_,
-                                                    target_, calibration_));
+    sigma_cache_.push_back(privacy::tree_node_sigma(static_cast<long>(sigma_cache_.size()) + 1,
+                                                    l2_sensitivity_ * unit_factor_, target_, calibration_));
   return sigma_cache_[epoch];
 }
 
@@ -341,11 +344,19 @@ void EpochTreeNoise::load(const proto::ContinualNoiseState& in) {
 }
 
 std::unique_ptr<ContinualNoise> make_tree_noise(const TreeNoiseOptions& options, Eigen::Index size) {
+  check_participation(options.participation);
   if (options.horizon == 0)
-    return std::make_unique<EpochTreeNoise>(options.kind, options.l2_sensitivity, options.target,
-                                            options.calibration, size);
-  const double sigma = privacy::tree_node_sigma(tree_levels(options.horizon), options.l2_sensitivity,
-                                                options.target, options.calibration);
+    return std::make_unique<EpochTreeNoise>(options.kind, options.l2_sensitivity, options.target, options.calibration,
+                                            size, static_cast<double>(options.participation.max_steps));
+  const std::uint32_t levels = tree_levels(options.horizon);
+  double unit_factor = 1.0;
+  if (feasible_steps(options.horizon, options.participation) > 1) {
+    const TreeParticipation bound = tree_participation(options.horizon, options.participation);
+    unit_factor = options.calibration == privacy::Calibration::paper ? std::sqrt(bound.max_level_squared)
+                                                                     : std::sqrt(bound.squared / levels);
+  }
+  const double sigma = privacy::tree_node_sigma(levels, options.l2_sensitivity * unit_factor, options.target,
+                                                options.calibration);
   return std::make_unique<TreeNoise>(options.kind, options.horizon, sigma, options.l2_sensitivity, size);
 }
 

@@ -39,6 +39,8 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/stream/participation.hpp"
+
 namespace dpstream::stream {
 
 class BufferedToeplitz {
@@ -76,6 +78,16 @@ class BufferedToeplitz {
   double mean_error(std::uint64_t n) const;
   double max_loss(std::uint64_t n) const { return sensitivity_squared(n) * max_error(n); }
   double mean_loss(std::uint64_t n) const { return sensitivity_squared(n) * mean_error(n); }
+  // Under (k, b)-participation (participation.hpp): ‖Σ_{p<k'} C e_{1+pb}‖², closed form in
+  // O(k'²·buffers²) — exact when the coefficients are non-negative and non-increasing
+  // (check_strategy), an understatement otherwise. k = 1 is sensitivity_squared(n).
+  double sensitivity_squared(std::uint64_t n, const Participation& participation) const;
+  double max_loss(std::uint64_t n, const Participation& participation) const {
+    return sensitivity_squared(n, participation) * max_error(n);
+  }
+  double mean_loss(std::uint64_t n, const Participation& participation) const {
+    return sensitivity_squared(n, participation) * mean_error(n);
+  }
   // InvalidParameter naming the first offending coefficient unless c_0 ≥ c_1 ≥ … ≥ c_{n−1} ≥ 0.
   void check_strategy(std::uint64_t n) const;
 

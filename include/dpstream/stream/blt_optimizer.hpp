@@ -16,15 +16,19 @@ struct BltOptimizeOptions {
   int max_buffers = 10;       // ≤ 15 (beyond that the closed forms lose precision)
   double rtol = 1.01;         // add buffers while the loss improves by more than this factor
   int max_iterations = 600;   // iterations of one L-BFGS run (see optimize_blt_buffers)
+  // The sensitivity optimised for: (k, b)-participation (participation.hpp), closed form
+  // BufferedToeplitz::sensitivity_squared(n, participation) — exact on the optimiser's domain (its
+  // coefficients are positive and decreasing). The default is single participation.
+  Participation participation;
 };
 
 struct BltOptimizeResult {
   BufferedToeplitz blt = BufferedToeplitz::identity();
-  double loss = 0;                  // sensitivity² × error (max or mean) at the horizon
+  double loss = 0;                  // sensitivity² (under the participation) × error (max or mean) at the horizon
   std::vector<double> loss_by_buffers;  // the loss reached with min_buffers, min_buffers + 1, …
 };
 
-// Minimises loss(C) = sensitivity²(n)·error(n) over BLTs with a given number of buffers by L-BFGS
+// Minimises loss(C) = sensitivity²(n, participation)·error(n) over BLTs with a given number of buffers by L-BFGS
 // (LBFGS++) on the pole pair (log(1 − θ), log(1 − θ̂)), with exact gradients (forward-mode
 // automatic differentiation of the closed forms) and the log-barrier penalties (strength 1e-8 on
 // the loss normalised by (1 + ln n/π)² + 1) that keep C in the well-behaved class of arXiv
@@ -34,7 +38,8 @@ struct BltOptimizeResult {
 // up, L-BFGS restarts from the best point so far (up to 50 runs, while the loss improves): one run
 // from the start stalls short of the near-optimality targets at 4 buffers. Throws
 // std::runtime_error if no finite loss is reached.
-BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, int buffers, int max_iterations = 600);
+BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, int buffers, int max_iterations = 600,
+                                       const Participation& participation = {});
 // Grows the number of buffers from min_buffers until the loss improves by less than rtol; returns
 // the last BLT that improved enough.
 BltOptimizeResult optimize_blt(const BltOptimizeOptions& options);

@@ -21,6 +21,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/stream/participation.hpp"
 
 namespace dpstream::proto {
 class ContinualNoiseState;
@@ -73,6 +74,14 @@ class ContinualNoise {
   // differ in one row of l2 sensitivity Δ (the Δ it was built with). Its (ε, δ) profile is the
   // Gaussian mechanism's with sensitivity μ and σ = 1 (Balle & Wang 2018).
   virtual double mu() const = 0;
+  // Privacy for a unit under (k, b)-participation (participation.hpp: a unit's rows in at most k
+  // steps, two of them ≥ b apart, each row of sensitivity Δ): the factor by which her sensitivity
+  // exceeds one row's, and whether it is exact or a proven upper bound (the strategy's header says
+  // which). k = 1: {1, exact}.
+  virtual ParticipationBound participation_bound(const Participation& participation) const = 0;
+  // μ for neighbouring streams that differ in one unit's rows: mu() × participation_bound().factor
+  // (mu() itself for k = 1).
+  double unit_mu(const Participation& participation) const;
 
   // Checkpoint: the drawn node noise still needed and the position. load() refuses a state made
   // with other parameters (CorruptInput naming the field).

@@ -14,6 +14,9 @@
 //    replaced by another — with every row ‖a‖₂ ≤ L. A removal that shifts every later row into
 //    other steps is NOT covered (it changes every later release); add_remove_row is refused
 //    (InvalidParameter) for that reason.
+//  * Privacy unit (Options::participation, participation.hpp): a row by default; or a unit whose rows
+//    lie in at most k steps, ≥ b apart, one a step — the neighbours then differ in her rows, the
+//    noise is calibrated to her sensitivity and mu() and the charge are hers.
 //  * Sensitivity of one step's sum: VectorAccumulator L (replace 2L); CovarianceAccumulator L²
 //    (replace √2·L²) on the packed upper triangle. Every row is checked against L here (dimension and
 //    norm, NaN included) and refused with InvalidRow: this is the contract RowGuard establishes
@@ -112,6 +115,12 @@ struct ContinualSumOptions {
   privacy::Calibration calibration = privacy::Calibration::tight;
   privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double row_norm_bound = 1.0;    // L
+  // The privacy unit (participation.hpp). Default {1, 1}: a row. {k, b}: neighbouring streams differ
+  // in one unit's rows, which lie in at most k steps (blocks), two of them at least b steps apart,
+  // at most one row of hers a step (contribution bounding upstream must ensure all three; this
+  // stream checks each row's norm only). The noise is calibrated, and the accountant charged, for
+  // the unit: mu() is the unit-level μ.
+  Participation participation;
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
   Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
@@ -184,8 +193,9 @@ class ContinualSum {
   double l2_sensitivity() const noexcept { return l2_sensitivity_; }
   // Per-entry noise variance of release t (closed form; diagonal entries for a covariance).
   double release_variance(std::uint64_t t) const { return noise_->release_variance(t); }
-  // Privacy of the whole stream: μ-GDP, and the (ε, δ) target it was calibrated to.
-  double mu() const { return noise_->mu(); }
+  // Privacy of the whole stream: μ-GDP for the privacy unit of options().participation (a row by
+  // default), and the (ε, δ) target it was calibrated to.
+  double mu() const { return noise_->unit_mu(options_.participation); }
   const privacy::EpsDelta& guarantee() const noexcept { return options_.target; }
   bool is_secure() const noexcept { return source_->is_secure(); }
 

@@ -7,6 +7,7 @@
 // Privacy contract (for a sum whose one-row l2 sensitivity is Δ, e.g. L² for AᵀA with ‖a‖ ≤ L)
 //  * Neighbouring relation: streams that differ in one row (zeroed in its slot, or replaced — Δ says
 //    which; a removal that shifts later rows is not covered), single participation: a row enters one step and stays in every later prefix.
+//    A unit in up to k steps ≥ b apart: participation.hpp (exact here: participation_bound).
 //  * Mechanism: for a lower-triangular Toeplitz strategy C over the horizon T, the releases are
 //    A·x + B·z = B·(C·x + z) with A the prefix-sum matrix, B = A·C⁻¹ and z_t ~ N(0, σ²) i.i.d. per
 //    step and coordinate, each drawn once. C·x is one query whose l2 sensitivity is Δ times C's
@@ -57,6 +58,8 @@ class SqrtToeplitzNoise final : public ContinualNoise {
   double release_variance(std::uint64_t t) const override;
   std::vector<NodeWeight> release_weights(std::uint64_t t) const override;
   double mu() const override;
+  // Exact (participation.hpp): the f_k are positive and decreasing.
+  ParticipationBound participation_bound(const Participation& participation) const override;
   void save(proto::ContinualNoiseState& out) const override;
   void load(const proto::ContinualNoiseState& in) override;
 
@@ -92,6 +95,8 @@ class BltNoise final : public ContinualNoise {
   double release_variance(std::uint64_t t) const override;
   std::vector<NodeWeight> release_weights(std::uint64_t t) const override;
   double mu() const override;
+  // Exact (participation.hpp): check_strategy made the coefficients non-negative and non-increasing.
+  ParticipationBound participation_bound(const Participation& participation) const override;
   void save(proto::ContinualNoiseState& out) const override;
   void load(const proto::ContinualNoiseState& in) override;
 
@@ -120,10 +125,14 @@ struct FactorizationNoiseOptions {
   // BLT only: the strategy; unset = optimize_blt for the horizon and `error` (default buffers).
   std::optional<BufferedToeplitz> blt;
   BltError error = BltError::max;
+  // The privacy unit's participation (participation.hpp); the default is one row, one step. An
+  // optimised BLT is optimised for it.
+  Participation participation;
 };
 
-// Calibrates σ = gaussian_sigma(Δ·(C's largest column norm), target, calibration) and builds the
-// strategy (separable: SeparableStrategy::optimize for the horizon).
+// Calibrates σ = gaussian_sigma(Δ·(C's largest column norm)·participation_bound().factor, target,
+// calibration) and builds the strategy (separable: SeparableStrategy::optimize for the horizon).
+// Then unit_mu(participation) is the target's μ and mu() the one-row value.
 std::unique_ptr<ContinualNoise> make_factorization_noise(const FactorizationNoiseOptions& options, Eigen::Index size);
 
 }  // namespace dpstream::stream

@@ -16,7 +16,8 @@
 //
 // Privacy contract (as for every factorization, factorization_noise.hpp)
 //  * Neighbouring relation: streams that differ in one row (zeroed in its slot or replaced, Δ says
-//    which; a removal that shifts later rows is not covered), single participation.
+//    which; a removal that shifts later rows is not covered), single participation. A unit in up to
+//    k steps ≥ b apart: participation.hpp (a proven upper bound here).
 //  * Mechanism: y = C·x + z, z_t ~ N(0, σ²) i.i.d. per step and coordinate, drawn once; one query of
 //    l2 sensitivity Δ·max_j ‖C e_j‖ = Δ (computed, not assumed). The released prefix sums
 //    R = A·C⁻¹·y = S + A·C⁻¹·z (unbiased for any stream) and the stationary estimate are
@@ -98,6 +99,8 @@ class SeparableNoise final : public ContinualNoise {
   double release_variance(std::uint64_t t) const override;
   std::vector<NodeWeight> release_weights(std::uint64_t t) const override;
   double mu() const override;
+  // Upper bound (participation.hpp), from the pairwise column products of C.
+  ParticipationBound participation_bound(const Participation& participation) const override;
   // State: the position and the previous draw z_{t−1} (α is checked against this stream's).
   void save(proto::ContinualNoiseState& out) const override;
   void load(const proto::ContinualNoiseState& in) override;

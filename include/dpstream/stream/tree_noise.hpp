@@ -5,6 +5,7 @@
 // Privacy contract (for a sum whose one-row l2 sensitivity is Δ, e.g. L² for AᵀA with ‖a‖ ≤ L)
 //  * Neighbouring relation: streams that differ in one row (zeroed in its slot, or replaced — Δ says
 //    which; a removal that shifts later rows is not covered), single participation: a row enters one step and stays in every later prefix.
+//    A unit in up to k steps ≥ b apart: participation.hpp (a proven upper bound here).
 //  * Sensitivity: the tree over T steps has L = bit_width(T) levels (1 + log₂ T for T a power of
 //    two). A row's step lies in at most L noised nodes, one per level, each moved by ≤ Δ: the vector
 //    of node sums has l2 sensitivity Δ·√L.
@@ -75,6 +76,8 @@ class TreeNoise final : public ContinualNoise {
   double release_variance(std::uint64_t t) const override;
   std::vector<NodeWeight> release_weights(std::uint64_t t) const override;
   double mu() const override;
+  // Upper bound (participation.hpp): √(tree_participation(horizon).squared / levels).
+  ParticipationBound participation_bound(const Participation& participation) const override;
   void save(proto::ContinualNoiseState& out) const override;
   void load(const proto::ContinualNoiseState& in) override;
 
@@ -110,8 +113,10 @@ class TreeNoise final : public ContinualNoise {
 // Unbounded stream: doubling epochs of trees, each calibrated to the same target (see above).
 class EpochTreeNoise final : public ContinualNoise {
  public:
+  // unit_factor ≥ 1: every epoch is calibrated for sensitivity Δ·unit_factor (k for a unit with k
+  // steps, participation.hpp), while mu() stays the one-row value.
   EpochTreeNoise(TreeKind kind, double l2_sensitivity, privacy::EpsDelta target,
-                 privacy::Calibration calibration, Eigen::Index size);
+                 privacy::Calibration calibration, Eigen::Index size, double unit_factor = 1.0);
 
   std::string name() const override;
   // "binary tree" | "Honaker tree", as for a fixed horizon: the tools' summaries and plots said so
@@ -128,6 +133,8 @@ class EpochTreeNoise final : public ContinualNoise {
   double release_variance(std::uint64_t t) const override;
   std::vector<NodeWeight> release_weights(std::uint64_t t) const override;
   double mu() const override;
+  // {k, upper bound}: the supremum over epochs (participation.hpp), not attained.
+  ParticipationBound participation_bound(const Participation& participation) const override;
   void save(proto::ContinualNoiseState& out) const override;
   void load(const proto::ContinualNoiseState& in) override;
 
@@ -143,6 +150,7 @@ class EpochTreeNoise final : public ContinualNoise {
   privacy::EpsDelta target_;
   privacy::Calibration calibration_;
   Eigen::Index size_;
+  double unit_factor_;
   std::uint64_t steps_ = 0;
   std::unique_ptr<TreeNoise> current_;  // the epoch of step steps_ (null before the first step)
   NodeObserver observer_;
@@ -155,10 +163,15 @@ struct TreeNoiseOptions {
   double l2_sensitivity = 1.0;
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;
+  // The privacy unit's participation (participation.hpp); the default is one row, one step.
+  Participation participation;
 };
 
-// Calibrates and builds the strategy: TreeNoise with σ = tree_node_sigma(levels, Δ, target,
-// calibration) for a fixed horizon, EpochTreeNoise for horizon 0.
+// Calibrates and builds the strategy: TreeNoise with σ = tree_node_sigma(levels, Δ', target,
+// calibration) for a fixed horizon, EpochTreeNoise for horizon 0. Δ' = Δ for one step (k = 1);
+// for a unit, tight: Δ·participation_bound().factor (the whole tree's bound), paper (basic
+// composition over levels): Δ·√(the largest level's bound); unbounded: Δ·k. Then unit_mu() is the
+// target's μ (tight) or below it (paper), and mu() the one-row value.
 std::unique_ptr<ContinualNoise> make_tree_noise(const TreeNoiseOptions& options, Eigen::Index size);
 
 }  // namespace dpstream::stream
