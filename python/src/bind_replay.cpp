@@ -243,40 +243,44 @@ py::dict Replay::report() const {
   const eval::RegretMeter& meter = p.meter();
   const bool priv = p.accountant() != nullptr;
   const py::object none = py::none();
-  auto private_setting = [&](auto value) { return priv ? py::cast(value) : none; };
+  // A figure as the tool's JSON writer gives it: NaN and ±Inf as null.
+  auto num = [&](double v) { return std::isfinite(v) ? py::cast(v) : none; };
+  auto private_setting = [&](py::object value) { return priv ? value : none; };
   const auto& counts = rows->guard_counts();
   const io::RowSource& source = *in.source;
   const std::size_t main = p.main_index();
   py::dict r;
   r["rows"] = rows->used(), r["dim"] = d, r["k"] = a.k;
-  r["epsilon"] = private_setting(a.epsilon), r["delta"] = private_setting(a.delta);
-  r["mechanism"] = private_setting(a.mechanism), r["block"] = a.block;
-  r["opt"] = meter.opt(), r["gain"] = meter.gain(main), r["regret"] = meter.regret(main);
-  r["regret_over_opt"] = meter.regret_over_opt(main);
-  r["nonprivate_regret_over_opt"] = meter.regret_over_opt(p.ftl_index());
+  r["epsilon"] = private_setting(num(a.epsilon)), r["delta"] = private_setting(num(a.delta));
+  r["mechanism"] = private_setting(py::str(a.mechanism)), r["block"] = a.block;
+  r["opt"] = num(meter.opt()), r["gain"] = num(meter.gain(main)), r["regret"] = num(meter.regret(main));
+  r["regret_over_opt"] = num(meter.regret_over_opt(main));
+  r["nonprivate_regret_over_opt"] = num(meter.regret_over_opt(p.ftl_index()));
   r["rows_clipped"] = counts.clipped, r["rows_rejected"] = counts.rejected;
-  r["seconds"] = std::round(seconds * 1000) / 1000;
+  r["seconds"] = num(std::round(seconds * 1000) / 1000);
   r["rows_read"] = source.rows_returned() + source.skipped(), r["rows_skipped"] = source.skipped();
   r["rows_zero"] = rows->zero();
   const io::NonRowLines& lines = source.non_row_lines();
   r["header_lines"] = lines.header, r["comment_lines"] = lines.comment, r["blank_lines"] = lines.blank;
   r["input_integrity"] = integrity, r["input"] = a.input, r["normalize"] = a.normalize.normalize;
-  r["shuffle"] = a.shuffle, r["nonnegative"] = a.nonnegative, r["noise_shape"] = private_setting(a.noise_shape);
-  r["calibration"] = private_setting(a.calibration), r["seed"] = priv ? py::cast(a.seed) : none;
+  r["shuffle"] = a.shuffle, r["nonnegative"] = a.nonnegative;
+  r["noise_shape"] = private_setting(py::str(a.noise_shape));
+  r["calibration"] = private_setting(py::str(a.calibration)), r["seed"] = private_setting(py::cast(a.seed));
   r["learner"] = a.learner;
   const stream::ContinualCovariance* sum = p.sum();
   r["secure_noise"] = sum ? py::cast(sum->is_secure()) : none;
-  r["mu"] = sum ? py::cast(sum->mu()) : none, r["node_sigma"] = sum ? py::cast(sum->noise().draw_sigma()) : none;
+  r["mu"] = sum ? num(sum->mu()) : none, r["node_sigma"] = sum ? num(sum->noise().draw_sigma()) : none;
   r["csv"] = csv, r["svg"] = none;
-  r["neighbours"] = priv ? py::cast(privacy::describe(session::session_relation(p))) : none;
+  r["neighbours"] = private_setting(py::str(privacy::describe(session::session_relation(p))));
   r["not_private"] = session::not_private_keys();
   if (!priv) return r;
-  r["epsilon_spent"] = p.accountant()->spent().epsilon;
+  r["epsilon_spent"] = num(p.accountant()->spent().epsilon);
   py::dict learners;
   for (const session::LearnerFigures& f : p.learner_figures())
-    learners[py::str(f.name)] = py::dict(py::arg("regret_over_opt") = f.regret_over_opt,
-                                         py::arg("captured_ratio") = f.captured_ratio,
-                                         py::arg("epsilon_share") = f.epsilon_share, py::arg("delta_share") = f.delta_share);
+    learners[py::str(f.name)] = py::dict(py::arg("regret_over_opt") = num(f.regret_over_opt),
+                                         py::arg("captured_ratio") = num(f.captured_ratio),
+                                         py::arg("epsilon_share") = num(f.epsilon_share),
+                                         py::arg("delta_share") = num(f.delta_share));
   r["learners"] = learners;
   return r;
 }

@@ -82,6 +82,7 @@ CONFIGURATIONS = [
     dict(mechanism="honaker", k=2, block=30, seed=7, noise_shape="paper", calibration="paper", epsilon=0.5),
     dict(learner="fpl,oja,power,gauss", minibatch=60, k=2, block=30, seed=8),
     dict(nonprivate=True, k=3, block=50),
+    dict(learner="fpl,gauss", k=1, block=10, seed=9, limit=60, zero_rows=True),  # OPT = 0: captured ratios null
 ]
 
 
@@ -106,6 +107,10 @@ def run_cli(path, settings, out):
 
 @pytest.mark.parametrize("settings", CONFIGURATIONS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
 def test_replay_equals_the_executable_key_for_key(rows_csv, settings, tmp_path):
+    settings = dict(settings)
+    if settings.pop("zero_rows", False):
+        rows_csv = tmp_path / "zeros.csv"
+        np.savetxt(rows_csv, np.zeros((80, 5)), delimiter=",")
     cli = run_cli(rows_csv, settings, tmp_path / "cli")
     ours = dpstream.replay(rows_csv, out=tmp_path / "py", **settings)
     timings = {"seconds", "csv", "svg"}
