@@ -55,7 +55,8 @@ OpenedRows open_file(const RowsRequest& request) {
     in.note = "IDX, unsigned bytes scaled by 1/255";
     return in;
   }
-  if (stdin_input) throw InvalidParameter("--input -: an IDX stream of another value type than bytes cannot be read twice");
+  if (stdin_input)
+    throw InvalidParameter("--input -: an IDX stream of another value type than bytes cannot be read twice");
   o.scale = 1.0;
   in.source = open_row_source(path, format, o);
   in.note = "IDX";

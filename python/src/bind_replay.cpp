@@ -169,7 +169,8 @@ void Replay::check_output() {
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(csv, ec);
   if (fs::exists(status) && !fs::is_regular_file(status))
-    throw InvalidParameter("replay: out=" + a.out + ": " + csv + " is not a regular file: only a regular file is replaced");
+    throw InvalidParameter("replay: out=" + a.out + ": " + csv +
+                           " is not a regular file: only a regular file is replaced");
   if (!in.is_default && fs::equivalent(csv, a.input, ec))
     throw InvalidParameter("replay: the input " + a.input + " is out's regret.csv: writing it would destroy the input");
 }
@@ -221,7 +222,8 @@ void Replay::run() {
     for (bool more = true; more;) {
       staged.clear();
       const Eigen::VectorXd* row = nullptr;
-      while (staged.size() < a.block * width && (row = rows->next())) staged.insert(staged.end(), row->data(), row->data() + d);
+      while (staged.size() < a.block * width && (row = rows->next()))
+        staged.insert(staged.end(), row->data(), row->data() + d);
       more = row != nullptr;
       if (!staged.empty() && !hand(staged.data(), nullptr, 0, staged.size() / width)) break;
     }
@@ -229,8 +231,9 @@ void Replay::run() {
   session->close();
   integrity = io::verify_input(*in.source);  // a read stopped by limit: the rest too
   if (rows->used() == 0)
-    throw std::runtime_error(in.source->path() + ": no usable rows (" + std::to_string(rows->guard_counts().rejected) +
-                             " rejected by the guard, " + std::to_string(in.source->skipped()) + " skipped by the reader)");
+    throw std::runtime_error(in.source->path() + ": no usable rows (" +
+                             std::to_string(rows->guard_counts().rejected) + " rejected by the guard, " +
+                             std::to_string(in.source->skipped()) + " skipped by the reader)");
   session->finish();
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_file_atomically(csv, eval::regret_csv(session->meter()));  // 0600: OPT is not private

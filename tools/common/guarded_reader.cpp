@@ -6,9 +6,11 @@ io::GuardedRowsOptions guarded_rows_options(const io::RowSource& source, const R
   return {o.normalize.guard_options(source.dimension(), o.nonnegative), o.skip_malformed, o.limit};
 }
 
-GuardedReader::GuardedReader(io::RowSource& source, const ReadOptions& o) : rows_(source, guarded_rows_options(source, o)) {}
+GuardedReader::GuardedReader(io::RowSource& source, const ReadOptions& o)
+    : rows_(source, guarded_rows_options(source, o)) {}
 
-bool GuardedReader::fill(RowBuffer& buf, std::uint64_t max_rows, const std::function<void(std::uint64_t)>& on_progress) {
+bool GuardedReader::fill(RowBuffer& buf, std::uint64_t max_rows,
+                         const std::function<void(std::uint64_t)>& on_progress) {
   const Eigen::Index d = buf.dimension();
   for (std::uint64_t added = 0; added < max_rows; ++added) {
     const Eigen::VectorXd* row = rows_.next();
