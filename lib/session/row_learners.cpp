@@ -25,6 +25,10 @@ bool OnlinePcaOptions::has_learner(const char* name) const {
   return std::find(learners.begin(), learners.end(), name) != learners.end();
 }
 
+bool OnlinePcaOptions::fixed_horizon() const {
+  return private_stream() && stream::needs_fixed_horizon(stream.strategy);
+}
+
 void check_learners(const std::vector<std::string>& learners) {
   if (learners.empty()) throw InvalidParameter("online PCA: no learner listed");
   const std::vector<std::string>& known = known_learners();

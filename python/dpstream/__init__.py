@@ -6,7 +6,7 @@ The C++ library does the work (every check, noise draw and charge); this package
 * OnlinePCA -- private online PCA (follow-the-perturbed-leader on that stream), with the regret meter.
 * PrivatePCA -- one-shot private PCA (gauss, power, oja).
 * PrivacyAccountant -- a budget and its ledger, shared by several objects.
-* replay(...) -- dpstream-replay's run; returns its JSON line as a dict.
+* replay(...) -- dpstream-replay's run through the library's session; returns its JSON line's figures as a dict.
 * dpstream.dask -- the same streams ingested by a Dask cluster.
 
 Noise is secure (libsodium ChaCha20) unless seed= is given: seeded noise is reproducible and NOT

@@ -1,68 +1,26 @@
 #include "common/guarded_reader.hpp"
 
-#include <stdexcept>
-
-#include "dpstream/errors.hpp"
-
 namespace dpstream::tools {
 
-using Eigen::Index;
-using Eigen::VectorXd;
+io::GuardedRowsOptions guarded_rows_options(const io::RowSource& source, const ReadOptions& o) {
+  return {o.normalize.guard_options(source.dimension(), o.nonnegative), o.skip_malformed, o.limit};
+}
 
 GuardedReader::GuardedReader(io::RowSource& source, const ReadOptions& o)
-    : source_(source),
-      guard_(o.normalize.guard_options(source.dimension(), o.nonnegative)),
-      skip_(o.skip_malformed),
-      limit_(o.limit) {}
+    : rows_(source, guarded_rows_options(source, o)) {}
 
-// Admits the reader's row in place (unit: normalised by the guard); false if the guard refused it
-// and refusals are counted.
-bool GuardedReader::admit(VectorXd& row) {
-  // Checked in the reader's own VectorXd, not in the buffer: Eigen's vectorised norm depends on the
-  // data's alignment by an ulp, and ContinualSum re-checks ‖a‖ ≤ L on an aligned copy (Eigen's heap
-  // alignment, like this vector's). Checked at another alignment, a row at L to the last ulp could
-  // pass the guard and then be refused by the stream.
-  try {
-    // unit: clip at L = 1 (the division can leave ‖a‖ = 1 + 1 ulp); clip: clip at L; none: reject over L.
-    guard_.admit(row);
-    return true;
-  } catch (const InvalidRow& e) {
-    std::string what = e.what();  // "row N: …" with N the guard's count; name the file's row instead
-    const auto colon = what.find(": ");
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    std::string where = source_.path() + ": row " + std::to_string(record_.row_index);
-    if (record_.line != 0) where += " (line " + std::to_string(record_.line) + ")";
-    if (!skip_) throw std::runtime_error(where + ": " + what + " (--skip-malformed counts and skips such rows)");
-    if (first_reject_.empty()) first_reject_ = where + ": " + what;
-    return false;
-  }
-}
-
-bool GuardedReader::fill(RowBuffer& buf, std::uint64_t max_rows, const std::function<void(std::uint64_t)>& on_progress) {
-  const Index d = source_.dimension();
-  std::uint64_t added = 0;
-  while (added < max_rows) {
-    if (limit_ != 0 && used_ == limit_) return false;
-    if (!source_.next(record_)) return false;  // CorruptInput propagates (names file and row)
-    if (!admit(record_.dense)) continue;
+bool GuardedReader::fill(RowBuffer& buf, std::uint64_t max_rows,
+                         const std::function<void(std::uint64_t)>& on_progress) {
+  const Eigen::Index d = buf.dimension();
+  for (std::uint64_t added = 0; added < max_rows; ++added) {
+    const Eigen::VectorXd* row = rows_.next();
+    if (!row) return false;
     buf.reserve(buf.rows + 1);
-    Eigen::Map<VectorXd>(buf.row(buf.rows), d) = record_.dense;
+    Eigen::Map<Eigen::VectorXd>(buf.row(buf.rows), d) = *row;
     ++buf.rows;
-    ++added;
-    ++used_;
-    if (on_progress && (used_ & 1023) == 0) on_progress(used_);
+    if (on_progress && (rows_.used() & 1023) == 0) on_progress(rows_.used());
   }
   return true;
-}
-
-std::uint64_t count_usable_rows(io::RowSource& source, const ReadOptions& options) {
-  GuardedReader reader(source, options);
-  RowBuffer one(source.dimension());
-  for (;;) {
-    one.rows = 0;
-    if (!reader.fill(one, 1)) break;
-  }
-  return reader.used();
 }
 
 }  // namespace dpstream::tools

@@ -1,8 +1,6 @@
-// Reading rows for the tools: every row from a RowSource through RowGuard (which also does the unit
-// normalisation), counting what is clipped, rejected or skipped, into a RowBuffer (dpstream-replay,
-// dpstream-pca).
-// Nothing is dropped silently: a row that does not get through either stops the run (naming the
-// file, the row and the line) or, with skip_malformed, is counted.
+// Reading rows for the tools into a RowBuffer (dpstream-replay, dpstream-pca): the library's guarded
+// reading (dpstream/io/guarded_rows.hpp: every row through RowGuard, which also does the unit
+// normalisation, counting what is clipped, rejected or skipped), from the tools' flags.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +11,8 @@
 
 #include "common/cli.hpp"
 #include "common/row_buffer.hpp"
+#include "dpstream/io/guarded_rows.hpp"
 #include "dpstream/io/row_source.hpp"
-#include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::tools {
 
@@ -25,6 +23,9 @@ struct ReadOptions {
   bool nonnegative = false;     // the guard refuses a row with a negative entry (RowGuardOptions)
 };
 
+// The library's options for the rows of `source`.
+io::GuardedRowsOptions guarded_rows_options(const io::RowSource& source, const ReadOptions& options);
+
 class GuardedReader {
  public:
   GuardedReader(io::RowSource& source, const ReadOptions& options);
@@ -33,25 +34,18 @@ class GuardedReader {
   // the limit) is exhausted. A reader error propagates as CorruptInput naming file and row.
   bool fill(RowBuffer& buf, std::uint64_t max_rows, const std::function<void(std::uint64_t)>& on_progress = {});
 
-  std::uint64_t used() const { return used_; }
-  std::uint64_t zero() const { return guard_.counts().zero; }
-  const stream::RowGuardCounts& guard_counts() const { return guard_.counts(); }
-  const std::string& first_reject() const { return first_reject_; }
+  std::uint64_t used() const { return rows_.used(); }
+  std::uint64_t zero() const { return rows_.zero(); }
+  const stream::RowGuardCounts& guard_counts() const { return rows_.guard_counts(); }
+  const std::string& first_reject() const { return rows_.first_reject(); }
 
  private:
-  bool admit(Eigen::VectorXd& row);
-
-  io::RowSource& source_;
-  stream::RowGuard guard_;
-  bool skip_;
-  std::uint64_t limit_;
-  io::RowRecord record_;
-  std::uint64_t used_ = 0;
-  std::string first_reject_;
+  io::GuardedRows rows_;
 };
 
-// The number of rows a GuardedReader with `options` would use from a fresh `source` (a first pass
-// over a file that does not declare its length). Stops the same way the run would.
-std::uint64_t count_usable_rows(io::RowSource& source, const ReadOptions& options);
+// The number of rows a GuardedReader with `options` would use from a fresh `source`.
+inline std::uint64_t count_usable_rows(io::RowSource& source, const ReadOptions& options) {
+  return io::count_usable_rows(source, guarded_rows_options(source, options));
+}
 
 }  // namespace dpstream::tools

@@ -5,64 +5,8 @@
 #include <filesystem>
 
 #include "common/cli.hpp"
-#include "dpstream/io/idx_rows.hpp"
-#include "dpstream/io/synthetic_rows.hpp"
 
 namespace dpstream::tools {
-
-namespace {
-
-constexpr const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-constexpr std::uint8_t kIdxUnsignedByte = 0x08;
-
-OpenedInput open_default() {
-  OpenedInput in;
-  in.is_default = true;
-  const std::string fashion = default_dataset_path();
-  if (std::filesystem::exists(fashion)) {
-    io::RowSourceOptions o;
-    o.scale = 1.0 / 255.0;
-    in.source = io::open_row_source(fashion, io::RowFormat::idx, o);
-    in.note = "Fashion-MNIST train (default; pixels scaled by 1/255)";
-    in.title = "Fashion-MNIST train";
-  } else {
-    in.source = std::make_unique<io::SyntheticRowSource>();
-    in.note = "generated spiked-covariance stream (default; " + fashion +
-              " not found: apt-get install dataset-fashion-mnist)";
-    in.title = "synthetic stream";
-  }
-  return in;
-}
-
-OpenedInput open_file(const InputFlags& flags) {
-  OpenedInput in;
-  const bool stdin_input = flags.path == "-";
-  const std::string path = stdin_input ? "/dev/stdin" : flags.path;
-  const io::RowFormat format = flags.format == "auto" ? io::format_from_path(path) : io::parse_row_format(flags.format);
-  io::RowSourceOptions o;
-  o.skip_malformed = flags.skip_malformed;
-  o.csv_header = io::parse_csv_header(flags.header);
-  in.title = stdin_input ? "standard input" : std::filesystem::path(path).filename().string();
-  if (format != io::RowFormat::idx) {
-    in.source = io::open_row_source(path, format, o);
-    in.note = io::to_string(format);
-    return in;
-  }
-  // The header says the value type: bytes are images, read as [0, 1].
-  o.scale = 1.0 / 255.0;
-  in.source = io::open_row_source(path, format, o);
-  if (static_cast<const io::IdxRowReader&>(*in.source).type_code() == kIdxUnsignedByte) {
-    in.note = "IDX, unsigned bytes scaled by 1/255";
-    return in;
-  }
-  if (stdin_input) throw UsageError("--input -: an IDX stream of another value type than bytes cannot be read twice");
-  o.scale = 1.0;
-  in.source = io::open_row_source(path, format, o);
-  in.note = "IDX";
-  return in;
-}
-
-}  // namespace
 
 void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what) {
   app.add_option("--input", flags.path,
@@ -79,25 +23,15 @@ void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what
                "count and skip malformed rows (reader errors, rows the guard rejects) instead of stopping");
 }
 
-std::string default_dataset_path() {
-  const char* env = std::getenv("DPSTREAM_FASHION_MNIST");
-  return env && *env ? env : kFashionMnist;
-}
-
 OpenedInput open_input(const InputFlags& flags) {
   if (flags.path.empty() && flags.format != "auto") throw UsageError("--format needs --input");
   if (flags.path == "-" && flags.format == "auto")
     throw UsageError("--input - (standard input) has no name to tell its format from: give --format");
   try {
-    return flags.path.empty() ? open_default() : open_file(flags);
+    return io::open_rows({flags.path, flags.format, flags.header, flags.skip_malformed});
   } catch (const std::exception& e) {
     throw UsageError(std::string("cannot read the input: ") + e.what());
   }
-}
-
-std::string verify_input(io::RowSource& source) {
-  if (source.integrity() == io::Integrity::unverified) source.verify_rest();
-  return io::to_string(source.integrity());
 }
 
 std::string non_row_lines_text(const io::RowSource& source) {

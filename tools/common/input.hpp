@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dpstream/io/open_rows.hpp"
 #include "dpstream/io/row_source.hpp"
 
 namespace dpstream::tools {
@@ -26,24 +27,15 @@ struct InputFlags {
 };
 void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what = "rows");
 
-struct OpenedInput {
-  std::unique_ptr<io::RowSource> source;
-  std::string note;   // how it is read, for the summary ("IDX, unsigned bytes scaled by 1/255")
-  std::string title;  // a short name for plots ("Fashion-MNIST train", a file name)
-  bool is_default = false;
-};
-
-// The Fashion-MNIST train images: $DPSTREAM_FASHION_MNIST if set, else Debian's path.
-std::string default_dataset_path();
+// The policy itself is the library's (dpstream/io/open_rows.hpp), shared with the Python package.
+using OpenedInput = io::OpenedRows;
+using io::default_dataset_path;
 
 // Opens the input by the policy above. UsageError "cannot read the input: …" if it cannot be opened.
 OpenedInput open_input(const InputFlags& flags);
 
-// After a read that stopped early (--limit): a gzipped input's checksum is at its end, so the rest is
-// read (without decoding rows) to verify it; CorruptInput if it is damaged. Returns the input's
-// integrity as the summary and the JSON line report it: "verified", or "none" for a format without
-// a checksum.
-std::string verify_input(io::RowSource& source);
+// After a read that stopped early (--limit): io::verify_input ("verified", or "none").
+using io::verify_input;
 // "lines not rows: 1 header, 2 comments, 0 blank" (empty for a binary format).
 std::string non_row_lines_text(const io::RowSource& source);
 

@@ -12,6 +12,7 @@
 #include "common/regret_plot.hpp"
 #include "dpstream/eval/regret_report.hpp"
 #include "dpstream/io/atomic_file.hpp"
+#include "dpstream/session/session_labels.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -150,19 +151,12 @@ std::string timing_text(const ReplayRun& run) {
   return t + "; removed (the run is complete)\n";
 }
 
-// Every learner of the replay is a stream over fixed slots (blocks, minibatches): the zero-out
-// relation (gauss alone, offline, would hold under add/remove; run beside the others it is stated
-// for the run).
-privacy::Neighbours run_relation(const session::OnlinePcaSession& p) {
-  return p.sum() ? p.sum()->options().relation : privacy::Neighbours::zero_out_row;
-}
-
 std::string labels_text(const ReplayRun& run) {
   const session::OnlinePcaSession& p = run.session();
   if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
   const std::string unit = "one row, ||a|| <= " + privacy::format_value(run.settings().normalize.norm_bound()) +
                            " after the guard";
-  return neighbours_line(run_relation(p), unit) + "      private: the learners' subspaces (what each follows)\n" +
+  return neighbours_line(session::session_relation(p), unit) + "      private: the learners' subspaces (what each follows)\n" +
          not_private_line("the row counts (used, read, rejected, skipped, zero, clipped), OPT, gains, regrets, "
                           "captured ratios and timings: evaluation on the raw rows");
 }
@@ -247,11 +241,8 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", sum->noise().draw_sigma());
   else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");
   j.add("csv", files.csv).add("svg", files.svg);
-  const privacy::Neighbours relation = run_relation(p);
-  add_privacy_labels(j, p.accountant() ? &relation : nullptr,
-                     {"rows", "opt", "gain", "regret", "regret_over_opt", "nonprivate_regret_over_opt", "rows_clipped",
-                      "rows_rejected", "seconds", "rows_read", "rows_skipped", "rows_zero", "header_lines",
-                      "comment_lines", "blank_lines", "learners.*.regret_over_opt", "learners.*.captured_ratio"});
+  const privacy::Neighbours relation = session::session_relation(p);
+  add_privacy_labels(j, p.accountant() ? &relation : nullptr, session::not_private_keys());
   if (const auto* accountant = p.accountant()) {
     j.add("epsilon_spent", accountant->spent().epsilon);
     JsonLine learners;  // last: a nested object, after every flat key

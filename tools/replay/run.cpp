@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -16,7 +15,7 @@
 #include "common/memory.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/atomic_file.hpp"
-#include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/stream/seeded_permutation.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools::replay {
@@ -24,23 +23,6 @@ namespace dpstream::tools::replay {
 using Eigen::Index;
 
 namespace {
-
-// A permutation of 0..n-1 from a seed: Fisher–Yates driven by xoshiro256++ (SeededNoiseSource's
-// words), with rejection sampling for unbiased bounded integers. Unlike std::shuffle with a standard
-// distribution, the result is the same with every standard library.
-std::vector<std::uint64_t> seeded_permutation(std::uint64_t n, std::uint64_t seed) {
-  std::vector<std::uint64_t> p(n);
-  for (std::uint64_t i = 0; i < n; ++i) p[i] = i;
-  privacy::SeededNoiseSource words(seed);
-  for (std::uint64_t i = n; i > 1; --i) {
-    const std::uint64_t mask = ~std::uint64_t{0} >> std::countl_zero(i - 1);  // smallest 2^b − 1 ≥ i − 1
-    std::uint64_t j;
-    do j = words.next_word() & mask;
-    while (j >= i);
-    std::swap(p[i - 1], p[j]);
-  }
-  return p;
-}
 
 // The replay's dominant allocations, in bytes: the ring of blocks in flight and the staging block
 // (every row with --shuffle), and about (16 + n/2) d × d matrices of state (more with deeper
@@ -161,7 +143,7 @@ void ReplayRun::size_stream() {
     }
     reader_->fill(buf_, UINT64_MAX, [&](std::uint64_t used) { progress_->update("reading", used); });
     known_rows_ = buf_.rows;
-    order_ = seeded_permutation(buf_.rows, *s_.shuffle);
+    order_ = stream::seeded_permutation(buf_.rows, *s_.shuffle);
     figures_.read_seconds += seconds_since(r0);
     return;
   }

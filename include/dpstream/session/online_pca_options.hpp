@@ -47,6 +47,10 @@ struct OnlinePcaOptions {
   bool has_learner(const char* name) const;
   // fpl runs (a private stream is built): listed and not nonprivate.
   bool private_stream() const { return !nonprivate && has_learner("fpl"); }
+  // fpl's continual release is calibrated for the stream's length (stream::needs_fixed_horizon).
+  bool fixed_horizon() const;
+  // The noisy power method (power) is calibrated for the stream's length too.
+  bool power_needs_length() const { return !nonprivate && has_learner("power"); }
 };
 
 // InvalidParameter naming the learner: unknown, listed twice, or an empty list.

@@ -1,0 +1,53 @@
+// Rows from a RowSource through a RowGuard (which also normalises them), one at a time, counting what
+// is clipped, rejected or skipped: the reading every front end shares (dpstream-replay, dpstream-pca,
+// Python's replay()). Nothing is dropped silently: a row the guard refuses either stops the read
+// (naming the file, the row and the line) or, with skip_malformed, is counted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "dpstream/io/row_source.hpp"
+#include "dpstream/stream/row_guard.hpp"
+
+namespace dpstream::io {
+
+struct GuardedRowsOptions {
+  stream::RowGuardOptions guard;  // the norm bound and how rows are brought under it (RowNormalization)
+  bool skip_malformed = false;    // count and skip guard rejections instead of throwing
+  std::uint64_t limit = 0;        // use the first N admitted rows (0: all)
+};
+
+class GuardedRows {
+ public:
+  GuardedRows(RowSource& source, const GuardedRowsOptions& options);
+
+  // The next admitted row (normalised), valid until the next call; nullptr once the input (or the
+  // limit) is exhausted. A reader error propagates as CorruptInput naming file and row; a refused
+  // row without skip_malformed as std::runtime_error naming file, row and line.
+  const Eigen::VectorXd* next();
+
+  std::uint64_t used() const { return used_; }
+  std::uint64_t zero() const { return guard_.counts().zero; }
+  const stream::RowGuardCounts& guard_counts() const { return guard_.counts(); }
+  const std::string& first_reject() const { return first_reject_; }
+
+ private:
+  bool admit(Eigen::VectorXd& row);
+
+  RowSource& source_;
+  stream::RowGuard guard_;
+  bool skip_;
+  std::uint64_t limit_;
+  RowRecord record_;
+  std::uint64_t used_ = 0;
+  std::string first_reject_;
+};
+
+// The number of rows GuardedRows with `options` would use from a fresh `source` (a first pass over a
+// file that does not declare its length). Stops the same way the read would.
+std::uint64_t count_usable_rows(RowSource& source, const GuardedRowsOptions& options);
+
+}  // namespace dpstream::io

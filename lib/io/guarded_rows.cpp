@@ -1,0 +1,52 @@
+#include "dpstream/io/guarded_rows.hpp"
+
+#include <stdexcept>
+
+#include "dpstream/errors.hpp"
+
+namespace dpstream::io {
+
+GuardedRows::GuardedRows(RowSource& source, const GuardedRowsOptions& o)
+    : source_(source), guard_(o.guard), skip_(o.skip_malformed), limit_(o.limit) {}
+
+// Admits the reader's row in place (unit: normalised by the guard); false if the guard refused it
+// and refusals are counted.
+bool GuardedRows::admit(Eigen::VectorXd& row) {
+  // Checked in the reader's own VectorXd, not in a copy: Eigen's vectorised norm depends on the
+  // data's alignment by an ulp, and ContinualSum re-checks ‖a‖ ≤ L on an aligned copy (Eigen's heap
+  // alignment, like this vector's). Checked at another alignment, a row at L to the last ulp could
+  // pass the guard and then be refused by the stream.
+  try {
+    // unit: clip at L = 1 (the division can leave ‖a‖ = 1 + 1 ulp); clip: clip at L; none: reject over L.
+    guard_.admit(row);
+    return true;
+  } catch (const InvalidRow& e) {
+    std::string what = e.what();  // "row N: …" with N the guard's count; name the file's row instead
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    std::string where = source_.path() + ": row " + std::to_string(record_.row_index);
+    if (record_.line != 0) where += " (line " + std::to_string(record_.line) + ")";
+    if (!skip_) throw std::runtime_error(where + ": " + what + " (--skip-malformed counts and skips such rows)");
+    if (first_reject_.empty()) first_reject_ = where + ": " + what;
+    return false;
+  }
+}
+
+const Eigen::VectorXd* GuardedRows::next() {
+  if (limit_ != 0 && used_ == limit_) return nullptr;
+  for (;;) {
+    if (!source_.next(record_)) return nullptr;  // CorruptInput propagates (names file and row)
+    if (!admit(record_.dense)) continue;
+    ++used_;
+    return &record_.dense;
+  }
+}
+
+std::uint64_t count_usable_rows(RowSource& source, const GuardedRowsOptions& options) {
+  GuardedRows rows(source, options);
+  while (rows.next()) {
+  }
+  return rows.used();
+}
+
+}  // namespace dpstream::io
