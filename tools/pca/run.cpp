@@ -43,10 +43,23 @@ std::unique_ptr<privacy::NoiseSource> noise_source(const PrivacyFlags& p) {
   return privacy::make_secure_noise_source();
 }
 
-// streaming-oja's default minibatch: n/32 rows (at least 100), i.e. about 32 Oja steps. Fewer,
-// larger minibatches have less noise on each mean (σ√(dk)/B) but fewer steps to converge in; on
-// Fashion-MNIST (ε = 1) 16–64 steps were best.
-std::uint64_t streaming_oja_batch(std::uint64_t rows) { return std::max<std::uint64_t>(100, rows / 32); }
+// streaming-oja, said before the pass: the smallest eigengap (a share of L²) one pass over these rows
+// resolves, and Analyze Gauss's on the same rows (pca::resolvable_gap, from n, d, ε, δ only). Above
+// 0.1·L² only the strongest directions of unit rows are within one pass's reach: a warning names gauss.
+void say_streaming_reach(std::uint64_t rows, Index d, Index k, double unit_sigma, double growth) {
+  constexpr double kTolerance = 0.3;  // tan θ ≤ 0.3 per direction: sin²θ ≤ 0.083
+  const pca::ResolvableGap gap = pca::resolvable_gap(rows, d, unit_sigma, growth, kTolerance);
+  std::printf("streaming-oja reach: one pass over %llu rows (d = %lld, k = %lld) resolves eigengaps "
+              "lambda_k - lambda_k+1 >= %.3g L^2 (estimate, angle tan <= %.1f); Analyze Gauss (--method gauss, "
+              "d x d memory) resolves >= %.3g L^2 from the same rows\n",
+              (unsigned long long)rows, (long long)d, (long long)k, gap.one_pass, kTolerance, gap.analyze_gauss);
+  if (gap.one_pass >= 0.1)
+    std::printf("warning: at this n, d and epsilon one pass reaches only directions with an eigengap of %.2g L^2 or "
+                "more, where Analyze Gauss reaches %.2g L^2: for less separated directions use --method gauss "
+                "(or more rows: one pass needs about %.0f rows for a gap of 0.1 L^2)\n",
+                gap.one_pass, gap.analyze_gauss, double(rows) * gap.one_pass / 0.1);
+  std::fflush(stdout);
+}
 
 // streaming-oja is a stream over minibatch slots (zero-out); the others release a function of the
 // set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation).
@@ -90,11 +103,18 @@ std::function<pca::PrivateSubspace(const MatrixXd&, Accountant&)> own_noise_meth
     o.calibration = p.calibration_value();
     o.row_norm_bound = bound;
     o.relation = method_relation(s);
-    if (s.learning_rate > 0) o.learning_rate = s.learning_rate;
+    if (s.learning_rate > 0) {  // the Oja step with this α on fixed minibatches, instead of the default
+      o.learning_rate = s.learning_rate;
+      o.step_rule = pca::StepRule::oja;
+      o.batch_growth = 1.0;
+    }
+    o.batch_rows = s.batch;  // 0: the derived first minibatch (streaming_oja_plan.hpp)
     const pca::StreamingPrivateOja probe(d, o);  // the options checked before any row is read
-    const std::uint64_t batch = s.batch;
-    return [o, d, batch](const MatrixXd& rows, Accountant& a) mutable {
-      o.batch_rows = batch != 0 ? batch : streaming_oja_batch(static_cast<std::uint64_t>(rows.rows()));
+    const double unit_sigma = probe.unit_sigma();
+    return [o, d, unit_sigma](const MatrixXd& rows, Accountant& a) mutable {
+      o.horizon = static_cast<std::uint64_t>(rows.rows());  // every row is held: the horizon is known
+      if (o.step_rule == pca::StepRule::oja && o.batch_rows == 0) o.batch_rows = std::max<std::uint64_t>(1, o.horizon / 32);
+      say_streaming_reach(o.horizon, d, o.k, unit_sigma, o.batch_growth);
       pca::StreamingPrivateOja oja(d, o, &a);
       for (Index i = 0; i < rows.rows(); ++i) oja.update(rows.row(i).transpose());
       oja.flush();
