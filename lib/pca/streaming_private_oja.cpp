@@ -264,7 +264,7 @@ void StreamingPrivateOja::step() {
   ++steps_;
   // Post-processing of the two releases: Oja's step, the retraction, the next clip scale.
   const double eta = step_size(steps_);
-  previous_.swap(iterate_);
+  previous_ = iterate_;
   iterate_ = options_.step_rule == StepRule::power ? orthonormalized(noisy_)
                                                    : orthonormalized(previous_ + (eta / batch) * noisy_);
   basis_ = published_basis();
@@ -332,10 +332,10 @@ std::string StreamingPrivateOja::serialize() const {
   msg.set_steps(steps_);
   msg.set_clip(clip_);
   msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
-  put_matrix(iterate_, msg.mutable_basis());
+  put_matrix(MatrixXd(iterate_), msg.mutable_basis());  // column-major on disk, as before
   put_matrix(basis_, msg.mutable_published());
   msg.set_oversampling(options_.oversampling);
-  put_matrix(sum_, msg.mutable_sum());
+  put_matrix(MatrixXd(sum_), msg.mutable_sum());
   io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
   return io::seal_message(msg.SerializeAsString());
@@ -386,8 +386,11 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
                        ", pending " + std::to_string(msg.pending_rows()) + ", steps " + std::to_string(msg.steps()) +
                        ", clip " + format_value(msg.clip()) + ", histogram bins " +
                        std::to_string(msg.histogram_size()) + ")");
-  get_matrix(msg.basis(), dimension, oja.width_, "basis", oja.iterate_);
-  get_matrix(msg.sum(), dimension, oja.width_, "sum", oja.sum_);
+  MatrixXd read;
+  get_matrix(msg.basis(), dimension, oja.width_, "basis", read);
+  oja.iterate_ = read;
+  get_matrix(msg.sum(), dimension, oja.width_, "sum", read);
+  oja.sum_ = read;
   // Before oversampling the iterate was the published basis.
   if (msg.published_size() == 0) oja.basis_ = oja.iterate_;
   else get_matrix(msg.published(), dimension, options.k, "published", oja.basis_);

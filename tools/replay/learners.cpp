@@ -49,6 +49,11 @@ RowLearners::RowLearners(Index d, const ReplaySettings& s, std::optional<std::ui
     pca::StreamingPrivateOjaOptions o;
     o.k = s.k;
     o.batch_rows = s.minibatch;
+    // The replay scores an estimate every --minibatch rows: fixed minibatches with the 1/t Oja step
+    // (the power step and the geometric plan are dpstream-pca's one-pass defaults).
+    o.batch_growth = 1.0;
+    o.step_rule = pca::StepRule::oja;
+    o.oversampling = 0;
     o.row_norm_bound = s.normalize.norm_bound();
     o.target = share_;
     o.calibration = s.privacy.calibration_value();

@@ -214,10 +214,12 @@ class StreamingPrivateOja {
   OjaBatchPlan plan_;
   std::unique_ptr<privacy::NoiseSource> source_;
   Eigen::Index width_;        // p = min(d, k + oversampling): the iterate's columns
-  Eigen::MatrixXd iterate_;   // W_t, d × p
+  // Row-major: a sparse row touches p contiguous doubles of W and of S per non-zero, not p cache lines.
+  using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMajorMatrix iterate_;    // W_t, d × p
   Eigen::MatrixXd basis_;     // the published d × k (the Ritz directions of W_t's step)
   Eigen::MatrixXd previous_;  // W_{t−1}, d × p (scratch for the release)
-  Eigen::MatrixXd sum_;       // S: the partial minibatch's clipped sum (exact, sensitive)
+  RowMajorMatrix sum_;        // S: the partial minibatch's clipped sum (exact, sensitive)
   Eigen::MatrixXd noisy_;     // S̃ of the latest step
   Eigen::VectorXd histogram_;  // h: the partial minibatch's update norms (exact, sensitive)
   Eigen::VectorXd noisy_histogram_;  // h̃ of the latest step
