@@ -96,7 +96,7 @@ struct SparseResult {
   std::string refusal;
 };
 
-SparseResult sparse_part(std::uint64_t rows, double scale_share) {
+SparseResult sparse_part(std::uint64_t rows, double scale_share, Eigen::Index oversampling) {
   dpstream::io::SparseSyntheticRowsOptions g;  // d = 100,000, four directions
   const Eigen::Index d = g.dimension, k = static_cast<Eigen::Index>(g.shares.size());
   SparseResult r;
@@ -123,6 +123,7 @@ SparseResult sparse_part(std::uint64_t rows, double scale_share) {
   o.k = k;
   o.batch_rows = 20000;
   o.scale_share = scale_share;
+  if (oversampling >= 0) o.oversampling = oversampling;
   o.seed = 1;
   StreamingPrivateOja oja(d, o);
   t0 = Clock::now();
@@ -158,13 +159,15 @@ SparseResult sparse_part(std::uint64_t rows, double scale_share) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Arguments (optional): sparse rows (10⁶), the sparse part's scale share (0.1; 0: fixed C = L²).
+  // Arguments (optional): sparse rows (10⁶), the sparse part's scale share (0.1; 0: fixed C = L²), the
+  // sparse part's oversampling (the library's default when absent).
   const std::uint64_t sparse_rows = argc > 1 ? std::stoull(argv[1]) : 1000000;
   const double scale_share = argc > 2 ? std::stod(argv[2]) : 0.1;
+  const Eigen::Index oversampling = argc > 3 ? std::stol(argv[3]) : -1;  // -1: the library's default
   const Rate d1 = dense_part(1), d10 = dense_part(10);
   const double dense_rss = peak_rss_mib();
   std::printf("peak RSS after the dense parts: %.0f MiB\n", dense_rss);
-  const SparseResult s = sparse_part(sparse_rows, scale_share);
+  const SparseResult s = sparse_part(sparse_rows, scale_share, oversampling);
   const double rss = peak_rss_mib();
   std::printf("peak RSS after the sparse part: %.0f MiB\n", rss);
   std::printf("{\"bench\":\"streaming_oja\",\"dense_k1_ratio\":%.4f,\"dense_k10_ratio\":%.4f,\"dense_read_rows_per_s\":%.0f,"

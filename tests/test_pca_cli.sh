@@ -55,6 +55,16 @@ assert j["not_private"] == ["captured_ratio", "proj_dist", "seconds", "rows"], j
     grep -q '^NOT private (exact, from the data' "$work/label-$method.out" || fail "$method: summary labels: $(cat "$work/label-$method.out")"
 done
 
+# ---- streaming-oja says its reach before the pass (from n, d, ε only): 3000 rows of d = 12 at ε = 2 are
+# well within one pass's reach (no warning); --limit 100 at ε = 0.5 is not (a warning naming gauss) ----
+run reach --input "$work/rows.csv" --method streaming-oja --k 2 --epsilon 2 --seed 3
+grep -q '^streaming-oja reach: one pass over 3000 rows (d = 12, k = 2) resolves eigengaps' "$work/reach.out" &&
+  ! grep -q '^warning: at this n' "$work/reach.out" || fail "streaming-oja reach line: $(head -n 5 "$work/reach.out")"
+run reach-small --input "$work/rows.csv" --method streaming-oja --k 2 --epsilon 0.5 --seed 3 --limit 100
+grep -q '^warning: at this n, d and epsilon one pass reaches only .*use --method gauss' "$work/reach-small.out" &&
+  [ "$(grep -n '^warning: at this n' "$work/reach-small.out" | cut -d: -f1)" -lt "$(grep -n '^method: streaming-oja' "$work/reach-small.out" | cut -d: -f1)" ] ||
+  fail "streaming-oja: no warning before the run at 100 rows: $(head -n 6 "$work/reach-small.out")"
+
 bad_flag() {
   run flag "$@"
   if [ "$status" -ne 2 ]; then fail "'$*' exited $status, want 2"; return; fi

@@ -35,6 +35,9 @@ StreamingPrivateOjaOptions seeded_options(Index k, std::uint64_t batch, std::uin
   StreamingPrivateOjaOptions o;
   o.k = k;
   o.batch_rows = batch;
+  o.batch_growth = 1.0;  // fixed minibatches and the 1/t Oja step: the defaults are
+  o.step_rule = StepRule::oja;  // test_streaming_oja_plan.cpp's
+  o.oversampling = 0;
   o.seed = seed;
   return o;
 }
@@ -69,8 +72,12 @@ TEST_CASE("streaming oja: bad options are refused naming the option", "[streamin
   CHECK_THROWS_NAMING(StreamingPrivateOja(0, o), InvalidParameter, Contains("dimension"));
   o.k = 6;
   CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("k must be"));
-  o = seeded_options(1, 0, 1);
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("batch_rows"));
+  o = seeded_options(1, 10, 1);  // batch_rows 0 is the derived first minibatch (test_streaming_oja_plan)
+  o.batch_growth = 0.5;
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("batch_growth"));
+  o = seeded_options(1, 10, 1);
+  o.oversampling = -1;
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("oversampling"));
   o = seeded_options(1, 10, 1);
   o.scale_share = 1.0;
   CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("scale_share"));

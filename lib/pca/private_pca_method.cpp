@@ -23,14 +23,28 @@ std::unique_ptr<privacy::NoiseSource> noise_source(const PrivatePcaMethodOptions
   return privacy::make_secure_noise_source();
 }
 
-// streaming-oja's default minibatch: n/32 rows (at least 100), i.e. about 32 Oja steps. Fewer,
-// larger minibatches have less noise on each mean (σ√(dk)/B) but fewer steps to converge in; on
-// Fashion-MNIST (ε = 1) 16–64 steps were best.
-std::uint64_t streaming_oja_batch(std::uint64_t rows) { return std::max<std::uint64_t>(100, rows / 32); }
-
 // streaming-oja is a stream over minibatch slots (zero-out); the others release a function of the
 // set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation).
 privacy::Neighbours method_relation(const PrivatePcaMethodOptions& s) { return private_pca_relation(s.method); }
+
+// streaming-oja's options from the method's: the derived geometric plan (streaming_oja_plan.hpp), or,
+// with a learning rate, the Oja step on fixed minibatches (--batch, else n/32).
+StreamingPrivateOjaOptions streaming_oja_options(const PrivatePcaMethodOptions& s) {
+  StreamingPrivateOjaOptions o;
+  o.k = s.k;
+  o.seed = s.seed;
+  o.target = s.target;
+  o.calibration = s.calibration;
+  o.row_norm_bound = s.row_norm_bound;
+  o.relation = method_relation(s);
+  if (s.learning_rate > 0) {
+    o.learning_rate = s.learning_rate;
+    o.step_rule = StepRule::oja;
+    o.batch_growth = 1.0;
+  }
+  o.batch_rows = s.batch;  // 0: derived
+  return o;
+}
 
 // The methods that draw their own noise (from options.seed).
 using Release = std::function<PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)>;
@@ -63,18 +77,11 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
   }
   if (s.method == "streaming-oja") {
     // One pass, each row once, in the file's order; the budget is the pass's (parallel composition).
-    StreamingPrivateOjaOptions o;
-    o.k = s.k;
-    o.seed = p.seed;
-    o.target = p.target;
-    o.calibration = p.calibration;
-    o.row_norm_bound = bound;
-    o.relation = method_relation(s);
-    if (s.learning_rate > 0) o.learning_rate = s.learning_rate;
+    StreamingPrivateOjaOptions o = streaming_oja_options(s);
     const StreamingPrivateOja probe(d, o);  // the options checked before any row is read
-    const std::uint64_t batch = s.batch;
-    return [o, d, batch](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) mutable {
-      o.batch_rows = batch != 0 ? batch : streaming_oja_batch(static_cast<std::uint64_t>(rows.rows()));
+    return [o, d](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) mutable {
+      o.horizon = static_cast<std::uint64_t>(rows.rows());  // every row is held: the horizon is known
+      if (o.step_rule == StepRule::oja && o.batch_rows == 0) o.batch_rows = std::max<std::uint64_t>(1, o.horizon / 32);
       StreamingPrivateOja oja(d, o, &a);
       for (Index i = 0; i < rows.rows(); ++i) oja.update(rows.row(i).transpose());
       oja.flush();
@@ -131,7 +138,8 @@ privacy::Neighbours private_pca_relation(const std::string& method) {
 
 const char* private_pca_method_names() { return "gauss, power, oja, streaming-oja, pfp, rr"; }
 
-PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimension) : relation_(method_relation(o)) {
+PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimension)
+    : relation_(method_relation(o)), options_(o), dimension_(dimension) {
   if (o.method == "pfp" || o.method == "rr") {
     release_ = shared_noise_method(o);
   } else if (o.method == "gauss" || o.method == "power" || o.method == "oja" || o.method == "streaming-oja") {
@@ -139,6 +147,14 @@ PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimen
   } else {
     throw InvalidParameter("private PCA: unknown method '" + o.method + "' (" + private_pca_method_names() + ")");
   }
+}
+
+std::optional<ResolvableGap> PrivatePcaMethod::one_pass_reach(std::uint64_t rows) const {
+  if (options_.method != "streaming-oja") return std::nullopt;
+  const StreamingPrivateOjaOptions o = streaming_oja_options(options_);
+  const StreamingPrivateOja probe(dimension_, o);
+  constexpr double kTolerance = 0.3;  // tan θ ≤ 0.3 per direction: sin²θ ≤ 0.083
+  return resolvable_gap(rows, dimension_, probe.unit_sigma(), o.batch_growth, kTolerance);
 }
 
 PrivateSubspace PrivatePcaMethod::release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const {

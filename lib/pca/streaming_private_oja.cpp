@@ -1,6 +1,5 @@
 #include "dpstream/pca/streaming_private_oja.hpp"
 
-#include "streaming_oja.pb.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +7,10 @@
 #include <string>
 #include <utility>
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
 #include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
-#include "io/noise_source_state.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -30,7 +28,10 @@ const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPriv
   if (dimension < 1) fail("dimension must be >= 1, got " + std::to_string(dimension));
   if (o.k < 1 || o.k > dimension)
     fail("k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(o.k));
-  if (o.batch_rows < 1) fail("batch_rows must be >= 1, got 0");
+  if (o.oversampling < 0) fail("oversampling must be >= 0, got " + std::to_string(o.oversampling));
+  if (!(o.batch_growth >= 1.0) || !std::isfinite(o.batch_growth))
+    fail("batch_growth must be finite and >= 1, got " + privacy::format_value(o.batch_growth));
+  if (o.step_rule != StepRule::power && o.step_rule != StepRule::oja) fail("step_rule is not power or oja");
   privacy::require_stream_relation("StreamingPrivateOja", o.relation);
   privacy::require_positive("row_norm_bound", o.row_norm_bound);
   const double l2 = o.row_norm_bound * o.row_norm_bound;
@@ -74,8 +75,12 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
     : dimension_(dimension),
       options_(validated(dimension, options)),
       unit_sigma_(calibrated_unit_sigma(options)),
+      first_batch_(options.batch_rows != 0 ? options.batch_rows
+                                           : derived_first_batch(dimension, options.k, unit_sigma_)),
+      plan_(first_batch_, options.batch_growth, options.horizon),
       source_(make_source(options)),
-      sum_(MatrixXd::Zero(dimension, options.k)),
+      width_(options.k + std::min<Index>(dimension - options.k, options.oversampling)),
+      sum_(MatrixXd::Zero(dimension, width_)),
       histogram_(VectorXd::Zero(options.scale_share > 0.0 ? kScaleBins : 0)),
       clip_(options.initial_clip > 0.0 ? options.initial_clip : options.row_norm_bound * options.row_norm_bound) {
   // Every noise scale the pass can use, checked now: the clip is the initial one, then L² down to
@@ -92,10 +97,11 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
                              privacy::format_value(unit_sigma_) + ")");
   }
   // W_0: data-independent, the Q of a Gaussian matrix (uniform on the Stiefel manifold).
-  MatrixXd start(dimension_, options_.k);
+  MatrixXd start(dimension_, width_);
   source_->fill_gaussian(std::span<double>(start.data(), static_cast<std::size_t>(start.size())));
-  basis_ = orthonormalized(start);
-  previous_ = basis_;
+  iterate_ = orthonormalized(start);
+  previous_ = iterate_;
+  basis_ = iterate_.leftCols(options_.k);
 }
 
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
@@ -105,8 +111,9 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
   // One charge for the whole pass (parallel composition over disjoint minibatches: the header).
   try {
     if (accountant != nullptr)
-      accountant->charge_gaussian("streaming private Oja (one pass, minibatches of " +
-                                      std::to_string(options_.batch_rows) + " rows)",
+      accountant->charge_gaussian("streaming private Oja (one pass, minibatches from " +
+                                      std::to_string(first_batch_) + " rows, growth " +
+                                      privacy::format_value(options_.batch_growth) + ")",
                                   1.0, unit_sigma_, options_.target);
   } catch (...) {
     journal_.discard();  // nothing was built: the journal, empty, goes too
@@ -149,8 +156,20 @@ Index StreamingPrivateOja::scale_bin(double update_norm, double l2) noexcept {
 }
 
 double StreamingPrivateOja::step_size(std::uint64_t step) const noexcept {
+  if (options_.step_rule == StepRule::power) return std::numeric_limits<double>::infinity();
   const double l2 = options_.row_norm_bound * options_.row_norm_bound;
   return options_.learning_rate / (l2 * (options_.rate_offset + static_cast<double>(step)));
+}
+
+// The published k columns: with oversampling (p > k), the top k Ritz directions of the step — the
+// eigenvectors U_k of sym(W_{t−1}ᵀS̃_t) ≈ B·W_{t−1}ᵀΣ̂W_{t−1} — carried through S̃_t: qr(S̃_t·U_k).
+// Post-processing of the release S̃_t and the public W_{t−1}.
+MatrixXd StreamingPrivateOja::published_basis() const {
+  if (width_ == options_.k) return iterate_;
+  MatrixXd rayleigh = previous_.transpose() * noisy_;
+  rayleigh = 0.5 * (rayleigh + rayleigh.transpose()).eval();
+  const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(rayleigh);  // ascending eigenvalues
+  return orthonormalized(noisy_ * eig.eigenvectors().rightCols(options_.k).rowwise().reverse());
 }
 
 PrivateSubspace StreamingPrivateOja::current() const { return PrivateSubspace{basis_, {}, "streaming-oja"}; }
@@ -167,7 +186,7 @@ void StreamingPrivateOja::check_dense(const Eigen::Ref<const VectorXd>& row, std
 
 void StreamingPrivateOja::update(const Eigen::Ref<const VectorXd>& row) {
   check_dense(row, rows_);
-  const Eigen::RowVectorXd projection = row.transpose() * basis_;  // xᵀW, 1 × k
+  const Eigen::RowVectorXd projection = row.transpose() * iterate_;  // xᵀW, 1 × p
   const double norm = row.norm() * projection.norm();              // ‖x (xᵀW)‖_F
   const double factor = clip_factor(norm);
   if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
@@ -195,8 +214,8 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
   }
   // The same checks as a dense row's (finite entries, ‖x‖ ≤ L): the absent entries are zeros.
   stream::require_bounded_row(values, rows_, values.size(), options_.row_norm_bound);
-  Eigen::RowVectorXd projection = Eigen::RowVectorXd::Zero(options_.k);
-  for (Index i = 0; i < indices.size(); ++i) projection += values[i] * basis_.row(indices[i]);
+  Eigen::RowVectorXd projection = Eigen::RowVectorXd::Zero(width_);
+  for (Index i = 0; i < indices.size(); ++i) projection += values[i] * iterate_.row(indices[i]);
   const double norm = values.norm() * projection.norm();
   const double factor = clip_factor(norm);
   if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
@@ -206,12 +225,15 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
 
 void StreamingPrivateOja::after_row() {
   ++rows_;
-  if (++pending_rows_ == options_.batch_rows) step();
+  if (++pending_rows_ == plan_.rows_of(steps_ + 1)) step();
 }
 
 void StreamingPrivateOja::flush() {
   journal_.require_usable("streaming Oja");
-  if (pending_rows_ > 0) step();
+  if (pending_rows_ == 0) return;
+  // A power step on a small remainder would replace the estimate by a noisier one (the header).
+  if (options_.step_rule == StepRule::power && 2 * pending_rows_ < plan_.rows_of(steps_ + 1)) return;
+  step();
 }
 
 void StreamingPrivateOja::step() {
@@ -219,7 +241,7 @@ void StreamingPrivateOja::step() {
   const double clip = clip_;
   const double sigma_g = gradient_sigma();
   // S̃ = S + Z, snapped: the minibatch's first release.
-  noisy_.resize(dimension_, options_.k);
+  noisy_.resize(dimension_, width_);
   source_->fill_gaussian(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())), sigma_g);
   noisy_ += sum_;
   privacy::snap_to_grid(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())),
@@ -239,8 +261,10 @@ void StreamingPrivateOja::step() {
   ++steps_;
   // Post-processing of the two releases: Oja's step, the retraction, the next clip scale.
   const double eta = step_size(steps_);
-  previous_.swap(basis_);
-  basis_ = orthonormalized(previous_ + (eta / batch) * noisy_);
+  previous_ = iterate_;
+  iterate_ = options_.step_rule == StepRule::power ? orthonormalized(noisy_)
+                                                   : orthonormalized(previous_ + (eta / batch) * noisy_);
+  basis_ = published_basis();
   if (options_.scale_share > 0.0) {
     // The smallest edge L²·2^{−i} with at least γ·B noisy counts at or below it (bins i..last).
     const double l2 = options_.row_norm_bound * options_.row_norm_bound;
@@ -259,110 +283,6 @@ void StreamingPrivateOja::step() {
   pending_rows_ = 0;
   const Release release{steps_, rows_, basis_, noisy_, previous_, clip, noisy_histogram_, eta};
   for (const Subscriber& s : subscribers_) s(release);
-}
-
-// ---- checkpoints ----------------------------------------------------------------------------------
-
-namespace {
-
-void put_matrix(const MatrixXd& m, google::protobuf::RepeatedField<double>* out) { out->Add(m.data(), m.data() + m.size()); }
-
-void get_matrix(const google::protobuf::RepeatedField<double>& from, Index rows, Index cols, const char* field,
-                MatrixXd& out) {
-  if (from.size() != rows * cols)
-    throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " holds " + std::to_string(from.size()) +
-                       " values, expected " + std::to_string(rows * cols));
-  out = Eigen::Map<const MatrixXd>(from.data(), rows, cols);
-  if (!out.allFinite()) throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is not finite");
-}
-
-}  // namespace
-
-std::string StreamingPrivateOja::serialize() const {
-  journal_.require_usable("streaming Oja");
-  proto::StreamingOjaCheckpoint msg;
-  msg.set_format_version(1);
-  msg.set_dimension(dimension_);
-  msg.set_k(options_.k);
-  msg.set_batch_rows(options_.batch_rows);
-  msg.set_row_norm_bound(options_.row_norm_bound);
-  msg.set_relation(privacy::to_string(options_.relation));
-  msg.set_epsilon(options_.target.epsilon());
-  msg.set_delta(options_.target.delta());
-  msg.set_calibration(privacy::to_string(options_.calibration));
-  msg.set_learning_rate(options_.learning_rate);
-  msg.set_rate_offset(options_.rate_offset);
-  msg.set_initial_clip(options_.initial_clip);
-  msg.set_scale_share(options_.scale_share);
-  msg.set_clip_quantile(options_.clip_quantile);
-  msg.set_rows(rows_);
-  msg.set_pending_rows(pending_rows_);
-  msg.set_steps(steps_);
-  msg.set_clip(clip_);
-  msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
-  put_matrix(basis_, msg.mutable_basis());
-  put_matrix(sum_, msg.mutable_sum());
-  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
-  msg.set_journal_id(journal_.id());
-  return io::seal_message(msg.SerializeAsString());
-}
-
-StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
-                                                     const StreamingPrivateOjaOptions& options) {
-  proto::StreamingOjaCheckpoint msg;
-  io::check_message_seal(bytes, "streaming Oja checkpoint");
-  if (bytes.empty() || !msg.ParseFromString(bytes))
-    throw CorruptInput("streaming Oja checkpoint: " + std::to_string(bytes.size()) + " bytes do not parse");
-  if (msg.format_version() != 1)
-    throw CorruptInput("streaming Oja checkpoint: format_version " + std::to_string(msg.format_version()) +
-                       ", this build reads 1");
-  auto expect = [](const char* field, const std::string& got, const std::string& want) {
-    if (got != want)
-      throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is " + got +
-                         ", the estimator being restored has " + want);
-  };
-  using privacy::format_value;
-  expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
-  expect("k", std::to_string(msg.k()), std::to_string(options.k));
-  expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
-  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
-  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
-  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
-  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
-  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
-  expect("learning_rate", format_value(msg.learning_rate()), format_value(options.learning_rate));
-  expect("rate_offset", format_value(msg.rate_offset()), format_value(options.rate_offset));
-  expect("initial_clip", format_value(msg.initial_clip()), format_value(options.initial_clip));
-  expect("scale_share", format_value(msg.scale_share()), format_value(options.scale_share));
-  expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
-  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
-  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
-  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
-
-  StreamingPrivateOja oja(dimension, options, NoCharge{});
-  const double l2 = options.row_norm_bound * options.row_norm_bound;
-  if (msg.pending_rows() >= options.batch_rows || msg.pending_rows() > msg.rows() || msg.steps() > msg.rows() ||
-      !(msg.clip() > 0.0 && msg.clip() <= l2) || msg.histogram_size() != oja.histogram_.size())
-    throw CorruptInput("streaming Oja checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
-                       ", pending " + std::to_string(msg.pending_rows()) + ", steps " + std::to_string(msg.steps()) +
-                       ", clip " + format_value(msg.clip()) + ", histogram bins " +
-                       std::to_string(msg.histogram_size()) + ")");
-  get_matrix(msg.basis(), dimension, options.k, "basis", oja.basis_);
-  get_matrix(msg.sum(), dimension, options.k, "sum", oja.sum_);
-  oja.source_ = io::get_noise_source(msg, "streaming Oja checkpoint");
-  oja.previous_ = oja.basis_;
-  oja.rows_ = msg.rows();
-  oja.pending_rows_ = msg.pending_rows();
-  oja.steps_ = msg.steps();
-  oja.clip_ = msg.clip();
-  for (Index i = 0; i < oja.histogram_.size(); ++i) {
-    const double c = msg.histogram(static_cast<int>(i));
-    if (!(c >= 0.0 && c <= double(msg.pending_rows())))
-      throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
-    oja.histogram_[i] = c;
-  }
-  oja.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
-  return oja;
 }
 
 }  // namespace dpstream::pca

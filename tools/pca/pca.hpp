@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -36,7 +37,7 @@ struct PcaSettings {
   int iterations = 5;
   bool iterations_given = false;
   std::uint64_t limit = 0;  // 0: all rows (the generated stream: 20000)
-  // streaming-oja: rows per minibatch (0: chosen from the row count, streaming_oja_batch()).
+  // streaming-oja: rows of the first minibatch, each next twice as many (0: derived, streaming_oja_plan.hpp).
   std::uint64_t batch = 0;
   double learning_rate = 0;  // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
   std::string max_memory;   // --max-memory ("": the default share of the machine's memory)
@@ -55,6 +56,7 @@ class PcaMethod {
   PcaMethod(const PcaSettings& s, Eigen::Index dimension);
   // Every charge goes to `accountant`.
   pca::PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
+  std::optional<pca::ResolvableGap> one_pass_reach(std::uint64_t rows) const { return method_.one_pass_reach(rows); }
 
  private:
   pca::PrivatePcaMethod method_;

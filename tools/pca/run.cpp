@@ -34,6 +34,22 @@ constexpr std::uint64_t kGeneratedRows = 20000;  // the generated stream is endl
 
 privacy::Neighbours method_relation(const PcaSettings& s) { return pca::private_pca_relation(s.method); }
 
+// streaming-oja, said before the pass: the smallest eigengap (a share of L²) one pass over these rows
+// resolves, and Analyze Gauss's on the same rows (from n, d, ε, δ only). Above 0.1·L² only the
+// strongest directions of unit rows are within one pass's reach: a warning names gauss.
+void say_streaming_reach(const pca::ResolvableGap& gap, std::uint64_t rows, Index d, Index k) {
+  std::printf("streaming-oja reach: one pass over %llu rows (d = %lld, k = %lld) resolves eigengaps "
+              "lambda_k - lambda_k+1 >= %.3g L^2 (estimate, angle tan <= 0.3); Analyze Gauss (--method gauss, "
+              "d x d memory) resolves >= %.3g L^2 from the same rows\n",
+              (unsigned long long)rows, (long long)d, (long long)k, gap.one_pass, gap.analyze_gauss);
+  if (gap.one_pass >= 0.1)
+    std::printf("warning: at this n, d and epsilon one pass reaches only directions with an eigengap of %.2g L^2 or "
+                "more, where Analyze Gauss reaches %.2g L^2: for less separated directions use --method gauss "
+                "(or more rows: one pass needs about %.0f rows for a gap of 0.1 L^2)\n",
+                gap.one_pass, gap.analyze_gauss, double(rows) * gap.one_pass / 0.1);
+  std::fflush(stdout);
+}
+
 // The rows are held twice (as read, and as the matrix the methods take) beside a few d × d matrices
 // (AᵀA, its eigenvectors, the method's). A file that declares its rows is refused now if they would
 // not fit in --max-memory; otherwise the buffer stops growing at the limit (exit 1, naming it).
@@ -117,6 +133,7 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
       buf.row(0), static_cast<Index>(buf.rows), d);
 
   // ---- the private subspace, and the non-private reference ----
+  if (const auto reach = method.one_pass_reach(buf.rows)) say_streaming_reach(*reach, buf.rows, d, s.k);
   Accountant accountant(s.privacy.target());
   const auto m0 = std::chrono::steady_clock::now();
   const pca::PrivateSubspace released = method.release(rows, accountant);

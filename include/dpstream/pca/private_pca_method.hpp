@@ -22,6 +22,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
+#include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -56,10 +57,16 @@ class PrivatePcaMethod {
   PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
   // The neighbouring relation the release's (ε, δ) holds for.
   privacy::Neighbours relation() const { return relation_; }
+  // streaming-oja: the smallest eigengaps (shares of L²) one pass over `rows` rows and Analyze Gauss
+  // on the same rows resolve, from public numbers only (streaming_oja_plan.hpp), for a tool to say
+  // before the pass; nullopt for the other methods.
+  std::optional<ResolvableGap> one_pass_reach(std::uint64_t rows) const;
 
  private:
   std::function<PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)> release_;
   privacy::Neighbours relation_;
+  PrivatePcaMethodOptions options_;
+  Eigen::Index dimension_;
 };
 
 }  // namespace dpstream::pca

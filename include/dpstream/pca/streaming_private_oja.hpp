@@ -5,8 +5,8 @@
 // estimate of their scale to clip at.
 //
 //   row x ──update()──▶ ‖x‖ ≤ L? ──▶ g = x·(xᵀW) ──▶ S += clip_C(g), h[bin(‖g‖)] += 1
-//                                  every B rows ──▶ S̃ = S + N(0, σ_g² I), h̃ = h + N(0, σ_h² I)
-//                                  W ← qr(W + η_t·S̃/B) ──▶ subscribers;  C ← γ-quantile edge of h̃
+//                                 every B_t rows ──▶ S̃ = S + N(0, σ_g² I), h̃ = h + N(0, σ_h² I)
+//                                  W ← qr(S̃) (or qr(W + η_t·S̃/B)) ──▶ subscribers;  C ← γ-quantile of h̃
 //
 // Algorithm (W is d × k, orthonormal; t = 1, 2, … the minibatch; B its rows):
 //  * W_0: the Q of a d × k standard Gaussian matrix (data-independent; DP-PCA starts at a uniformly
@@ -16,19 +16,20 @@
 //    is fixed before its first row, so no row is kept (O(d·k) memory whatever B is; rows of a sparse
 //    stream cost O(nnz·k)).
 //  * Per minibatch: S̃ = S + Z, Z ~ N(0, σ_g² I_{d×k}) (σ_g = Δ_g·σ₁/√(1 − f), below), snapped;
-//    W_t = qr(W_{t−1} + η_t·S̃/B) — Oja's step on the minibatch mean, then the QR retraction (k = 1:
-//    normalisation). Top k: block Oja (the k columns updated together and re-orthonormalised), the
-//    shape of the top-k extension of DP-PCA by Düngler & Sanyal ("An iterative algorithm for
+//    then the step (options.step_rule):
+//      power (default): W_t = qr(S̃_t) — Oja's step with η = ∞, the noisy power step;
+//      oja: W_t = qr(W_{t−1} + η_t·S̃/B), η_t = α/(L²·(t₀ + t)) — DP-PCA's step, the 1/t schedule
+//      of Jain, Jin, Kakade, Netrapalli & Sidford (COLT 2016) with the public L² ≥ λ₁ in place of
+//      the unknown gap; α (learning_rate) and t₀ (rate_offset) are tuning constants.
+//    qr is the retraction (k = 1: normalisation). Top k: block Oja (the k columns updated together
+//    and re-orthonormalised), the shape of k-DP-Ojas (Düngler & Sanyal, "An iterative algorithm for
 //    differentially private k-PCA with adaptive noise", NeurIPS 2025), not deflation: deflation
 //    would need k passes (a stream is read once) or k budget shares of one pass. The per-row update
 //    is clipped in Frobenius norm, so the sensitivity below is independent of k.
-//  * Learning rate: η_t = α/(L²·(t₀ + t)) — the 1/t schedule under which Oja's method attains the
-//    optimal streaming rate (Jain, Jin, Kakade, Netrapalli & Sidford, "Streaming PCA: matching matrix
-//    Bernstein and near-optimal finite sample guarantees for Oja's algorithm", COLT 2016: α/((λ₁ −
-//    λ₂)(β + t))), which DP-PCA's analysis also uses. The gap and λ₁ are unknown (a private estimate
-//    would cost budget), so the public scale L² ≥ λ₁ of E[xxᵀ] stands in; α (learning_rate) and t₀
-//    (rate_offset) are tuning constants. α/t₀ ≫ 1 makes the first steps power iterations on the
-//    minibatch mean; the 1/t decay then averages the later minibatches' noise.
+//  * Minibatch sizes (streaming_oja_plan.hpp, which derives them): geometric by default, B_t =
+//    B₁·2^{t−1} from B₁ = ⌈σ₁·√(d·k)⌉, or ending exactly at a declared horizon; the last minibatch
+//    then holds half the rows, so the last step's noise floor is twice Analyze Gauss's at any n,
+//    where fixed minibatches of n/T rows leave T times it. Sizes depend on public numbers only.
 //  * Clip scale (optional, scale_share f > 0): C_1 = initial_clip (default L²). Each minibatch also
 //    counts its rows' update norms in kScaleBins geometric bins — bin i holds L²·2^{−i−1} < ‖g‖ ≤
 //    L²·2^{−i} (the last bin everything smaller; rows with g = 0 are not counted) — and releases the
@@ -99,6 +100,7 @@
 
 #include "dpstream/io/release_journal.hpp"
 #include "dpstream/pca/private_subspace.hpp"
+#include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -107,13 +109,25 @@ namespace dpstream::pca {
 
 struct StreamingPrivateOjaOptions {
   Eigen::Index k = 1;               // 1 ≤ k ≤ dimension
-  std::uint64_t batch_rows = 1000;  // B ≥ 1: rows per minibatch (one Oja step and one release each)
+  // The minibatch plan (streaming_oja_plan.hpp derives the defaults): the first minibatch holds
+  // batch_rows rows (0: derived, ⌈σ₁·√(d·k)⌉), each next one batch_growth times more (1: all
+  // batch_rows), ending exactly at `horizon` rows when one is declared (0: unknown).
+  std::uint64_t batch_rows = 0;
+  // Extra iterate columns: W holds p = min(d, k + oversampling); the published k are the top-k Ritz
+  // directions of each step. A random start's overlap with the top-k eigenvectors, σ_min(V_kᵀW₀),
+  // is ≈ (√p − √(k−1))/√d (Rudelson & Vershynin): ≈ 1/(2√k·√d) at p = k, often far less — the
+  // seeds that never converge in one pass — and ≥ ~1/√d at p = k + 4. Free in privacy (‖g‖_F =
+  // ‖x‖·‖Wᵀx‖ ≤ L² whatever p) and O(d·p) memory, O(nnz·p) per row.
+  Eigen::Index oversampling = 4;
+  double batch_growth = 2.0;        // r ≥ 1
+  std::uint64_t horizon = 0;        // the declared number of rows; 0: unknown
+  StepRule step_rule = StepRule::power;  // power: W_t = qr(S̃_t); oja: the 1/t step below
   double row_norm_bound = 1.0;      // L: every row ‖x‖₂ ≤ L (checked), finite > 0
   privacy::EpsDelta target{1.0, 1e-6};  // for the whole pass
   privacy::Calibration calibration = privacy::Calibration::tight;
   privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
-  double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t))
-  double rate_offset = 1.0;         // t₀ ≥ 0
+  double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t)) (step_rule oja only)
+  double rate_offset = 1.0;         // t₀ ≥ 0 (step_rule oja only)
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²
   double scale_share = 0.0;         // f ∈ [0, 1): share of μ² spent on the scale histogram; 0: fixed C
   double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
@@ -128,12 +142,12 @@ class StreamingPrivateOja {
   struct Release {
     std::uint64_t step;          // 1, 2, …
     std::uint64_t rows;          // rows taken so far (the stream position)
-    const Eigen::MatrixXd& basis;         // W_t, d × k orthonormal: the estimate
-    const Eigen::MatrixXd& noisy_sum;     // S̃_t (the mechanism's release; what an auditor sees)
-    const Eigen::MatrixXd& previous;      // W_{t−1}, the iterate the rows' updates were taken at
+    const Eigen::MatrixXd& basis;         // d × k orthonormal: the estimate (W_t's top-k Ritz directions)
+    const Eigen::MatrixXd& noisy_sum;     // S̃_t, d × p (the mechanism's release; what an auditor sees)
+    const Eigen::MatrixXd& previous;      // W_{t−1}, d × p, the iterate the rows' updates were taken at
     double clip;                 // C of this minibatch
     const Eigen::VectorXd& noisy_histogram;  // h̃_t (empty when scale_share = 0: nothing released)
-    double step_size;            // η_t
+    double step_size;            // η_t (+inf for a power step)
   };
   using Subscriber = std::function<void(const Release&)>;
 
@@ -153,6 +167,9 @@ class StreamingPrivateOja {
   void update_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
                      const Eigen::Ref<const Eigen::VectorXd>& values);
   // Closes a partial minibatch as a step (its B is the rows it holds); no-op when none is pending.
+  // A power step on a partial minibatch of fewer than half its planned rows would trade the last
+  // step's estimate for a noisier one: then flush() takes no step and the rows stay pending (counted
+  // by rows_pending(); a longer stream completes their minibatch).
   void flush();
 
   const Eigen::MatrixXd& basis() const noexcept { return basis_; }
@@ -166,7 +183,9 @@ class StreamingPrivateOja {
   double gradient_sigma() const noexcept;                      // σ_g at the current C
   double histogram_sigma() const noexcept;                     // σ_h (+inf when f = 0)
   static Eigen::Index scale_bin(double update_norm, double l2) noexcept;  // bin of ‖g‖ > 0
-  double step_size(std::uint64_t step) const noexcept;         // η_t
+  double step_size(std::uint64_t step) const noexcept;         // η_t (+inf: power steps)
+  std::uint64_t first_batch() const noexcept { return first_batch_; }  // B₁ as resolved
+  std::uint64_t planned_rows(std::uint64_t step) const noexcept { return plan_.rows_of(step); }
   Eigen::Index dimension() const noexcept { return dimension_; }
   const StreamingPrivateOjaOptions& options() const noexcept { return options_; }
   bool is_secure() const noexcept { return source_->is_secure(); }
@@ -186,14 +205,21 @@ class StreamingPrivateOja {
   void after_row();
   void step();
   void record_step();
+  Eigen::MatrixXd published_basis() const;
 
   Eigen::Index dimension_;
   StreamingPrivateOjaOptions options_;
   double unit_sigma_;
+  std::uint64_t first_batch_;  // batch_rows, or the derived B₁ when it is 0
+  OjaBatchPlan plan_;
   std::unique_ptr<privacy::NoiseSource> source_;
-  Eigen::MatrixXd basis_;     // W_t
-  Eigen::MatrixXd previous_;  // W_{t−1} (scratch for the release)
-  Eigen::MatrixXd sum_;       // S: the partial minibatch's clipped sum (exact, sensitive)
+  Eigen::Index width_;        // p = min(d, k + oversampling): the iterate's columns
+  // Row-major: a sparse row touches p contiguous doubles of W and of S per non-zero, not p cache lines.
+  using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMajorMatrix iterate_;    // W_t, d × p
+  Eigen::MatrixXd basis_;     // the published d × k (the Ritz directions of W_t's step)
+  Eigen::MatrixXd previous_;  // W_{t−1}, d × p (scratch for the release)
+  RowMajorMatrix sum_;        // S: the partial minibatch's clipped sum (exact, sensitive)
   Eigen::MatrixXd noisy_;     // S̃ of the latest step
   Eigen::VectorXd histogram_;  // h: the partial minibatch's update norms (exact, sensitive)
   Eigen::VectorXd noisy_histogram_;  // h̃ of the latest step

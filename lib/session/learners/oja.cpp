@@ -30,6 +30,11 @@ class OjaLearner final : public RowLearner {
     pca::StreamingPrivateOjaOptions o;
     o.k = s.options.k;
     o.batch_rows = s.options.minibatch;
+    // The replay scores an estimate every --minibatch rows: fixed minibatches with the 1/t Oja step
+    // (the power step and the geometric plan are dpstream-pca's one-pass defaults).
+    o.batch_growth = 1.0;
+    o.step_rule = pca::StepRule::oja;
+    o.oversampling = 0;
     o.row_norm_bound = s.options.stream.row_norm_bound;
     o.target = s.share;
     o.calibration = s.options.stream.calibration;

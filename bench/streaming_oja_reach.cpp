@@ -1,0 +1,90 @@
+// Where one pass of StreamingPrivateOja reaches Analyze Gauss (GaussianPca) and where it does not:
+// generated spiked streams (SyntheticRowSource: spikes share·0.5^j, j < 10, on an isotropic bulk,
+// rows scaled into the unit ball), d ∈ {100, 784}, n = 10·d … 100·d, k ∈ {1, 5, 10}, ε = 1, δ = 1e-6,
+// both methods with their defaults (the horizon declared, as dpstream-pca does). Per configuration:
+// the captured variance of each (Σ‖Wᵀx‖² over the rows, as a share of the exact top k's), their
+// ratio (the bar: ≥ 0.9), the eigengap λ_k − λ_{k+1} of the rows' second moment (a share of
+// L² = 1) and the smallest gap the pre-run estimate says one pass resolves (resolvable_gap, tan θ ≤
+// 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "dpstream/io/synthetic_rows.hpp"
+#include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/streaming_oja_plan.hpp"
+#include "dpstream/pca/streaming_private_oja.hpp"
+
+namespace {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+
+MatrixXd rows_of(Index d, std::uint64_t n, double share, std::uint64_t seed) {
+  dpstream::io::SyntheticRowsOptions g;
+  g.dimension = d;
+  g.rows = n;
+  g.shares.clear();
+  double total = 0;
+  for (int j = 0; j < 10; ++j) g.shares.push_back(share * std::ldexp(1.0, -j)), total += g.shares.back();
+  g.isotropic = std::max(0.0, 1.0 - total);
+  g.seed = seed;
+  dpstream::io::SyntheticRowSource source(g);
+  MatrixXd rows(Index(n), d);
+  dpstream::io::RowRecord r;
+  for (Index i = 0; source.next(r); ++i) {
+    const double norm = r.dense.norm();
+    rows.row(i) = (norm > 0.999 ? r.dense * (0.999 / norm) : r.dense).transpose();
+  }
+  return rows;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int seeds = argc > 1 ? std::stoi(argv[1]) : 2;
+  const int max_multiple = argc > 2 ? std::stoi(argv[2]) : 100;
+  std::printf("%5s %7s %3s %5s | %8s %8s | %7s %7s %7s | %s\n", "d", "n", "k", "share", "gap", "reach", "oja",
+              "gauss", "ratio", "ratios per seed");
+  for (const Index d : {Index(100), Index(784)})
+    for (const int multiple : {10, 30, 100}) {
+      if (multiple > max_multiple) continue;
+      const auto n = static_cast<std::uint64_t>(multiple * d);
+      for (const double share : {0.1, 0.3})
+        for (const Index k : {Index(1), Index(5), Index(10)}) {
+          double oja_sum = 0, gauss_sum = 0, gap = 0, reach = 0;
+          std::string per_seed;
+          for (int s = 1; s <= seeds; ++s) {
+            const MatrixXd rows = rows_of(d, n, share, 1000 + std::uint64_t(s));
+            const MatrixXd c = rows.transpose() * rows;
+            const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(c);
+            const double best = eig.eigenvalues().tail(k).sum();
+            gap = (eig.eigenvalues()(d - k) - eig.eigenvalues()(d - k - 1)) / double(n);
+            dpstream::pca::StreamingPrivateOjaOptions o;
+            o.k = k;
+            o.horizon = n;
+            o.seed = std::uint64_t(s);
+            dpstream::pca::StreamingPrivateOja oja(d, o);
+            oja.update_block(rows);
+            oja.flush();
+            reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3).one_pass;
+            dpstream::pca::GaussianPcaOptions g;
+            g.k = k;
+            g.seed = 100 + std::uint64_t(s);
+            const MatrixXd w = dpstream::pca::GaussianPca(d, g).release(rows).subspace.vectors;
+            const double a = (rows * oja.basis()).squaredNorm() / best, b = (rows * w).squaredNorm() / best;
+            oja_sum += a, gauss_sum += b;
+            char buf[32];
+            std::snprintf(buf, sizeof buf, " %.3f", a / b);
+            per_seed += buf;
+          }
+          std::printf("%5ld %7llu %3ld %5.2f | %8.4f %8.4f | %7.4f %7.4f %7.3f |%s\n", long(d), (unsigned long long)n,
+                      long(k), share, gap, reach, oja_sum / seeds, gauss_sum / seeds, oja_sum / gauss_sum,
+                      per_seed.c_str());
+          std::fflush(stdout);
+        }
+    }
+  return 0;
+}

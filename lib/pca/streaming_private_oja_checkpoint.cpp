@@ -1,0 +1,139 @@
+// StreamingPrivateOja's checkpoints (serialize / deserialize; the header states what they hold and why).
+#include "dpstream/pca/streaming_private_oja.hpp"
+
+#include "streaming_oja.pb.h"
+
+#include <string>
+
+#include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
+#include "io/noise_source_state.hpp"
+#include "dpstream/privacy/params.hpp"
+
+namespace dpstream::pca {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+
+
+namespace {
+
+const char* step_rule_name(StepRule rule) { return rule == StepRule::power ? "power" : "oja"; }
+
+void put_matrix(const MatrixXd& m, google::protobuf::RepeatedField<double>* out) { out->Add(m.data(), m.data() + m.size()); }
+
+void get_matrix(const google::protobuf::RepeatedField<double>& from, Index rows, Index cols, const char* field,
+                MatrixXd& out) {
+  if (from.size() != rows * cols)
+    throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " holds " + std::to_string(from.size()) +
+                       " values, expected " + std::to_string(rows * cols));
+  out = Eigen::Map<const MatrixXd>(from.data(), rows, cols);
+  if (!out.allFinite()) throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is not finite");
+}
+
+}  // namespace
+
+std::string StreamingPrivateOja::serialize() const {
+  journal_.require_usable("streaming Oja");
+  proto::StreamingOjaCheckpoint msg;
+  msg.set_format_version(1);
+  msg.set_dimension(dimension_);
+  msg.set_k(options_.k);
+  msg.set_batch_rows(options_.batch_rows);
+  msg.set_row_norm_bound(options_.row_norm_bound);
+  msg.set_relation(privacy::to_string(options_.relation));
+  msg.set_epsilon(options_.target.epsilon());
+  msg.set_delta(options_.target.delta());
+  msg.set_calibration(privacy::to_string(options_.calibration));
+  msg.set_batch_growth(options_.batch_growth);
+  msg.set_horizon(options_.horizon);
+  msg.set_step_rule(step_rule_name(options_.step_rule));
+  msg.set_learning_rate(options_.learning_rate);
+  msg.set_rate_offset(options_.rate_offset);
+  msg.set_initial_clip(options_.initial_clip);
+  msg.set_scale_share(options_.scale_share);
+  msg.set_clip_quantile(options_.clip_quantile);
+  msg.set_rows(rows_);
+  msg.set_pending_rows(pending_rows_);
+  msg.set_steps(steps_);
+  msg.set_clip(clip_);
+  msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
+  put_matrix(MatrixXd(iterate_), msg.mutable_basis());  // column-major on disk, as before
+  put_matrix(basis_, msg.mutable_published());
+  msg.set_oversampling(options_.oversampling);
+  put_matrix(MatrixXd(sum_), msg.mutable_sum());
+  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
+  msg.set_journal_id(journal_.id());
+  return io::seal_message(msg.SerializeAsString());
+}
+
+StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
+                                                     const StreamingPrivateOjaOptions& options) {
+  proto::StreamingOjaCheckpoint msg;
+  io::check_message_seal(bytes, "streaming Oja checkpoint");
+  if (bytes.empty() || !msg.ParseFromString(bytes))
+    throw CorruptInput("streaming Oja checkpoint: " + std::to_string(bytes.size()) + " bytes do not parse");
+  if (msg.format_version() != 1)
+    throw CorruptInput("streaming Oja checkpoint: format_version " + std::to_string(msg.format_version()) +
+                       ", this build reads 1");
+  auto expect = [](const char* field, const std::string& got, const std::string& want) {
+    if (got != want)
+      throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is " + got +
+                         ", the estimator being restored has " + want);
+  };
+  using privacy::format_value;
+  expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
+  expect("k", std::to_string(msg.k()), std::to_string(options.k));
+  expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
+  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
+  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
+  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
+  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
+  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
+  expect("oversampling", std::to_string(msg.oversampling()), std::to_string(options.oversampling));
+  expect("batch_growth", format_value(msg.batch_growth() == 0.0 ? 1.0 : msg.batch_growth()),
+         format_value(options.batch_growth));
+  expect("horizon", std::to_string(msg.horizon()), std::to_string(options.horizon));
+  expect("step_rule", msg.step_rule().empty() ? "oja" : msg.step_rule(), step_rule_name(options.step_rule));
+  expect("learning_rate", format_value(msg.learning_rate()), format_value(options.learning_rate));
+  expect("rate_offset", format_value(msg.rate_offset()), format_value(options.rate_offset));
+  expect("initial_clip", format_value(msg.initial_clip()), format_value(options.initial_clip));
+  expect("scale_share", format_value(msg.scale_share()), format_value(options.scale_share));
+  expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
+  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
+  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
+  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
+
+  StreamingPrivateOja oja(dimension, options, NoCharge{});
+  const double l2 = options.row_norm_bound * options.row_norm_bound;
+  if (msg.pending_rows() >= oja.plan_.rows_of(msg.steps() + 1) || msg.pending_rows() > msg.rows() || msg.steps() > msg.rows() ||
+      !(msg.clip() > 0.0 && msg.clip() <= l2) || msg.histogram_size() != oja.histogram_.size())
+    throw CorruptInput("streaming Oja checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
+                       ", pending " + std::to_string(msg.pending_rows()) + ", steps " + std::to_string(msg.steps()) +
+                       ", clip " + format_value(msg.clip()) + ", histogram bins " +
+                       std::to_string(msg.histogram_size()) + ")");
+  MatrixXd read;
+  get_matrix(msg.basis(), dimension, oja.width_, "basis", read);
+  oja.iterate_ = read;
+  get_matrix(msg.sum(), dimension, oja.width_, "sum", read);
+  oja.sum_ = read;
+  // Before oversampling the iterate was the published basis.
+  if (msg.published_size() == 0) oja.basis_ = oja.iterate_;
+  else get_matrix(msg.published(), dimension, options.k, "published", oja.basis_);
+  oja.source_ = io::get_noise_source(msg, "streaming Oja checkpoint");
+  oja.previous_ = oja.iterate_;
+  oja.rows_ = msg.rows();
+  oja.pending_rows_ = msg.pending_rows();
+  oja.steps_ = msg.steps();
+  oja.clip_ = msg.clip();
+  for (Index i = 0; i < oja.histogram_.size(); ++i) {
+    const double c = msg.histogram(static_cast<int>(i));
+    if (!(c >= 0.0 && c <= double(msg.pending_rows())))
+      throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
+    oja.histogram_[i] = c;
+  }
+  oja.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
+  return oja;
+}
+
+}  // namespace dpstream::pca
