@@ -35,7 +35,7 @@ struct PrivatePcaMethodOptions {
   // unless given.
   int iterations = 5;
   bool iterations_given = false;
-  std::uint64_t batch = 0;     // streaming-oja: rows per minibatch (0: max(100, n/32), about 32 steps)
+  std::uint64_t batch = 0;     // streaming-oja: rows of the first minibatch (0: derived, streaming_oja_plan.hpp)
   double learning_rate = 0;    // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;
