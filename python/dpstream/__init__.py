@@ -14,11 +14,13 @@ secure. Errors are the library's, with its messages: InvalidParameter, InvalidRo
 (ValueError subclasses), BudgetExhausted and ResourceLimit (a MemoryError).
 """
 from ._errors import BudgetExhausted, CorruptInput, DpstreamError, InvalidParameter, InvalidRow, ResourceLimit
-from ._pca import OnlinePCA, PrivatePCA
+from ._estimator import NotFittedError
+from ._online_pca import OnlinePCA
+from ._pca import PrivatePCA
 from ._privacy import PrivacyAccountant, Spent
 from ._replay import replay
 from ._stream import ContinualCovariance, Release
 
 __all__ = ["ContinualCovariance", "Release", "OnlinePCA", "PrivatePCA", "PrivacyAccountant", "Spent", "replay",
-           "DpstreamError", "InvalidParameter", "InvalidRow", "CorruptInput", "BudgetExhausted", "ResourceLimit"]
-__version__ = "0.1.0"
+           "DpstreamError", "NotFittedError", "InvalidParameter", "InvalidRow", "CorruptInput", "BudgetExhausted", "ResourceLimit"]
+from ._version import __version__  # noqa: E402  (meson.build's project version)

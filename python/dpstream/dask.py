@@ -40,7 +40,7 @@ import operator
 import numpy as np
 
 from . import _core
-from ._pca import OnlinePCA
+from ._online_pca import OnlinePCA
 from ._stream import ContinualCovariance
 
 __all__ = ["continual_covariance", "online_pca", "replay"]
@@ -195,7 +195,7 @@ def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism
     pca = OnlinePCA(n_components, epsilon, delta, block=block, mechanism=mechanism, horizon=horizon,
                     noise_shape=noise_shape, seed=seed, normalize=normalize, clip_norm=clip_norm,
                     calibration=calibration, nonnegative=nonnegative, track_regret=False, accountant=accountant)
-    pca._start(dim)  # the one charge, before any partition is computed
+    pca._start(np.zeros((0, dim)))  # the one charge, before any partition is computed
     params = dict(dim=dim, block=block, normalize=normalize, clip_norm=clip_norm, nonnegative=nonnegative)
     blocks, total_rows = _block_graph(parts, lengths, block, params)
     bases = [pca.components_.T.copy()]  # bases[b]: the subspace block b is scored with
