@@ -39,7 +39,7 @@ def test_an_interrupted_stream_stops_at_a_release_boundary(kind):
         obj = dpstream.ContinualCovariance(d, 1.0, 1e-6, block=block, seed=1)
         ingest, rows, seen = obj.update, (lambda: obj.rows), (lambda: obj.guard_counts["seen"])
     else:
-        obj = dpstream.OnlinePCA(3, block=block, seed=1, track_regret=False)
+        obj = dpstream.OnlinePCA(3, 1.0, 1e-6, block=block, seed=1, track_regret=False)
         obj.partial_fit(x[:block])
         ingest, rows, seen = obj.partial_fit, (lambda: obj.n_releases_ * block), (lambda: obj.guard_counts_["seen"])
     start = rows()
