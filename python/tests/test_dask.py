@@ -127,14 +127,14 @@ def test_online_pca_over_dask_meters_the_regret_of_one_process(client):
 # Bounded memory: at most `window` blocks requested and not yet taken, whatever the stream's length.
 def test_blocks_in_flight_stay_within_the_window(client, rows, single):
     blocks = (N + BLOCK - 1) // BLOCK  # 19
-    for window in (3, None):
+    for window in (None, 3):  # None: the default (before: every block requested at once)
         in_flight = []
         _, releases = dpstream.dask.continual_covariance(
-            da.from_array(rows, chunks=(37, D)), window=window,
-            callback=lambda r: in_flight.append(len(client.futures)), **PARAMS)
+            da.from_array(rows, chunks=(37, D)), callback=lambda r: in_flight.append(len(client.futures)),
+            **PARAMS, **({} if window is None else {"window": window}))
         assert_same_releases(releases, single[1])
-        bound = window if window is not None else dpstream.dask.default_window(client, D)
-        assert bound < blocks and 0 < max(in_flight) <= bound  # before: every block requested at once
+        assert 0 < max(in_flight) < blocks - 1
+        assert max(in_flight) <= (window or dpstream.dask.default_window(client, D))
     with pytest.raises(dpstream.InvalidParameter, match="window 0"):
         dpstream.dask.continual_covariance(da.from_array(rows, chunks=(37, D)), window=0, **PARAMS)
 
