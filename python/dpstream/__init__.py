@@ -7,11 +7,17 @@ The C++ library does the work (every check, noise draw and charge); this package
 * PrivatePCA -- one-shot private PCA (gauss, power, oja).
 * PrivacyAccountant -- a budget and its ledger, shared by several objects.
 * replay(...) -- dpstream-replay's run; returns its JSON line as a dict.
-* dpstream.dask -- the same streams ingested by a Dask cluster.
+* dpstream.dask -- the same streams ingested by a Dask cluster (a finished collection, or batches as
+  they arrive), with a bounded window of blocks in flight.
+
+The estimators follow scikit-learn's contract (get_params/set_params, clone keeps a shared
+accountant, pickling carries the fitted model and the ledger), every object is thread-safe (a lock
+per object), and long calls stop on Ctrl-C (an interrupted PrivatePCA fit charges nothing).
 
 Noise is secure (libsodium ChaCha20) unless seed= is given: seeded noise is reproducible and NOT
 secure. Errors are the library's, with its messages: InvalidParameter, InvalidRow, CorruptInput
-(ValueError subclasses), BudgetExhausted and ResourceLimit (a MemoryError).
+(ValueError subclasses), BudgetExhausted and ResourceLimit (a MemoryError); NotFittedError
+(scikit-learn's, when it is installed) before a fit.
 """
 from ._errors import BudgetExhausted, CorruptInput, DpstreamError, InvalidParameter, InvalidRow, ResourceLimit
 from ._estimator import NotFittedError

@@ -126,7 +126,8 @@ class PrivatePCA(PcaTransformer):
     Thread-safe (one lock per object). A signal (Ctrl-C) stops fit() with KeyboardInterrupt and
     charges nothing: the release runs against a copy of the ledger, which the accountant takes only
     when the release completes (the computation in flight finishes on a background thread and is
-    discarded). Pickle/deepcopy carry the fitted state and the accountant's ledger (deepcopy and
+    discarded). With center=True the mean's release comes first and stays charged if the PCA after
+    it is interrupted. Pickle/deepcopy carry the fitted state and the accountant's ledger (deepcopy and
     clone share the accountant itself: see PrivacyAccountant).
     """
     _param_names = ("method", "n_components", "epsilon", "delta", "iterations", "normalize", "clip_norm",
@@ -153,6 +154,7 @@ class PrivatePCA(PcaTransformer):
                         calibration=self.calibration, seed=self.seed)
         accountant = self.accountant if self.accountant is not None else PrivacyAccountant(self.epsilon, self.delta)
         mean = np.zeros(d)
+        self.__dict__.pop("mean_noise_sigma_", None)
         with charging(accountant):
             if mean_target is not None:  # both mechanisms' settings checked before the first charge
                 _core.private_mean(X[:0], None, epsilon=mean_target[0], delta=mean_target[1], check_only=True,
