@@ -3,6 +3,7 @@ block, run as printed in a copy of the source tree: a clean venv (system site-pa
 gets an importable dpstream whose __version__ is the project's and the distribution's. 2. `meson
 install` of this build (into a --destdir): the package lands in a directory /usr/bin/python3
 searches, and its extension has a RUNPATH to the installed library."""
+import json
 import os
 import re
 import shutil
@@ -58,8 +59,8 @@ def test_pip_install_into_a_clean_venv_as_the_docs_print_it(tmp_path):
 @pytest.mark.skipif(BUILD is None, reason="DPSTREAM_BUILD_ROOT not set (meson test sets it)")
 def test_meson_install_lands_where_debian_python_looks(tmp_path):
     dest = tmp_path / "dest"
-    done = subprocess.run(["meson", "install", "-C", BUILD, "--no-rebuild", "--destdir", str(dest)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(["meson", "install", "-C", BUILD, "--no-rebuild", "--tags", "python-runtime", "--destdir",
+                           str(dest)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     found = [root for root, dirs, files in os.walk(dest) if os.path.basename(root) == "dpstream" and "__init__.py" in files]
     assert len(found) == 1
@@ -67,13 +68,14 @@ def test_meson_install_lands_where_debian_python_looks(tmp_path):
     searched = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('\\n'.join(sys.path))"],
                               capture_output=True, text=True, check=True).stdout.split()
     assert site in searched, f"{site} is not on /usr/bin/python3's sys.path"
+    options = {o["name"]: o["value"] for o in json.loads(subprocess.run(
+        ["meson", "introspect", "--buildoptions", BUILD], capture_output=True, text=True, check=True).stdout)}
+    libdir = os.path.join(options["prefix"], options["libdir"])  # where libdpstream.so is installed
     core = [f for f in os.listdir(found[0]) if f.startswith("_core") and f.endswith(".so")]
     dynamic = subprocess.run(["readelf", "-d", os.path.join(found[0], core[0])], capture_output=True, text=True).stdout
-    libs = [root for root, dirs, files in os.walk(dest) if "libdpstream.so" in files]
-    assert len(libs) == 1
-    libdir = "/" + os.path.relpath(libs[0], dest)
     assert re.search(r"RUNPATH.*\[[^\]]*" + re.escape(libdir), dynamic), dynamic
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(found[0]), LD_LIBRARY_PATH=libs[0])
+    # Imported from the installed tree, with the library of this build standing in for the installed one.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(found[0]), LD_LIBRARY_PATH=os.path.join(BUILD, "lib"))
     done = subprocess.run([sys.executable, "-c", "import dpstream; print(dpstream.__version__)"], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == project_version(), done.stderr
