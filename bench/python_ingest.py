@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Python bindings and Dask ingestion, measured by hand (not a test: no timing in tests).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/python_ingest.py [--quick]
+    PYTHONPATH=build/python /usr/bin/python3 bench/python_ingest.py [--quick] [--bindings-only]
 
 1. Bindings: rows/s of OnlinePCA.partial_fit (blocks of 128 rows, d = 784, seeded) against the
    library's own time inside the same calls (RowGuard, stream, learner, meter: the C++ ingestion
    alone); the ratio is what the bindings cost (dispatch, array conversion, the Python wrapper).
-   Acceptance: <= 10%.
+   Acceptance: <= 10%. And the cost of the object's lock (thread safety): one acquire/release a
+   call against a partial_fit call's time. Acceptance: <= 1%.
 2. Dask: dpstream.dask.continual_covariance with a LocalCluster of 1 and 2 worker processes against
    a single process's ContinualCovariance.update on the same rows, at d = 784 and d = 2048
    (blocks of 1024 rows), and the bytes a worker sends per block (one BlockAggregate message).
@@ -40,8 +41,18 @@ def bindings(n, d=784, block=128):
         pca.partial_fit(x[i : i + block])
     wall = time.perf_counter() - start
     library = pca._core.library_seconds()
+    # The object's lock (thread safety): one acquire/release per call, timed alone, as a share of a
+    # partial_fit call's time. Acceptance: <= 1%.
+    calls = 100_000
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        with pca._lock:
+            pass
+    lock_per_call = (time.perf_counter() - t0) / calls
+    per_call = wall / -(-n // block)
     return {"d": d, "rows": n, "python_rows_per_s": n / wall, "cpp_rows_per_s": n / library,
-            "bindings_cost": wall / library - 1}
+            "bindings_cost": wall / library - 1, "lock_seconds_per_call": lock_per_call,
+            "lock_cost": lock_per_call / per_call}
 
 
 def single_process(x, block):
@@ -97,6 +108,11 @@ def main():
     b = figures["bindings"]
     print(f"bindings: partial_fit {b['python_rows_per_s']:.0f} rows/s, library alone {b['cpp_rows_per_s']:.0f} rows/s:"
           f" bindings cost {100 * b['bindings_cost']:.2f}% (acceptance <= 10%)", flush=True)
+    print(f"lock: {1e9 * b['lock_seconds_per_call']:.0f} ns a call, {100 * b['lock_cost']:.4f}% of a partial_fit call "
+          "(acceptance <= 1%)", flush=True)
+    if "--bindings-only" in sys.argv:
+        print(json.dumps(figures))
+        return
     for d, n in ((784, 8192 if quick else 32768), (2048, 4096 if quick else 8192)):
         f = dask_figures(d, n, 1024)
         figures[f"dask_d{d}"] = f

@@ -14,13 +14,15 @@ DPSTREAM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 #   PSD projection of --nonnegative (linalg/psd_projection.hpp);
 #   python3-dev + pybind11-dev — the Python package's C extension (python/), built against
 #   /usr/bin/python3; python3-numpy — its arrays in and out; python3-pytest — its tests;
-#   python3-dask + python3-distributed — dpstream.dask and its LocalCluster tests.
+#   python3-dask + python3-distributed — dpstream.dask and its LocalCluster tests;
+#   python3-sklearn — the estimators' scikit-learn contract tests (check_estimator, clone, pipelines);
+#   python3-mesonpy + python3-venv — `pip install .` (pyproject.toml) and its clean-venv test.
 # Not here: dataset-fashion-mnist (scripts/demo.sh installs it for the demo's data; the tests that
 # read it run when it is installed and say they were skipped otherwise).
 DPSTREAM_PACKAGES=(meson ninja-build pkg-config g++ libeigen3-dev catch2 libprotobuf-dev
                    protobuf-compiler libsodium-dev libboost-dev libcli11-dev zlib1g-dev python3-protobuf
                    liblbfgspp-dev liblapack-dev python3-dev pybind11-dev python3-numpy python3-pytest python3-dask
-                   python3-distributed)
+                   python3-distributed python3-sklearn python3-mesonpy python3-venv)
 
 dpstream_install_packages() {
   local missing=()

@@ -7,18 +7,26 @@ The C++ library does the work (every check, noise draw and charge); this package
 * PrivatePCA -- one-shot private PCA (gauss, power, oja).
 * PrivacyAccountant -- a budget and its ledger, shared by several objects.
 * replay(...) -- dpstream-replay's run through the library's session; returns its JSON line's figures as a dict.
-* dpstream.dask -- the same streams ingested by a Dask cluster.
+* dpstream.dask -- the same streams ingested by a Dask cluster (a finished collection, or batches as
+  they arrive), with a bounded window of blocks in flight.
+
+The estimators follow scikit-learn's contract (get_params/set_params, clone keeps a shared
+accountant, pickling carries the fitted model and the ledger), every object is thread-safe (a lock
+per object), and long calls stop on Ctrl-C (an interrupted PrivatePCA fit charges nothing).
 
 Noise is secure (libsodium ChaCha20) unless seed= is given: seeded noise is reproducible and NOT
 secure. Errors are the library's, with its messages: InvalidParameter, InvalidRow, CorruptInput
-(ValueError subclasses), BudgetExhausted and ResourceLimit (a MemoryError).
+(ValueError subclasses), BudgetExhausted and ResourceLimit (a MemoryError); NotFittedError
+(scikit-learn's, when it is installed) before a fit.
 """
 from ._errors import BudgetExhausted, CorruptInput, DpstreamError, InvalidParameter, InvalidRow, ResourceLimit
-from ._pca import OnlinePCA, PrivatePCA
+from ._estimator import NotFittedError
+from ._online_pca import OnlinePCA
+from ._pca import PrivatePCA
 from ._privacy import PrivacyAccountant, Spent
 from ._replay import replay
 from ._stream import ContinualCovariance, Release
 
 __all__ = ["ContinualCovariance", "Release", "OnlinePCA", "PrivatePCA", "PrivacyAccountant", "Spent", "replay",
-           "DpstreamError", "InvalidParameter", "InvalidRow", "CorruptInput", "BudgetExhausted", "ResourceLimit"]
-__version__ = "0.1.0"
+           "DpstreamError", "NotFittedError", "InvalidParameter", "InvalidRow", "CorruptInput", "BudgetExhausted", "ResourceLimit"]
+from ._version import __version__  # noqa: E402  (meson.build's project version)

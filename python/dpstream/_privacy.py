@@ -1,4 +1,5 @@
 """PrivacyAccountant: the ledger of every charge and what the run has spent (privacy/accountant.hpp)."""
+import threading
 from dataclasses import dataclass
 
 from . import _core
@@ -30,47 +31,72 @@ class PrivacyAccountant:
     One accountant may be shared by several objects (ContinualCovariance, OnlinePCA, PrivatePCA):
     pass it as ``accountant=``; each continual stream charges it once, at construction, for all of
     its releases, and PrivatePCA once per fit.
+
+    Thread-safe: its methods, and every charge an object makes to it, hold its lock.
+
+    A budget cannot be copied: copy.copy, copy.deepcopy and so sklearn.base.clone (cross_val_score,
+    GridSearchCV) return THIS accountant, so the clones of an estimator given ``accountant=`` all
+    charge the one budget (a second fold past it raises BudgetExhausted) instead of each getting a
+    fresh one. Pickling carries the ledger (to_bytes()): the unpickled accountant has spent what
+    this one had, and from then on is a separate ledger (merge two with restore()).
     """
 
     def __init__(self, epsilon, delta, conversion="cks2020"):
         self._core = _core._Accountant(float(epsilon), float(delta), conversion)
+        self._lock = threading.RLock()
 
     @classmethod
     def _wrap(cls, core):
         self = cls.__new__(cls)
         self._core = core
+        self._lock = threading.RLock()
         return self
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (PrivacyAccountant.from_bytes, (self.to_bytes(),))
 
     @property
     def budget(self):
         """(epsilon, delta) of the budget."""
-        return self._core.budget()
+        with self._lock:
+            return self._core.budget()
 
     @property
     def spent(self):
         """What the ledger spends (a Spent)."""
-        return Spent(**self._core.spent())
+        with self._lock:
+            return Spent(**self._core.spent())
 
     @property
     def remaining(self):
         """Epsilon still available at the budget's delta."""
-        return self._core.remaining_epsilon()
+        with self._lock:
+            return self._core.remaining_epsilon()
 
     @property
     def ledger(self):
         """Every charge, in order: dicts with label, epsilon, delta, rho (None if it has none) and
         gaussian (True for a Gaussian mechanism, which the GDP bound may compose)."""
-        return self._core.ledger()
+        with self._lock:
+            return self._core.ledger()
 
     def to_bytes(self):
         """The ledger as the library's Protobuf message (privacy_ledger.proto, CRC-sealed)."""
-        return self._core.serialize()
+        with self._lock:
+            return self._core.serialize()
 
     def restore(self, data):
         """Takes a saved ledger (to_bytes()) into this one without ever lowering the spend: the
         common prefix of the two, then this ledger's own later charges, then the saved one's. Another
         budget: CorruptInput; a merged ledger over the budget: BudgetExhausted (nothing changes)."""
-        self._core.restore(bytes(data))
+        with self._lock:
+            self._core.restore(bytes(data))
 
     @classmethod
     def from_bytes(cls, data):
@@ -80,3 +106,19 @@ class PrivacyAccountant:
     def __repr__(self):
         eps, delta = self.budget
         return f"PrivacyAccountant(epsilon={eps}, delta={delta}, spent={self.spent.epsilon:.6g}, charges={len(self.ledger)})"
+
+
+def charging(accountant):
+    """The lock to hold while a call may charge `accountant` (None: nothing to hold)."""
+    return accountant._lock if accountant is not None else _NO_LOCK
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_LOCK = _NoLock()

@@ -2,6 +2,8 @@
 import numpy as np
 
 from . import _core
+from ._estimator import Params, check_rows, serialised
+from ._privacy import charging
 
 Release = _core._Release
 Release.__doc__ = """One release of a continual stream.
@@ -12,25 +14,13 @@ per-entry noise variance (diagonal); off_diagonal_noise_variance: the off-diagon
 under noise_shape='goe')."""
 
 
-def _rows(rows):
-    """A 2-d view of rows; a single row (1-d) becomes one row. No copy for float64 arrays."""
-    a = np.asarray(rows)
-    return a.reshape(1, -1) if a.ndim == 1 else a
+def _rows(rows, where="rows"):
+    """A 2-d float64 view of rows; a single row (1-d) becomes one row; no rows is no rows. No copy for
+    float64 arrays. Sparse, complex or non-numeric input is refused without showing a value."""
+    return check_rows(rows, where, allow_1d=True, allow_empty=True)
 
 
-class _StreamParams:
-    """get_params/set_params over the constructor's arguments (scikit-learn's convention)."""
-    _param_names = ()
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._param_names}
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-
-class ContinualCovariance(_StreamParams):
+class ContinualCovariance(Params):
     """Private continual release of the second moment sum of a a^T of a stream of rows.
 
     rows --update()--> RowGuard --> ContinualCovariance (C++) --every `block` rows--> Release
@@ -70,10 +60,14 @@ class ContinualCovariance(_StreamParams):
     row blocks. Rows: any (n, d) array numpy converts to float64 (float32 accepted); C-contiguous
     float64 is read in place, the guard copies each row once (it may clip; your array is never
     modified). A bad row raises InvalidRow naming its index and leaves the stream unchanged. The
-    GIL is released while the C++ side ingests and releases.
+    GIL is released while the C++ side ingests and releases; every method holds the object's lock
+    (threads on one stream take turns; see dpstream._estimator). A signal (Ctrl-C) stops update() at
+    a release boundary with KeyboardInterrupt: the rows before it were ingested and counted, the rest
+    not, and the releases already made are returned by the next call.
     """
     _param_names = ("dim", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
-                    "normalize", "clip_norm", "relation", "calibration", "nonnegative", "journal")
+                    "normalize", "clip_norm", "relation", "calibration", "nonnegative", "journal", "accountant",
+                    "callback")
 
     def __init__(self, dim, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
                  seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
@@ -85,8 +79,20 @@ class ContinualCovariance(_StreamParams):
         self.journal = None if journal is None else str(journal)
         self.accountant = accountant
         self.callback = callback
-        self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, None,
-                                                **self.get_params())
+        with charging(accountant):
+            self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, None,
+                                                    **self._stream_params())
+
+    def _stream_params(self):
+        return {k: v for k, v in self.get_params().items() if k not in ("accountant", "callback")}
+
+    def set_params(self, **params):
+        raise TypeError("ContinualCovariance: parameters are fixed at construction (the stream and its one "
+                        "charge are made then); build a new one")
+
+    def __reduce__(self):
+        raise TypeError("ContinualCovariance is not pickled (its checkpoint holds the exact sums and the noise "
+                        "source's state): use to_bytes()/save() and from_bytes()/load()")
 
     def _deliver(self, releases):
         if self.callback is not None:
@@ -94,14 +100,17 @@ class ContinualCovariance(_StreamParams):
                 self.callback(r)
         return releases
 
+    @serialised
     def update(self, rows):
         """Ingests rows (n, d), or one row (d,); returns the releases this made (a list)."""
-        return self._deliver(self._core.update(_rows(rows)))
+        return self._deliver(self._core.update(_rows(rows, "ContinualCovariance.update")))
 
+    @serialised
     def flush(self):
         """Closes a partial block as a (shorter) release; returns it ([] if no row was pending)."""
         return self._deliver(self._core.flush())
 
+    @serialised
     def add_aggregate(self, part):
         """A part of the current block summed by a worker (dpstream.dask; block_aggregate.hpp).
 
@@ -121,19 +130,23 @@ class ContinualCovariance(_StreamParams):
             yield from self.flush()
 
     @property
+    @serialised
     def latest(self):
         """The latest release (identical on every call: nothing is re-drawn)."""
         return self._core.latest()
 
     @property
+    @serialised
     def steps(self):
         return self._core.steps()
 
     @property
+    @serialised
     def rows(self):
         return self._core.rows()
 
     @property
+    @serialised
     def rows_pending(self):
         return self._core.rows_pending()
 
@@ -143,24 +156,29 @@ class ContinualCovariance(_StreamParams):
         return _core._describe_neighbours(self.relation)
 
     @property
+    @serialised
     def mu(self):
         """The whole stream's Gaussian-DP parameter (it implies the (epsilon, delta) target)."""
         return self._core.mu()
 
     @property
+    @serialised
     def l2_sensitivity(self):
         return self._core.l2_sensitivity()
 
     @property
+    @serialised
     def is_secure(self):
         """False when seed= was given (reproducible, NOT secure noise)."""
         return self._core.is_secure()
 
     @property
+    @serialised
     def guard_counts(self):
         """RowGuard's counts: seen, accepted, clipped, rejected, zero (exact: NOT private)."""
         return self._core.guard_counts()
 
+    @serialised
     def release_variance(self, step):
         """Per-entry noise variance of release ``step`` (closed form)."""
         return self._core.release_variance(step)
@@ -171,9 +189,11 @@ class ContinualCovariance(_StreamParams):
     # journal=PATH (a release journal, kept beside the checkpoint) a re-release on other rows than
     # before is refused (InvalidParameter) before it is published; without one, feeding the same rows
     # again is up to you. Keep the checkpoint and its journal together until the stream ends.
+    @serialised
     def to_bytes(self):
         return self._core.serialize()
 
+    @serialised
     def save(self, path):
         """Writes the checkpoint atomically, mode 0600 (io/atomic_file.hpp)."""
         self._core.save_checkpoint(str(path))
@@ -194,8 +214,9 @@ class ContinualCovariance(_StreamParams):
         self.__dict__.update(params)
         self.journal = None if self.journal is None else str(self.journal)
         self.accountant, self.callback = accountant, callback
-        self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, bytes(data),
-                                                **self.get_params())
+        with charging(accountant):
+            self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, bytes(data),
+                                                    **self._stream_params())
         return self
 
     @classmethod

@@ -31,19 +31,22 @@ the blocks after it.
 
 Collections: a dask.array of shape (n, d) (chunks along rows; columns are joined into one chunk),
 or a dask.bag whose elements are rows (sequences of d numbers; a bag is read twice: its partitions'
-lengths first, since the global row offsets cut the blocks). Every block's part is requested at once;
-parts wait on the workers until the coordinator takes them, in order (at most d(d+1)/2 doubles per
-block across the cluster).
+lengths first, since the global row offsets cut the blocks). At most ``window`` blocks' parts are
+requested and not yet taken (a default from the workers' memory limit: default_window); they wait
+on the workers until the coordinator takes them, in order (d(d+1)/2 doubles a block), so the
+workers' memory does not grow with the stream's length. A stream whose batches arrive over time
+(not a finished collection): stream_covariance / stream_online_pca (as_completed, same window).
 """
 import operator
 
 import numpy as np
 
 from . import _core
-from ._pca import OnlinePCA
+from ._online_pca import OnlinePCA
 from ._stream import ContinualCovariance
 
-__all__ = ["continual_covariance", "online_pca", "replay"]
+__all__ = ["continual_covariance", "online_pca", "replay", "stream_covariance", "stream_online_pca",
+           "default_window"]
 
 _GUARD_KEYS = ("dim", "block", "normalize", "clip_norm", "nonnegative")
 
@@ -113,37 +116,75 @@ def _block_graph(parts, lengths, block, params):
     return blocks, offset
 
 
-def _feed(blocks, consume):
-    """Computes the blocks' parts (on the Dask client's cluster if there is one) and hands them to
-    ``consume`` in order, each once; a part is released as soon as it was consumed."""
-    import dask
+def default_window(client, dim):
+    """Blocks in flight when none is given: enough to keep every worker thread busy (4 a thread),
+    at most what 2% of the smallest worker's memory limit holds in parts (d(d+1)/2 doubles each),
+    at least 2."""
+    part_bytes = 8.0 * dim * (dim + 1) / 2 + 4096
+    workers = client.scheduler_info()["workers"].values() if client is not None else []
+    threads = sum(w.get("nthreads", 1) for w in workers) or 2
+    limits = [w.get("memory_limit") or 0 for w in workers]
+    by_memory = int(0.02 * min(limits) / part_bytes) if limits and min(limits) > 0 else 4 * threads
+    return max(2, min(4 * threads, by_memory))
 
+
+def _client():
     try:
         from distributed import get_client
-        client = get_client()
+        return get_client()
     except (ImportError, ValueError):
-        client = None
+        return None
+
+
+def check_window(window):
+    """InvalidParameter unless window is None or a positive integer (checked before any charge)."""
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise _core.InvalidParameter(f"dpstream.dask: window {window!r}: expected a positive integer or None")
+
+
+def _feed(blocks, consume, window, dim):
+    """Computes the blocks' parts (on the Dask client's cluster if there is one) and hands them to
+    ``consume`` in order, each once, with at most ``window`` blocks requested and not yet consumed
+    (None: default_window): the parts waiting on the workers, and so their memory, do not grow with
+    the stream's length. A block's part is released as soon as it was consumed."""
+    import collections
+    import dask
+
+    client = _client()
+    window = window if window is not None else default_window(client, dim)
     if client is None:
-        for part in dask.compute(*blocks):
-            consume(part)
+        for first in range(0, len(blocks), window):
+            for part in dask.compute(*blocks[first : first + window]):
+                consume(part)
         return
-    futures = client.compute(blocks)
-    for future in futures:
+    waiting = collections.deque()
+    upcoming = iter(blocks)
+    for block in upcoming:
+        waiting.append(client.compute(block))
+        if len(waiting) < window:
+            continue
+        future = waiting.popleft()
+        consume(future.result())
+        future.release()
+    while waiting:
+        future = waiting.popleft()
         consume(future.result())
         future.release()
 
 
 def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
                          seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
-                         nonnegative=False, accountant=None, callback=None):
+                         nonnegative=False, accountant=None, callback=None, window=None):
     """A ContinualCovariance (see its docstring for the privacy contract) fed from a Dask collection.
 
     Returns (stream, releases): the stream after every row (a partial last block flushed) and every
     release, in order. The stream -- and so the accountant's one charge -- is built before any
     partition is computed: bad parameters or an exhausted budget are refused before a row moves.
     A bad row raises InvalidRow naming its global index. Uses the current distributed.Client if
-    there is one, else Dask's default scheduler.
+    there is one, else Dask's default scheduler. ``window``: blocks requested at once (see _feed;
+    None: default_window, from the workers' memory limit and threads).
     """
+    check_window(window)
     parts, lengths, dim = _partitions(collection)
     if dim is None:  # a bag: the first row's length
         import dask
@@ -156,7 +197,7 @@ def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", 
     params = {k: v for k, v in stream.get_params().items() if k in _GUARD_KEYS}
     blocks, _ = _block_graph(parts, lengths, block, params)
     releases = []
-    _feed(blocks, lambda part: releases.extend(stream.add_aggregate(part)))
+    _feed(blocks, lambda part: releases.extend(stream.add_aggregate(part)), window, dim)
     releases.extend(stream.flush())
     return stream, releases
 
@@ -175,7 +216,7 @@ def _gains(rows, first_row, block, bases, first_block, params):
 
 def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism="tree", horizon=None,
                noise_shape="goe", seed=None, normalize="unit", clip_norm=1.0, calibration="tight",
-               nonnegative=False, track_regret=True, accountant=None):
+               nonnegative=False, track_regret=True, accountant=None, window=None):
     """An OnlinePCA (see its docstring for the privacy contract) whose stream is fed from a Dask
     collection: the blocks are summed on the workers, released at the coordinator (noise once,
     one charge), and followed there, block by block.
@@ -185,8 +226,9 @@ def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism
     are scored on the workers with the subspace the learner held before their block (a second pass
     over the partitions; only d x k bases travel), OPT from the exact sum of the parts. The figures
     use raw rows: evaluation, NOT private. They equal a single process's OnlinePCA within 1e-9
-    relative (summation order only).
+    relative (summation order only). ``window``: as continual_covariance's.
     """
+    check_window(window)
     parts, lengths, dim = _partitions(collection)
     if dim is None:
         import dask
@@ -195,7 +237,7 @@ def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism
     pca = OnlinePCA(n_components, epsilon, delta, block=block, mechanism=mechanism, horizon=horizon,
                     noise_shape=noise_shape, seed=seed, normalize=normalize, clip_norm=clip_norm,
                     calibration=calibration, nonnegative=nonnegative, track_regret=False, accountant=accountant)
-    pca._start(dim)  # the one charge, before any partition is computed
+    pca._start(np.zeros((0, dim)))  # the one charge, before any partition is computed
     params = dict(dim=dim, block=block, normalize=normalize, clip_norm=clip_norm, nonnegative=nonnegative)
     blocks, total_rows = _block_graph(parts, lengths, block, params)
     bases = [pca.components_.T.copy()]  # bases[b]: the subspace block b is scored with
@@ -209,7 +251,7 @@ def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism
         if exact is not None:
             exact[:] += _core.aggregate_info(part)["packed_sum"]
 
-    _feed(blocks, consume)
+    _feed(blocks, consume, window, dim)
     pca.finish()
     if not track_regret:
         return pca, None
@@ -253,3 +295,6 @@ def replay(collection, *, k=10, epsilon=1.0, delta=1e-6, mechanism="blt", block=
             "rows_clipped": counts["clipped"], "rows_rejected": counts["rejected"],
             "neighbours": pca.neighbours,
             "not_private": ["rows", "opt", "gain", "regret", "regret_over_opt", "rows_clipped", "rows_rejected"]}
+
+
+from ._dask_stream import stream_covariance, stream_online_pca  # noqa: E402  (they use _aggregate above)

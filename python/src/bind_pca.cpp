@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "bindings.hpp"
+#include "interrupt.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/errors.hpp"
@@ -53,19 +54,16 @@ class PyOnlinePca {
 
   void partial_fit(const RowArray& rows) {
     const auto start = std::chrono::steady_clock::now();
+    const stream::RowGuard before = guard_;
     const Eigen::MatrixXd block = guard_block(rows, guard_);
-    py::gil_scoped_release unlocked;
     struct Timer {  // the library's time, for bench/python_ingest.py (the bindings' share is the rest)
       std::chrono::steady_clock::time_point start;
       double& total;
       ~Timer() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
     } timer{start, library_seconds_};
-    for (Eigen::Index done = 0; done < block.rows();) {
-      const auto room = static_cast<Eigen::Index>(block_ - sum_.rows_pending());
-      const Eigen::Index take = std::min(room, block.rows() - done);
-      ingest(block.middleRows(done, take));
-      done += take;
-    }
+    ingest_interruptibly(block, block_, sum_.rows_pending(),
+                         [this](const Eigen::Ref<const Eigen::MatrixXd>& piece) { ingest(piece); }, guard_, before,
+                         rows);
   }
   // A part of the current block summed by a worker (dpstream.dask): the stream checks it and
   // releases at the block's end, which the learner follows. The meter is not fed here (its rows
@@ -170,13 +168,10 @@ py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen:
     throw InvalidParameter("n_components " + std::to_string(k) + " is outside [1, " + std::to_string(with_dim.dim) + "]");
   stream::RowGuard guard(with_dim.guard());
   const pca::PrivatePcaMethod built(o, with_dim.dim);  // checks the options before any row or noise
+  if (kw.contains("check_only") && kw["check_only"].cast<bool>()) return py::dict();  // before a centring charge
   const Eigen::MatrixXd block = guard_block(rows, guard);
   if (!accountant) accountant = std::make_shared<privacy::PrivacyAccountant>(privacy::EpsDelta(a.epsilon, a.delta));
-  pca::PrivateSubspace subspace;
-  {
-    py::gil_scoped_release unlocked;
-    subspace = built.release(block, *accountant);
-  }
+  const pca::PrivateSubspace subspace = release_interruptibly(built, block, *accountant);
   py::dict d;
   d["vectors"] = subspace.vectors, d["values"] = subspace.values, d["method"] = subspace.method;
   d["counts"] = counts_dict(guard.counts());

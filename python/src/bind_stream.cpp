@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "interrupt.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 
@@ -35,10 +36,26 @@ class PyContinualCovariance {
   }
 
   // The releases this call made, in order.
+  // A signal (Ctrl-C) stops it at a release boundary (interrupt.hpp); the releases made before it are
+  // returned by the next call.
   std::vector<ReleaseCopy> update(const RowArray& rows) {
-    Eigen::MatrixXd block = guard_block(rows, guard_);
-    py::gil_scoped_release unlocked;
-    sum_.update_block(block);
+    const stream::RowGuard before = guard_;
+    const Eigen::MatrixXd block = guard_block(rows, guard_);
+    const stream::ContinualSumOptions& o = sum_.options();
+    if (o.horizon != 0 && static_cast<std::uint64_t>(block.rows()) >
+                              (o.horizon - sum_.steps()) * o.block_rows - sum_.rows_pending()) {
+      try {  // past a fixed horizon: the library refuses the block whole (BudgetExhausted), unchanged
+        py::gil_scoped_release unlocked;
+        sum_.update_block(block);
+      } catch (...) {
+        guard_ = before;
+        throw;
+      }
+      return take();
+    }
+    ingest_interruptibly(block, sum_.options().block_rows, sum_.rows_pending(),
+                         [this](const Eigen::Ref<const Eigen::MatrixXd>& piece) { sum_.update_block(piece); },
+                         guard_, before, rows);
     return take();
   }
   std::vector<ReleaseCopy> flush() {
@@ -187,4 +204,5 @@ PYBIND11_MODULE(_core, m) {
   dpstream::python::bind_stream(m);
   dpstream::python::bind_pca(m);
   dpstream::python::bind_replay(m);
+  dpstream::python::bind_centring(m);
 }

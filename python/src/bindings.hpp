@@ -29,6 +29,7 @@ void bind_privacy(py::module_& m);
 void bind_stream(py::module_& m);
 void bind_pca(py::module_& m);
 void bind_replay(py::module_& m);
+void bind_centring(py::module_& m);  // bind_centring.cpp: the private mean
 
 // The accountant a Python object shares (None: none). Python keeps the owner alive.
 using SharedAccountant = std::shared_ptr<privacy::PrivacyAccountant>;

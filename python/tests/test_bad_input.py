@@ -143,3 +143,50 @@ def test_a_forged_part_no_rows_could_sum_to_is_refused():
     assert s.rows == 0 and s.steps == 0
     s.add_aggregate(part)  # the genuine part, still accepted
     assert s.steps == 1
+
+
+# Input checks as strict as scikit-learn's, that never echo the data, all before any charge.
+SECRET = 123456.789  # a value that must never appear in a message
+
+
+@pytest.mark.parametrize("make", [lambda a: dpstream.PrivatePCA("gauss", 2, accountant=a),
+                                  lambda a: dpstream.OnlinePCA(2, block=4, accountant=a)])
+def test_estimators_refuse_bad_input_clearly_before_any_charge(make):
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    x = bounded_rows(20, 4, seed=1)
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        make(acct).fit(x + 1j * SECRET)
+    rows = [["a", SECRET, 0.0, 1.0]] * 3
+    with pytest.raises(ValueError) as error:
+        make(acct).fit(rows)
+    assert str(SECRET) not in str(error.value) and "'a'" not in str(error.value)
+    with pytest.raises(TypeError, match="sparse input is not supported"):
+        make(acct).fit(__import__("scipy.sparse").sparse.csr_matrix(x))
+    with pytest.raises(ValueError, match="0 sample"):
+        make(acct).fit(np.zeros((0, 4)))
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        make(acct).fit(x[0])
+    nan = x.copy()
+    nan[3, 2] = np.nan
+    with pytest.raises(dpstream.InvalidRow, match="row 3: .*NaN or infinity .column 2") as error:
+        make(acct).fit(nan)
+    assert error.value.row_index == 3
+    assert acct.ledger == []  # nothing charged by any of the refusals
+    fitted = make(acct).fit(x)
+    with pytest.raises(dpstream.InvalidRow, match="NaN or infinity"):
+        fitted.transform(nan)
+    with pytest.raises(ValueError, match="X has 3 features, but \\w+ is expecting 4 features"):
+        fitted.transform(x[:, :3])
+    with pytest.raises(dpstream.NotFittedError, match="not fitted yet|seen no rows"):
+        make(acct).transform(x)
+    assert issubclass(dpstream.NotFittedError, AttributeError)
+
+
+def test_streams_refuse_complex_and_sparse_rows_without_echoing_them():
+    s = dpstream.ContinualCovariance(3, 1.0, 1e-6, seed=1)
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        s.update(np.full((2, 3), SECRET * 1j))
+    with pytest.raises(ValueError) as error:
+        s.update([["x", SECRET, 1]])
+    assert str(SECRET) not in str(error.value)
+    assert s.rows == 0 and s.guard_counts["seen"] == 0

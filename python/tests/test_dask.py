@@ -122,3 +122,53 @@ def test_online_pca_over_dask_meters_the_regret_of_one_process(client):
     assert figures["neighbours"].startswith("one row zeroed, its slot kept")
     assert set(figures["not_private"]) == {"rows", "opt", "gain", "regret", "regret_over_opt", "rows_clipped",
                                            "rows_rejected"}
+
+
+# Bounded memory: at most `window` blocks requested and not yet taken, whatever the stream's length.
+def test_blocks_in_flight_stay_within_the_window(client, rows, single, monkeypatch):
+    blocks = (N + BLOCK - 1) // BLOCK  # 19
+    requested = []
+    compute = client.compute
+
+    def counting(collections, **kw):  # blocks requested of the cluster so far
+        requested.append(len(collections) if isinstance(collections, (list, tuple)) else 1)
+        return compute(collections, **kw)
+
+    monkeypatch.setattr(client, "compute", counting)
+    for window in (None, 3):  # None: the default (before: every block requested at once)
+        requested.clear()
+        in_flight = []  # at each release (one a block): requested and not yet taken
+        _, releases = dpstream.dask.continual_covariance(
+            da.from_array(rows, chunks=(37, D)), callback=lambda r: in_flight.append(sum(requested) - r.step),
+            **PARAMS, **({} if window is None else {"window": window}))
+        assert_same_releases(releases, single[1])
+        assert sum(requested) == blocks and 0 < max(in_flight) < blocks - 1
+        if window is not None:
+            assert max(in_flight) < window  # the window, less the block just taken
+    with pytest.raises(dpstream.InvalidParameter, match="window 0"):
+        dpstream.dask.continual_covariance(da.from_array(rows, chunks=(37, D)), window=0, **PARAMS)
+
+
+def test_batches_that_arrive_over_time_release_what_one_process_releases(client, rows, single):
+    def arriving():  # uneven batches, some as futures already on the workers
+        for i, start in enumerate(range(0, N, 23)):
+            batch = rows[start : start + 23]
+            yield client.scatter(batch) if i % 2 else batch
+
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    stream = dpstream.ContinualCovariance(D, accountant=acct, **PARAMS)
+    in_flight = []
+    releases = []
+    for release in dpstream.dask.stream_covariance(arriving(), stream, window=2):
+        in_flight.append(sum(1 for key in client.futures if str(key).startswith("_aggregate")))
+        releases.append(release)
+    releases += stream.flush()
+    assert_same_releases(releases, single[1])
+    assert stream.guard_counts == single[0].guard_counts and len(acct.ledger) == 1
+    assert 0 < max(in_flight) <= 2  # aggregations submitted and not yet taken: the window
+    settings = dict(block=32, mechanism="tree", seed=3, normalize="clip", track_regret=False)
+    one = dpstream.OnlinePCA(2, 1.0, 1e-6, **settings).fit(rows)
+    pca = dpstream.dask.stream_online_pca((rows[i : i + 50] for i in range(0, N, 50)),
+                                          dpstream.OnlinePCA(2, 1.0, 1e-6, **settings), window=2).finish()
+    np.testing.assert_allclose(pca.components_, one.components_, rtol=0, atol=1e-9)
+    assert pca.guard_counts_ == one.guard_counts_
