@@ -38,7 +38,7 @@ void ingest_interruptibly(const Eigen::MatrixXd& block, std::uint64_t block_rows
   }
 }
 
-pca::PrivateSubspace release_interruptibly(const tools::pca_tool::PcaMethod& method, Eigen::MatrixXd rows,
+pca::PrivateSubspace release_interruptibly(const pca::PrivatePcaMethod& method, Eigen::MatrixXd rows,
                                            privacy::PrivacyAccountant& accountant) {
   // The thread owns everything it reads (the method holds its state by shared_ptr), so it may
   // outlive this call when a signal stops the wait.

@@ -9,7 +9,7 @@
 
 #include "bindings.hpp"
 #include "dpstream/pca/private_subspace.hpp"
-#include "pca/pca.hpp"
+#include "dpstream/pca/private_pca_method.hpp"
 
 namespace dpstream::python {
 
@@ -31,7 +31,7 @@ void ingest_interruptibly(const Eigen::MatrixXd& block, std::uint64_t block_rows
 // and nothing is returned). Interrupted: the signal's exception is raised at once and `accountant` is
 // never charged; the computation in flight (an eigensolver has no safe point) finishes on its thread
 // and is discarded. GIL held on entry.
-pca::PrivateSubspace release_interruptibly(const tools::pca_tool::PcaMethod& method, Eigen::MatrixXd rows,
+pca::PrivateSubspace release_interruptibly(const pca::PrivatePcaMethod& method, Eigen::MatrixXd rows,
                                            privacy::PrivacyAccountant& accountant);
 
 }  // namespace dpstream::python
