@@ -16,7 +16,7 @@
 
 #include "common/guarded_reader.hpp"
 #include "common/input.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/io/state_codecs.hpp"
 #include "dpstream/io/synthetic_rows.hpp"

@@ -4,7 +4,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::eval {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "learner_states.pb.h"
 
 namespace dpstream::io {

@@ -10,12 +10,12 @@
 
 #include <Eigen/QR>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
-#include "io/noise_source_state.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
+#include "privacy/noise_source_state.hpp"
 
 namespace dpstream::pca {
 
@@ -101,7 +101,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
                                          privacy::PrivacyAccountant* accountant)
     : StreamingPrivateOja(dimension, options, NoCharge{}) {
-  journal_ = io::StreamJournal::create(options_.journal);
+  journal_ = base::StreamJournal::create(options_.journal);
   // One charge for the whole pass (parallel composition over disjoint minibatches: the header).
   try {
     if (accountant != nullptr)
@@ -116,7 +116,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 
 // Into the journal before anyone sees them: the step's two releases, as published (the header).
 void StreamingPrivateOja::record_step() {
-  io::ReleaseDigest digest;
+  base::ReleaseDigest digest;
   digest.add(steps_ + 1).add(rows_).add(noisy_.data(), static_cast<std::size_t>(noisy_.size()));
   if (options_.scale_share > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
   journal_.record(steps_ + 1, digest, [this] {
@@ -302,15 +302,15 @@ std::string StreamingPrivateOja::serialize() const {
   msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
   put_matrix(basis_, msg.mutable_basis());
   put_matrix(sum_, msg.mutable_sum());
-  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
+  privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
-  return io::seal_message(msg.SerializeAsString());
+  return base::seal_message(msg.SerializeAsString());
 }
 
 StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
                                                      const StreamingPrivateOjaOptions& options) {
   proto::StreamingOjaCheckpoint msg;
-  io::check_message_seal(bytes, "streaming Oja checkpoint");
+  base::check_message_seal(bytes, "streaming Oja checkpoint");
   if (bytes.empty() || !msg.ParseFromString(bytes))
     throw CorruptInput("streaming Oja checkpoint: " + std::to_string(bytes.size()) + " bytes do not parse");
   if (msg.format_version() != 1)
@@ -349,7 +349,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
                        std::to_string(msg.histogram_size()) + ")");
   get_matrix(msg.basis(), dimension, options.k, "basis", oja.basis_);
   get_matrix(msg.sum(), dimension, options.k, "sum", oja.sum_);
-  oja.source_ = io::get_noise_source(msg, "streaming Oja checkpoint");
+  oja.source_ = privacy::get_noise_source(msg, "streaming Oja checkpoint");
   oja.previous_ = oja.basis_;
   oja.rows_ = msg.rows();
   oja.pending_rows_ = msg.pending_rows();
@@ -361,7 +361,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
       throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
     oja.histogram_[i] = c;
   }
-  oja.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
+  oja.journal_ = base::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
   return oja;
 }
 

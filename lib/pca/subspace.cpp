@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "krylov_refresh.hpp"

@@ -175,7 +175,7 @@ class ContinualCovariance(_StreamParams):
         return self._core.serialize()
 
     def save(self, path):
-        """Writes the checkpoint atomically, mode 0600 (io/atomic_file.hpp)."""
+        """Writes the checkpoint atomically, mode 0600 (base/atomic_file.hpp)."""
         self._core.save_checkpoint(str(path))
 
     @classmethod

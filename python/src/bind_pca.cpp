@@ -6,9 +6,9 @@
 #include <chrono>
 
 #include "bindings.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/separable_noise.hpp"

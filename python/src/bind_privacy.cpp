@@ -3,7 +3,7 @@
 
 #include "bindings.hpp"
 #include "common/cli.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 
 namespace dpstream::python {

@@ -11,7 +11,7 @@
 
 #include "bindings.hpp"
 #include "common/cli.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "replay/report.hpp"
 #include "replay/run.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 
 namespace dpstream::python {

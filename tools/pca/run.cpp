@@ -16,7 +16,7 @@
 #include "common/progress.hpp"
 #include "common/row_buffer.hpp"
 #include "common/text.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/pca/find_and_project.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/input_perturbation.hpp"

@@ -1,10 +1,10 @@
 // dpstream-replay's checkpoint file, and the writer that keeps it current beside the replay.
 //
 // The file: the protobuf message of replay_checkpoint.proto in an envelope that ends in the
-// library's CRC-32 seal (dpstream/io/message_seal.hpp). Why the seal: protobuf happily parses a
+// library's CRC-32 seal (dpstream/base/message_seal.hpp). Why the seal: protobuf happily parses a
 // message cut at a field boundary (the missing fields read as empty), so a truncated file could
 // otherwise pass for a checkpoint of an earlier point. The file is only ever replaced atomically
-// (dpstream/io/atomic_file.hpp), so a mismatch means damage after the fact. The learners' and the
+// (dpstream/base/atomic_file.hpp), so a mismatch means damage after the fact. The learners' and the
 // meter's states inside are the library's messages (dpstream/io/state_codecs.hpp).
 //
 // Every reading function throws CorruptInput naming what does not fit.
@@ -61,7 +61,7 @@ class Fingerprint {
 
 constexpr std::uint32_t kCheckpointFormatVersion = 1;
 
-// The stream's release journal beside the checkpoint (dpstream/io/release_journal.hpp): the
+// The stream's release journal beside the checkpoint (dpstream/base/release_journal.hpp): the
 // checkpoint's row fingerprint covers the rows before it; the journal, the releases published
 // after it, so a resumed run re-publishes exactly those or stops (exit 1) before publishing.
 inline std::string journal_path(const std::string& checkpoint) { return checkpoint + ".journal"; }

@@ -2,7 +2,7 @@
 // pipeline built from a checkpoint, before its threads start.
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/state_codecs.hpp"
 #include "replay/pipeline.hpp"
 

@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "common/memory.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 

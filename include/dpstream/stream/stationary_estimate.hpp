@@ -23,7 +23,7 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 
 namespace dpstream::stream {

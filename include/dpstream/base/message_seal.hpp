@@ -13,7 +13,7 @@
 
 #include <string>
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 // `message_bytes` followed by the seal.
 std::string seal_message(std::string message_bytes);
@@ -21,4 +21,4 @@ std::string seal_message(std::string message_bytes);
 // CorruptInput "`what`: ..." unless `bytes` ends in a seal whose CRC matches what precedes it.
 void check_message_seal(const std::string& bytes, const std::string& what);
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base
