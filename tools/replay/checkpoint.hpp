@@ -5,7 +5,7 @@
 // message cut at a field boundary (the missing fields read as empty), so a truncated file could
 // otherwise pass for a checkpoint of an earlier point. The file is only ever replaced atomically
 // (dpstream/base/atomic_file.hpp), so a mismatch means damage after the fact. The learners' and the
-// meter's states inside are the library's messages (dpstream/io/state_codecs.hpp).
+// meter's states inside are the library's messages (each type's save / load pair).
 //
 // Every reading function throws CorruptInput naming what does not fit.
 #pragma once

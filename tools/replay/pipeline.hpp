@@ -149,7 +149,7 @@ class Pipeline {
   std::size_t main_index() const { return main_index_; }
   // Each listed learner's figures, in list order (after finish()).
   std::vector<LearnerFigures> learner_figures() const;
-  // --mechanism separable: what the private learner follows (on packed releases, io::pack_lower);
+  // --mechanism separable: what the private learner follows (on packed releases, linalg::pack_lower);
   // nullptr otherwise.
   const stream::StationaryEstimate<Eigen::VectorXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
   // --nonnegative (with a private learner): its reader (full solves and cheap steps); nullptr otherwise.

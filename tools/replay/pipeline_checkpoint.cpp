@@ -3,7 +3,6 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
-#include "dpstream/io/state_codecs.hpp"
 #include "replay/pipeline.hpp"
 
 namespace dpstream::tools::replay {
@@ -12,24 +11,24 @@ void Pipeline::save(pb::ReplayCheckpoint& out) const {
   out.set_blocks(produced_);
   if (sum_) {
     out.set_continual_sum(sum_->serialize());
-    io::put(private_->state(), *out.mutable_private_learner());
-    if (stationary_) io::put(stationary_->state(), *out.mutable_stationary());
-    if (nonnegative_) io::put(nonnegative_->state(), *out.mutable_nonnegative());
+    pca::save(private_->state(), *out.mutable_private_learner());
+    if (stationary_) stream::save(stationary_->state(), *out.mutable_stationary());
+    if (nonnegative_) pca::save(nonnegative_->state(), *out.mutable_nonnegative());
   }
-  io::put(ftl_->state(), *out.mutable_ftl());
-  io::put(meter_->state(), *out.mutable_meter());
+  pca::save(ftl_->state(), *out.mutable_ftl());
+  eval::save(meter_->state(), *out.mutable_meter());
 }
 
 // Before the threads start: every state and counter as saved at block b (see save()).
 void Pipeline::restore(const pb::ReplayCheckpoint& from) {
   const std::uint64_t b = from.blocks();
-  meter_->restore(io::get(from.meter(), "meter"));
-  ftl_->restore(io::get(from.ftl(), pca::FplMode::follow_the_leader, "ftl"));
+  meter_->restore(eval::load(from.meter(), "meter"));
+  ftl_->restore(pca::load(from.ftl(), pca::FplMode::follow_the_leader, "ftl"));
   std::string progress = "blocks " + std::to_string(b) + ", meter rows " + std::to_string(meter_->rows()) +
                          ", follow-the-leader refreshes " + std::to_string(ftl_->refreshes());
   bool consistent = b >= 1 && meter_->rows() == b * block_ && ftl_->refreshes() == b;
   if (private_) {
-    private_->restore(io::get(from.private_learner(), pca::FplMode::private_tree, "private_learner"));
+    private_->restore(pca::load(from.private_learner(), pca::FplMode::private_tree, "private_learner"));
     progress += ", releases " + std::to_string(sum_->steps()) + " of " + std::to_string(sum_->rows()) +
                 " rows, private refreshes " + std::to_string(private_->refreshes()) + ", ledger entries " +
                 std::to_string(accountant_->ledger().size());
@@ -44,7 +43,7 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
   rows_done_.store(b * block_);
   if (stationary_) {
     try {
-      stationary_->restore(io::get(from.stationary(), "stationary"));
+      stationary_->restore(stream::load(from.stationary(), "stationary"));
     } catch (const InvalidParameter& e) {
       throw CorruptInput(std::string("stationary estimate: ") + e.what());
     }
@@ -58,7 +57,7 @@ void Pipeline::restore(const pb::ReplayCheckpoint& from) {
   }
   if (nonnegative_) {
     try {
-      nonnegative_->restore(io::get(from.nonnegative(), "nonnegative"));
+      nonnegative_->restore(pca::load(from.nonnegative(), "nonnegative"));
     } catch (const InvalidParameter& e) {
       throw CorruptInput(std::string("nonnegative reader: ") + e.what());
     }

@@ -1,4 +1,18 @@
-// A CRC-32 trailer for serialized protobuf messages (checkpoints, ledgers).
+// A CRC-32 trailer for serialized protobuf messages (checkpoints, ledgers): the one envelope of
+// everything the library persists.
+//
+// Persistence, one pattern. A stateful type's state goes to and from its Protobuf message (in
+// lib/proto/) by one pair declared beside the type, in its header:
+//   save(state, message)  and  load(message, ...) -> state
+// (free functions on a plain State value, e.g. pca::save / pca::load for SubspaceTracker::State; or
+// members save(message&) / load(const message&) where the state is not a value, as the continual-
+// release noise strategies). load throws CorruptInput naming the field that does not fit; the
+// type's restore() checks the rest. A type persisted on its own adds the sealed bytes of its
+// message, serialize() -> bytes and static deserialize(bytes, ...), which seal_message and
+// check_message_seal below (PrivacyAccountant's ledger, ContinualSum's and StreamingPrivateOja's
+// checkpoints, BlockAggregate parts); ContinualSum::save_checkpoint / load_checkpoint write and read
+// those bytes as a file (base/atomic_file.hpp). A stream restored from its checkpoint obeys the
+// restore rules (stream/restore_rules.hpp).
 //
 // Protobuf parses any prefix of a message that is cut at a field boundary as a valid, shorter
 // message: a ledger cut after its third charge reads as a ledger of three charges, and budget
