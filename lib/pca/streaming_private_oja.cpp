@@ -14,6 +14,7 @@
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "dpstream/stream/restore_rules.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "privacy/noise_source_state.hpp"
 
@@ -337,7 +338,6 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
-  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
   const double l2 = options.row_norm_bound * options.row_norm_bound;
@@ -361,7 +361,9 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
       throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
     oja.histogram_[i] = c;
   }
-  oja.journal_ = base::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
+  // The pass was charged when the estimator was first built: no ledger (restore_rules.hpp).
+  oja.journal_ = stream::restore_publication({msg.steps(), msg.journal_id(), {}}, options.journal, nullptr, {},
+                                             "streaming Oja checkpoint");
   return oja;
 }
 

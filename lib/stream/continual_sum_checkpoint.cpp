@@ -11,6 +11,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "dpstream/stream/restore_rules.hpp"
 #include "privacy/noise_source_state.hpp"
 
 namespace dpstream::stream {
@@ -103,7 +104,6 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   expect("shape", msg.shape(), shape_name(options.shape));
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
-  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
 
   ContinualSum sum(dimension, options, accountant, NoCharge{});
   const Eigen::Index p = sum.exact_.packed_size();
@@ -126,14 +126,9 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   sum.steps_ = msg.steps();
   sum.rows_released_ = msg.rows_released();
   sum.source_ = privacy::get_noise_source(msg, "continual sum checkpoint");
-  sum.journal_ = base::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "continual sum checkpoint");
-  // Last, once everything else is known good: the one restore rule (accountant.hpp), which never
-  // lowers the accountant's spend. A checkpoint of a stream that had no accountant charges the one
-  // given now, as construction would: the stream's releases are spent either way.
-  if (accountant != nullptr) {
-    if (msg.ledger().empty()) sum.charge_stream();
-    else accountant->restore(msg.ledger());
-  }
+  // Last, once everything else is known good: the restore rules (restore_rules.hpp).
+  sum.journal_ = restore_publication({msg.steps(), msg.journal_id(), msg.ledger()}, options.journal, accountant,
+                                     [&sum] { sum.charge_stream(); }, "continual sum checkpoint");
   return sum;
 }
 
