@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "fuzz_common.hpp"
 

@@ -20,9 +20,9 @@
 #include <optional>
 #include <string>
 
-#include "continual_sum.pb.h"
 #include "checkpoint_configs.hpp"
-#include "dpstream/errors.hpp"
+#include "continual_sum.pb.h"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "fuzz_common.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "fuzz_common.hpp"
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/idx_rows.hpp"
 #include "fuzz_common.hpp"
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <unordered_set>
 
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/ratings_io.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
-#include "dpstream/errors.hpp"
 #include "fuzz_common.hpp"
 
 using dpstream::CorruptInput;

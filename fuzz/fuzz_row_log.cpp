@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "fuzz_common.hpp"
 

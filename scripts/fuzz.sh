@@ -37,7 +37,7 @@ done
 # native=false: the targets are compiled without -march=native, and Eigen's alignment must agree.
 # b_lundef=false: the sanitizer and coverage runtimes come with the fuzzer executables.
 # FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (the libFuzzer convention): checkpoints and ledgers keep
-# their CRC-32 trailer but its value is not compared (dpstream/io/message_seal.hpp), so mutated
+# their CRC-32 trailer but its value is not compared (dpstream/base/message_seal.hpp), so mutated
 # inputs reach the parsers behind it instead of all stopping at the checksum.
 fuzz_cpp_args="-fsanitize=fuzzer-no-link -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
 if [ ! -f "$build/build.ninja" ]; then

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
@@ -71,7 +71,7 @@ std::string ledger_bytes(std::uint32_t version, double budget_eps, double budget
     m.d(5, c.delta);
     w.bytes(5, m.out);
   }
-  return dpstream::io::seal_message(w.out);  // sealed as serialize() does, so the checks behind the seal run
+  return dpstream::base::seal_message(w.out);  // sealed as serialize() does, so the checks behind the seal run
 }
 
 bool same_ledger(const PrivacyAccountant& a, const PrivacyAccountant& b) {

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/accumulators.hpp"
 

@@ -1,4 +1,4 @@
-// io::write_file_atomically (io/atomic_file.hpp): replacement, modes, planted symlinks never
+// base::write_file_atomically (base/atomic_file.hpp): replacement, modes, planted symlinks never
 // followed, only a regular file replaced, failures that leave the target as it was, and only the
 // writer's own temporaries removed (a look-alike of the pattern is someone's and stays).
 #include <catch2/catch.hpp>
@@ -10,16 +10,16 @@
 #include <set>
 #include <string>
 
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/staged_file.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
-#include "dpstream/io/staged_file.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "temp_dir.hpp"
 
 namespace test_atomic_file {
 
-using dpstream::io::write_file_atomically;
+using dpstream::base::write_file_atomically;
 using dpstream::testing::read_bytes;
 using dpstream::testing::TempDir;
 using dpstream::testing::write_bytes;
@@ -136,10 +136,10 @@ TEST_CASE("ContinualSum::save_checkpoint removes its own temporary and no look-a
 // as write_file_atomically, for a file written a row at a time.
 TEST_CASE("streamed writers put nothing at the path until close(), and never damage a file there") {
   using dpstream::io::CsvRowWriter;
-  using dpstream::io::ExistingFile;
+  using dpstream::base::ExistingFile;
   using dpstream::io::RowLogHeader;
   using dpstream::io::RowLogWriter;
-  using dpstream::io::StagedFile;
+  using dpstream::base::StagedFile;
   TempDir dir;
   const std::string log = dir.file("rows.pb"), csv = dir.file("rows.csv");
   write_bytes(log, "old log");
@@ -193,7 +193,7 @@ TEST_CASE("streamed writers put nothing at the path until close(), and never dam
 }
 
 TEST_CASE("write_files_atomically replaces a set together, or leaves the old set whole") {
-  using dpstream::io::write_files_atomically;
+  using dpstream::base::write_files_atomically;
   TempDir dir;
   const std::string csv = dir.file("set.csv"), svg = dir.file("set.svg");
   write_files_atomically({{csv, "old csv"}, {svg, "old svg"}});

@@ -24,16 +24,16 @@
 #include <Eigen/Core>
 
 #include "continual_sum.pb.h"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/completion/metrics.hpp"
 #include "dpstream/completion/private_als.hpp"
 #include "dpstream/completion/private_frank_wolfe.hpp"
 #include "dpstream/completion/ratings_io.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "dpstream/completion/streaming_completion.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/idx_rows.hpp"
-#include "dpstream/io/message_seal.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/io/row_source.hpp"
 #include "dpstream/pca/find_and_project.hpp"
@@ -907,7 +907,7 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(std::string("\xff\xff\xff\xff\xff", 5), 3, sum_options()),
                        "continual sum checkpoint", "without the CRC-32 trailer");
   EXPECT_THROWS_NAMING(CorruptInput,
-                       Sum::deserialize(io::seal_message(std::string("\xff\xff\xff\xff\xff", 5)), 3, sum_options()),
+                       Sum::deserialize(base::seal_message(std::string("\xff\xff\xff\xff\xff", 5)), 3, sum_options()),
                        "continual sum checkpoint", "do not parse");
   EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes.substr(0, bytes.size() / 2), 3, sum_options()),
                        "continual sum checkpoint");
@@ -919,7 +919,7 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   // Tampered messages are sealed again, so the checks behind the seal are the ones that refuse them.
   auto resealed = [](proto::ContinualSumCheckpoint m) {
     m.clear_crc32();
-    return io::seal_message(m.SerializeAsString());
+    return base::seal_message(m.SerializeAsString());
   };
   // Another format version.
   proto::ContinualSumCheckpoint msg;
@@ -943,7 +943,7 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   for (auto& w : *msg.mutable_source()->mutable_generator()) w = 0;
   EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options()), "all zero");
   REQUIRE(msg.ParseFromString(bytes));
-  msg.set_ledger(io::seal_message("\xff\xff\xff"));
+  msg.set_ledger(base::seal_message("\xff\xff\xff"));
   privacy::PrivacyAccountant restored(privacy::EpsDelta(2.0, 1e-6));
   EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), &restored),
                        "privacy ledger", "not a PrivacyLedger message");
@@ -964,7 +964,7 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   // The accountant's own ledger.
   EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(std::string("\xff\xff\xff", 3)),
                        "privacy ledger", "without the CRC-32 trailer");
-  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(io::seal_message("\xff\xff\xff")),
+  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(base::seal_message("\xff\xff\xff")),
                        "privacy ledger", "not a PrivacyLedger message");
   const std::string ledger = acc.serialize();
   REQUIRE(privacy::PrivacyAccountant::deserialize(ledger).ledger().size() == 1);
@@ -972,7 +972,7 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
 
 // Found here: a checkpoint cut at a field boundary before any release (steps = 0) lost its ledger
 // (field 21) and was accepted, and a ledger cut at a charge boundary read as a shorter valid ledger.
-// Fixed by the CRC-32 seal (dpstream/io/message_seal.hpp): every cut is refused.
+// Fixed by the CRC-32 seal (dpstream/base/message_seal.hpp): every cut is refused.
 TEST_CASE("bad input: a truncated checkpoint or ledger is refused at every cut", "[bad-input][corrupt-checkpoint]") {
   privacy::PrivacyAccountant acc(privacy::EpsDelta(2.0, 1e-6));
   const std::string bytes = vector_checkpoint(acc, /*rows=*/1);  // 1 row pending, no release yet

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/blt.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
 

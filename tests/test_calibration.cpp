@@ -6,7 +6,7 @@
 #include <numbers>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
 namespace test_calibration {

@@ -12,8 +12,8 @@
 
 #include "check_throws.hpp"
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/continual_sum.hpp"
@@ -225,7 +225,7 @@ TEST_CASE("a checkpoint written before zero_out_row existed (relation add_remove
   REQUIRE(msg.relation() == "zero_out_row");
   msg.set_relation("add_remove_row");  // what the streams wrote for the same relation before the name
   msg.clear_crc32();
-  const std::string old = io::seal_message(msg.SerializeAsString());
+  const std::string old = base::seal_message(msg.SerializeAsString());
   ContinualVectorSum back = ContinualVectorSum::deserialize(old, 3, options);
   CHECK(back.rows() == 5);
   CHECK(back.options().relation == privacy::Neighbours::zero_out_row);
@@ -372,7 +372,7 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   // Tampered messages are sealed again (resealed) so the checks behind the seal are what refuses them.
   auto resealed = [](proto::ContinualSumCheckpoint m) {
     m.clear_crc32();
-    return io::seal_message(m.SerializeAsString());
+    return base::seal_message(m.SerializeAsString());
   };
   // A checkpoint whose live node noise was removed would force a re-draw: refused.
   proto::ContinualSumCheckpoint msg;

@@ -15,9 +15,9 @@
 #include <Eigen/Eigenvalues>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/pca/doubly_nonnegative.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
+#include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"

@@ -11,7 +11,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
-#include "random_ratings.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/dpam_als.hpp"
 #include "dpstream/completion/item_model.hpp"
 #include "dpstream/completion/metrics.hpp"
@@ -19,9 +19,9 @@
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/ratings_io.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "random_ratings.hpp"
 
 namespace test_dpam_als {
 

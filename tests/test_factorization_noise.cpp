@@ -15,7 +15,7 @@
 
 #include "check_throws.hpp"
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
 #include "dpstream/stream/continual_sum.hpp"

@@ -19,7 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/find_and_project.hpp"
 #include "dpstream/pca/input_perturbation.hpp"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"

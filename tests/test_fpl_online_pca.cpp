@@ -20,7 +20,7 @@
 
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"

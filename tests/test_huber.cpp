@@ -11,7 +11,7 @@
 #include <numbers>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/huber.hpp"
 #include "dpstream/privacy/noise_source.hpp"

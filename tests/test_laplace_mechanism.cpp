@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"

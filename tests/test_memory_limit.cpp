@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/memory_limit.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/memory_limit.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/noisy_power_method.hpp"
 #include "dpstream/privacy/accountant.hpp"

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"

@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/noisy_power_method.hpp"
 #include "dpstream/pca/streaming_private_pca.hpp"

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/estimator.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"

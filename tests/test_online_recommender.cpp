@@ -11,14 +11,14 @@
 
 #include <Eigen/Core>
 
-#include "random_ratings.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/item_model.hpp"
 #include "dpstream/completion/online_recommender.hpp"
 #include "dpstream/completion/ratings_io.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "random_ratings.hpp"
 
 namespace test_online_recommender {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace test_params {

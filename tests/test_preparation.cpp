@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "check_throws.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/completion/preparation.hpp"
 #include "stat_helpers.hpp"
 #include "temp_dir.hpp"
-#include "dpstream/completion/preparation.hpp"
-#include "dpstream/errors.hpp"
 
 namespace test_preparation {
 

@@ -20,11 +20,11 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/metrics.hpp"
 #include "dpstream/completion/private_als.hpp"
 #include "dpstream/completion/ratings_io.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/huber.hpp"

@@ -15,10 +15,10 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/metrics.hpp"
 #include "dpstream/completion/private_frank_wolfe.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/accountant.hpp"

@@ -17,7 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/accountant.hpp"

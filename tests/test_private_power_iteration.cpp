@@ -16,7 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
 #include "dpstream/pca/private_power_iteration.hpp"

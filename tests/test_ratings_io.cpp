@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "check_throws.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/completion/ratings_io.hpp"
+#include "dpstream/io/row_log.hpp"
 #include "stat_helpers.hpp"
 #include "temp_dir.hpp"
-#include "dpstream/completion/ratings_io.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/row_log.hpp"
 
 namespace test_ratings_io {
 

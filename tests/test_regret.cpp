@@ -19,7 +19,7 @@
 
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/stream/accumulators.hpp"

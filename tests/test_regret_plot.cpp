@@ -11,7 +11,7 @@
 #include <Eigen/Core>
 
 #include "common/regret_plot.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "temp_dir.hpp"
 

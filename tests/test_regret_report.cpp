@@ -9,12 +9,12 @@
 #include <catch2/catch.hpp>
 #include <Eigen/Core>
 
-#include "temp_dir.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/eval/regret_report.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "temp_dir.hpp"
 
 namespace test_regret_report {
 

@@ -1,4 +1,4 @@
-// The release journal (io/release_journal.hpp): a stream restored from a checkpoint re-makes the
+// The release journal (base/release_journal.hpp): a stream restored from a checkpoint re-makes the
 // releases published after it with the same noise, so fed other rows it would publish two versions
 // of one release differing by exactly the rows' difference. With a journal, that release is
 // refused before any subscriber sees it; the same rows give the same releases as before. The same
@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/release_journal.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/release_journal.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "temp_dir.hpp"

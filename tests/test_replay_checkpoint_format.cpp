@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/input.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
 #include "learner_states.pb.h"
 #include "replay/checkpoint.hpp"

@@ -97,7 +97,7 @@ run block "${common[@]}" --block 64 --checkpoint "$ck" --resume --out "$work/blo
 cmp -s "$ck" "$work/saved.ckpt" || fail "a refused run or resume changed the checkpoint"
 
 # A crash in the middle of a write leaves a torn temporary file beside the checkpoint (PATH.tmp-XXXXXX,
-# an unpredictable name: dpstream/io/atomic_file.hpp): it is never taken for one (refused if named),
+# an unpredictable name: dpstream/base/atomic_file.hpp): it is never taken for one (refused if named),
 # the checkpoint itself is intact, and the completed run leaves it alone: a run removes only what it
 # created itself, never a file found by its name (this one is the test's, as a user's backup would be).
 head -c $((size / 3)) "$ck" > "$ck.tmp-torn01"

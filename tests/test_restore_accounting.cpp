@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 

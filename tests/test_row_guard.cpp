@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
 namespace test_row_guard {

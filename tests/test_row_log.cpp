@@ -16,11 +16,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
-#include "temp_dir.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "row_log.pb.h"
+#include "temp_dir.hpp"
 
 namespace test_row_log {
 

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "temp_dir.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/idx_rows.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/io/row_source.hpp"
+#include "temp_dir.hpp"
 
 namespace test_row_readers {
 

@@ -10,7 +10,7 @@
 
 #include "check_throws.hpp"
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"

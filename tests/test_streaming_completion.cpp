@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/streaming_completion.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
 namespace test_streaming_completion {

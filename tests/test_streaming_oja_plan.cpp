@@ -10,8 +10,8 @@
 #include <Eigen/Dense>
 #include <catch2/catch.hpp>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
@@ -115,7 +115,7 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   msg.clear_oversampling();
   msg.clear_published();
   msg.clear_crc32();
-  const std::string old = io::seal_message(msg.SerializeAsString());
+  const std::string old = base::seal_message(msg.SerializeAsString());
   CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
   auto power = o;
   power.step_rule = StepRule::power;

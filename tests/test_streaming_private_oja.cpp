@@ -11,12 +11,12 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
-#include "dpstream/io/message_seal.hpp"
 #include "streaming_oja.pb.h"
 
 namespace test_streaming_private_oja {
@@ -165,7 +165,7 @@ TEST_CASE("streaming oja: a checkpoint written before zero_out_row (add_remove_r
   REQUIRE(msg.relation() == "zero_out_row");
   msg.set_relation("add_remove_row");  // the old name of the same relation
   msg.clear_crc32();
-  const std::string old = io::seal_message(msg.SerializeAsString());
+  const std::string old = base::seal_message(msg.SerializeAsString());
   CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
   auto replace = o;
   replace.relation = privacy::Neighbours::replace_row;

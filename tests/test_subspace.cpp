@@ -16,10 +16,10 @@
 #include <vector>
 
 
-#include "dpstream/errors.hpp"
+#include "../lib/pca/symmetric_input.hpp"  // internal: expand_upper, check_symmetric
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/subspace.hpp"
-#include "../lib/pca/symmetric_input.hpp"  // internal: expand_upper, check_symmetric
 
 namespace test_subspace {
 

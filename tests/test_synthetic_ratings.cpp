@@ -9,9 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include "check_throws.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "dpstream/completion/synthetic_ratings.hpp"
-#include "dpstream/errors.hpp"
 
 namespace test_synthetic_ratings {
 

@@ -12,7 +12,7 @@
 
 #include "check_throws.hpp"
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/tree_noise.hpp"

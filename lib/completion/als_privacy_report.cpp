@@ -1,6 +1,6 @@
 #include "dpstream/completion/als_privacy_report.hpp"
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::completion {
 

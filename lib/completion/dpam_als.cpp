@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/private_als.hpp"  // statistics_stride
-#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"

@@ -8,7 +8,7 @@
 
 #include <Eigen/Cholesky>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::completion {

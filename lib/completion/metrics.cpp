@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::completion {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/private_als.hpp"  // statistics_stride
 #include "dpstream/completion/private_baseline.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/row_guard.hpp"

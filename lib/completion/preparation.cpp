@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::completion {

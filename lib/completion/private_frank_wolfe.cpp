@@ -7,7 +7,7 @@
 
 #include <Eigen/SparseCore>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/calibration.hpp"

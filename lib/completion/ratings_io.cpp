@@ -19,7 +19,7 @@
 #include <system_error>
 #include <utility>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "sampling.hpp"

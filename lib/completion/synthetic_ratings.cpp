@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "sampling.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::eval {
@@ -35,7 +35,7 @@ std::string regret_csv(const RegretMeter& meter) {
 }
 
 void write_regret_csv(const RegretMeter& meter, const std::string& path) {
-  io::write_file_atomically(path, regret_csv(meter));  // 0600: OPT is a non-private statistic
+  base::write_file_atomically(path, regret_csv(meter));  // 0600: OPT is a non-private statistic
 }
 
 }  // namespace dpstream::eval

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::io {
 
@@ -269,7 +269,7 @@ bool CsvRowReader::next(RowRecord& out) {
 // Writer
 
 CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
-                           const std::vector<std::string>& column_names, ExistingFile existing)
+                           const std::vector<std::string>& column_names, base::ExistingFile existing)
     : path_(path), dimension_(dimension) {
   if (dimension <= 0)
     throw InvalidParameter(csv_name(path) + ": dimension must be > 0, got " + std::to_string(dimension));
@@ -288,7 +288,7 @@ CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
     header += (j ? "," : "") + (numeric ? "\"" + name + "\"" : name);
   }
   try {
-    staged_ = std::make_unique<StagedFile>(path, existing);
+    staged_ = std::make_unique<base::StagedFile>(path, existing);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(csv_name(path) + ": cannot create: " + e.what());
   }

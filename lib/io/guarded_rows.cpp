@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::io {
 

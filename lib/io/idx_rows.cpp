@@ -12,7 +12,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::io {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/idx_rows.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
 

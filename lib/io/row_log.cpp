@@ -15,8 +15,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/staged_file.hpp"
 #include "row_log.pb.h"
 
 namespace dpstream::io {
@@ -50,14 +50,14 @@ void check_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices, Eigen::Index
 // Writer
 
 struct RowLogWriter::Impl {
-  explicit Impl(const std::string& path, ExistingFile existing) : file(path, existing) {}
-  StagedFile file;  // nothing appears at the path until close() commits it
+  explicit Impl(const std::string& path, base::ExistingFile existing) : file(path, existing) {}
+  base::StagedFile file;  // nothing appears at the path until close() commits it
   std::unique_ptr<google::protobuf::io::FileOutputStream> out;
   proto::Row row;  // reused: its repeated fields keep their capacity between rows
   bool closed = false;
 };
 
-RowLogWriter::RowLogWriter(const std::string& path, const RowLogHeader& header, ExistingFile existing)
+RowLogWriter::RowLogWriter(const std::string& path, const RowLogHeader& header, base::ExistingFile existing)
     : header_(header), path_(path) {
   if (header.dimension <= 0)
     throw InvalidParameter(log_name(path) + ": dimension must be > 0, got " + std::to_string(header.dimension));

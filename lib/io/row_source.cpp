@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/idx_rows.hpp"
 #include "dpstream/io/row_log.hpp"

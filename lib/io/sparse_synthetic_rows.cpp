@@ -5,7 +5,7 @@
 #include <numeric>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::io {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
-#include "matrix_checks.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/subspace.hpp"  // kSymmetryTolerance
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "matrix_checks.hpp"
 
 namespace dpstream::pca {
 

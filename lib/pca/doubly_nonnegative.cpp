@@ -3,11 +3,12 @@
 #include <cmath>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "symmetric_input.hpp"
+#include "linalg/matrix_message.hpp"
 
 namespace dpstream::pca {
 
@@ -158,6 +159,29 @@ void DoublyNonnegativeReader::restore(const State& s) {
   full_solves_ = s.full_solves;
   last_full_ = s.last_full;
   correction_ = s.correction;
+}
+
+// The correction is exactly symmetric (doubly_nonnegative.hpp), so it always goes packed.
+void save(const DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeReader& out) {
+  out.set_releases(s.releases);
+  out.set_full_solves(s.full_solves);
+  out.set_last_full(s.last_full);
+  const Eigen::MatrixXd& n = s.correction;
+  if (n.rows() != n.cols() || n != n.transpose())
+    throw InvalidParameter("DoublyNonnegativeReader state: the correction is not exactly symmetric");
+  auto& c = *out.mutable_correction();
+  c.set_size(n.rows());
+  c.mutable_lower()->Resize(static_cast<int>(n.rows() * (n.rows() + 1) / 2), 0.0);
+  linalg::pack_lower(n, Eigen::Map<Eigen::VectorXd>(c.mutable_lower()->mutable_data(), c.lower_size()));
+}
+
+DoublyNonnegativeReader::State load(const proto::DoublyNonnegativeReader& m, const std::string& field) {
+  DoublyNonnegativeReader::State s;
+  s.releases = m.releases();
+  s.full_solves = m.full_solves();
+  s.last_full = m.last_full();
+  linalg::unpack_lower(linalg::load_packed(m.correction(), field + ".correction"), s.correction);
+  return s;
 }
 
 }  // namespace dpstream::pca

@@ -10,7 +10,7 @@
 #include <boost/math/special_functions/gamma.hpp>
 #include <sodium.h>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/memory_limit.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/memory_limit.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/row_guard.hpp"
 

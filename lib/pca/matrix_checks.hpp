@@ -6,7 +6,7 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::pca::detail {

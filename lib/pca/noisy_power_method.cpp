@@ -7,8 +7,8 @@
 #include <string>
 
 
-#include "dpstream/errors.hpp"
-#include "dpstream/memory_limit.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/memory_limit.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"

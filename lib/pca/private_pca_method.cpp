@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/pca/find_and_project.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/input_perturbation.hpp"

@@ -13,14 +13,14 @@
 #include <vector>
 
 
-#include "dpstream/errors.hpp"
-#include "matrix_checks.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
 #include "dpstream/pca/subspace.hpp"  // kSymmetryTolerance
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "matrix_checks.hpp"
 
 namespace dpstream::pca {
 

@@ -10,7 +10,7 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -107,7 +107,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
                                          privacy::PrivacyAccountant* accountant)
     : StreamingPrivateOja(dimension, options, NoCharge{}) {
-  journal_ = io::StreamJournal::create(options_.journal);
+  journal_ = base::StreamJournal::create(options_.journal);
   // One charge for the whole pass (parallel composition over disjoint minibatches: the header).
   try {
     if (accountant != nullptr)
@@ -123,7 +123,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 
 // Into the journal before anyone sees them: the step's two releases, as published (the header).
 void StreamingPrivateOja::record_step() {
-  io::ReleaseDigest digest;
+  base::ReleaseDigest digest;
   digest.add(steps_ + 1).add(rows_).add(noisy_.data(), static_cast<std::size_t>(noisy_.size()));
   if (options_.scale_share > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
   journal_.record(steps_ + 1, digest, [this] {

@@ -5,9 +5,10 @@
 
 #include <string>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
-#include "io/noise_source_state.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
+#include "dpstream/stream/restore_rules.hpp"
+#include "privacy/noise_source_state.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::pca {
@@ -62,15 +63,15 @@ std::string StreamingPrivateOja::serialize() const {
   put_matrix(basis_, msg.mutable_published());
   msg.set_oversampling(options_.oversampling);
   put_matrix(MatrixXd(sum_), msg.mutable_sum());
-  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
+  privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
-  return io::seal_message(msg.SerializeAsString());
+  return base::seal_message(msg.SerializeAsString());
 }
 
 StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
                                                      const StreamingPrivateOjaOptions& options) {
   proto::StreamingOjaCheckpoint msg;
-  io::check_message_seal(bytes, "streaming Oja checkpoint");
+  base::check_message_seal(bytes, "streaming Oja checkpoint");
   if (bytes.empty() || !msg.ParseFromString(bytes))
     throw CorruptInput("streaming Oja checkpoint: " + std::to_string(bytes.size()) + " bytes do not parse");
   if (msg.format_version() != 1)
@@ -102,7 +103,6 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
-  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
   const double l2 = options.row_norm_bound * options.row_norm_bound;
@@ -120,7 +120,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   // Before oversampling the iterate was the published basis.
   if (msg.published_size() == 0) oja.basis_ = oja.iterate_;
   else get_matrix(msg.published(), dimension, options.k, "published", oja.basis_);
-  oja.source_ = io::get_noise_source(msg, "streaming Oja checkpoint");
+  oja.source_ = privacy::get_noise_source(msg, "streaming Oja checkpoint");
   oja.previous_ = oja.iterate_;
   oja.rows_ = msg.rows();
   oja.pending_rows_ = msg.pending_rows();
@@ -132,7 +132,9 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
       throw CorruptInput("streaming Oja checkpoint: histogram bin " + std::to_string(i) + " holds " + format_value(c));
     oja.histogram_[i] = c;
   }
-  oja.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "streaming Oja checkpoint");
+  // The pass was charged when the estimator was first built: no ledger (restore_rules.hpp).
+  oja.journal_ = stream::restore_publication({msg.steps(), msg.journal_id(), {}}, options.journal, nullptr, {},
+                                             "streaming Oja checkpoint");
   return oja;
 }
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::pca {

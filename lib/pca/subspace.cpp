@@ -6,11 +6,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "krylov_refresh.hpp"
 #include "symmetric_input.hpp"
+#include "linalg/matrix_message.hpp"
 
 namespace dpstream::pca {
 
@@ -289,6 +290,38 @@ void SubspaceTracker::restore(const State& state) {
 void SubspaceTracker::reset() {
   block_.resize(0, 0);
   current_ = TopEigen{};
+}
+
+void save(const SubspaceTracker::State& s, proto::SubspaceTracker& out) {
+  linalg::save(s.block, *out.mutable_block());
+  linalg::save(s.current.vectors, *out.mutable_current_vectors());
+  out.mutable_current_values()->Add(s.current.values.data(), s.current.values.data() + s.current.values.size());
+  auto& st = *out.mutable_stats();
+  st.set_refreshes(s.stats.refreshes);
+  st.set_iterations(s.stats.iterations);
+  st.set_matvecs(s.stats.matvecs);
+  st.set_restarts(s.stats.restarts);
+  st.set_fallbacks(s.stats.fallbacks);
+  st.set_full_solves(s.stats.full_solves);
+  st.set_last_iterations(s.stats.last_iterations);
+  st.set_last_residual(s.stats.last_residual);
+}
+
+SubspaceTracker::State load(const proto::SubspaceTracker& m, const std::string& field) {
+  SubspaceTracker::State s;
+  s.block = linalg::load(m.block(), field + ".block");
+  s.current.vectors = linalg::load(m.current_vectors(), field + ".current_vectors");
+  s.current.values = linalg::values_of(m.current_values());
+  const auto& st = m.stats();
+  s.stats.refreshes = st.refreshes();
+  s.stats.iterations = st.iterations();
+  s.stats.matvecs = st.matvecs();
+  s.stats.restarts = st.restarts();
+  s.stats.fallbacks = st.fallbacks();
+  s.stats.full_solves = st.full_solves();
+  s.stats.last_iterations = st.last_iterations();
+  s.stats.last_residual = st.last_residual();
+  return s;
 }
 
 }  // namespace dpstream::pca

@@ -5,10 +5,10 @@
 #include <limits>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "../linalg/transpose_tile.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
-#include "../linalg/transpose_tile.hpp"
 
 namespace dpstream::pca::detail {
 

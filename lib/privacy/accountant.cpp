@@ -11,8 +11,8 @@
 
 #include <sodium.h>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "privacy_ledger.pb.h"
 
@@ -250,12 +250,12 @@ std::string PrivacyAccountant::serialize() const {
   }
   std::string out;
   if (!msg.SerializeToString(&out)) throw std::runtime_error("privacy ledger: protobuf serialization failed");
-  return io::seal_message(std::move(out));
+  return base::seal_message(std::move(out));
 }
 
 PrivacyAccountant PrivacyAccountant::deserialize(const std::string& bytes) {
   dpstream::proto::PrivacyLedger msg;
-  io::check_message_seal(bytes, "privacy ledger");  // a ledger cut after a charge would parse
+  base::check_message_seal(bytes, "privacy ledger");  // a ledger cut after a charge would parse
   if (!msg.ParseFromString(bytes)) throw CorruptInput("privacy ledger: bytes are not a PrivacyLedger message");
   if (msg.format_version() != kFormatVersion) {
     throw CorruptInput("privacy ledger: format_version " + std::to_string(msg.format_version()) + ", expected " +

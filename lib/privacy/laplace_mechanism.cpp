@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/snap.hpp"
 

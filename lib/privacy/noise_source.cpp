@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::privacy {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <sstream>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::privacy {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/state_codecs.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/linalg/packed_triangle.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/session/followed_release.hpp"
@@ -224,7 +224,7 @@ bool OnlinePcaSession::stream_step(std::uint64_t b) {
 // stopped (the final flush), the learner follows it here.
 void OnlinePcaSession::on_release(const stream::ContinualCovariance::Release& r) {
   if (stationary_) {
-    io::pack_lower(r.noisy_prefix, packed_release_);  // releases are exactly symmetric: nothing is lost
+    linalg::pack_lower(r.noisy_prefix, packed_release_);  // releases are exactly symmetric: nothing is lost
     stationary_->add(r.step, packed_release_);
   }
   if (!running_) {
@@ -251,7 +251,7 @@ void OnlinePcaSession::on_release(const stream::ContinualCovariance::Release& r)
 // packed estimate are exactly symmetric).
 void OnlinePcaSession::copy_followed(const MatrixXd& release, MatrixXd& slot) const {
   if (stationary_) {
-    io::unpack_lower_triangle(stationary_->prefix(), slot);
+    linalg::unpack_lower_triangle(stationary_->prefix(), slot);
     return;
   }
   slot.resize(d_, d_);

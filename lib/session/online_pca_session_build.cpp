@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/session/followed_release.hpp"
 #include "dpstream/session/online_pca_session.hpp"
 #include "dpstream/stream/separable_noise.hpp"

@@ -1,10 +1,10 @@
 // OnlinePcaSession's saved parts (online_pca_session.hpp, "Saving"): save() after drain(), and
 // restore() of a session built from them, before its threads start. Each part is one object's own
-// saving: the stream's serialize(), the others' state messages (io/state_codecs.hpp) as bytes.
+// saving: the stream's serialize(), the others' state messages (each type's save / load) as bytes.
 #include <string>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/state_codecs.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/linalg/packed_triangle.hpp"
 #include "dpstream/session/online_pca_session.hpp"
 #include "learner_states.pb.h"
 
@@ -15,7 +15,7 @@ namespace {
 template <class Message, class State>
 SessionPart part(const char* name, const State& state) {
   Message m;
-  io::put(state, m);
+  save(state, m);  // the save beside State's type (found by argument-dependent lookup)
   return {name, m.SerializeAsString()};
 }
 
@@ -48,14 +48,14 @@ SessionParts OnlinePcaSession::save() const {
 // Before the threads start: every state and counter as saved at block b (see save()).
 void OnlinePcaSession::restore(const SessionParts& from) {
   const std::uint64_t b = from.blocks;
-  meter_->restore(io::get(parsed<proto::RegretMeter>(from, "meter"), "meter"));
-  ftl_->restore(io::get(parsed<proto::FplLearner>(from, "ftl"), pca::FplMode::follow_the_leader, "ftl"));
+  meter_->restore(eval::load(parsed<proto::RegretMeter>(from, "meter"), "meter"));
+  ftl_->restore(pca::load(parsed<proto::FplLearner>(from, "ftl"), pca::FplMode::follow_the_leader, "ftl"));
   std::string progress = "blocks " + std::to_string(b) + ", meter rows " + std::to_string(meter_->rows()) +
                          ", follow-the-leader refreshes " + std::to_string(ftl_->refreshes());
   bool consistent = b >= 1 && meter_->rows() == b * block_ && ftl_->refreshes() == b;
   if (private_) {
     private_->restore(
-        io::get(parsed<proto::FplLearner>(from, "private_learner"), pca::FplMode::private_tree, "private_learner"));
+        pca::load(parsed<proto::FplLearner>(from, "private_learner"), pca::FplMode::private_tree, "private_learner"));
     progress += ", releases " + std::to_string(sum_->steps()) + " of " + std::to_string(sum_->rows()) +
                 " rows, private refreshes " + std::to_string(private_->refreshes()) + ", ledger entries " +
                 std::to_string(accountant_->ledger().size());
@@ -82,7 +82,7 @@ void OnlinePcaSession::restore(const SessionParts& from) {
 void OnlinePcaSession::restore_readers(const SessionParts& from, std::uint64_t b) {
   if (stationary_) {
     try {
-      stationary_->restore(io::get(parsed<proto::StationaryEstimate>(from, "stationary"), "stationary"));
+      stationary_->restore(stream::load(parsed<proto::StationaryEstimate>(from, "stationary"), "stationary"));
     } catch (const InvalidParameter& e) {
       throw CorruptInput(std::string("stationary estimate: ") + e.what());
     }
@@ -99,7 +99,7 @@ void OnlinePcaSession::restore_readers(const SessionParts& from, std::uint64_t b
       throw CorruptInput("nonnegative reader: no saved state (a checkpoint written before the reader kept its state "
                          "cannot resume --nonnegative)");
     try {
-      nonnegative_->restore(io::get(parsed<proto::DoublyNonnegativeReader>(from, "nonnegative"), "nonnegative"));
+      nonnegative_->restore(pca::load(parsed<proto::DoublyNonnegativeReader>(from, "nonnegative"), "nonnegative"));
     } catch (const InvalidParameter& e) {
       throw CorruptInput(std::string("nonnegative reader: ") + e.what());
     }

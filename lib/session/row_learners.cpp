@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/calibration.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/memory_limit.hpp"
 #include "dpstream/linalg/mirror.hpp"
-#include "dpstream/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 

@@ -7,8 +7,8 @@
 #include <Eigen/Cholesky>
 
 #include "block_aggregate.pb.h"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
@@ -220,11 +220,11 @@ std::string serialize(const BlockAggregate& part) {
   c.set_rejected(part.counts.rejected);
   c.set_zero(part.counts.zero);
   msg.mutable_packed_sum()->Add(part.packed_sum.data(), part.packed_sum.data() + part.packed_sum.size());
-  return io::seal_message(msg.SerializeAsString());
+  return base::seal_message(msg.SerializeAsString());
 }
 
 BlockAggregate parse_block_aggregate(const std::string& bytes) {
-  io::check_message_seal(bytes, "block aggregate");
+  base::check_message_seal(bytes, "block aggregate");
   proto::BlockAggregate msg;
   if (!msg.ParseFromString(bytes))
     throw CorruptInput("block aggregate: " + std::to_string(bytes.size()) + " bytes do not parse");

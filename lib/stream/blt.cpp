@@ -8,7 +8,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "blt_closed_form.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::stream {

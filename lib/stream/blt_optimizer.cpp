@@ -7,7 +7,7 @@
 #include <LBFGS.h>
 
 #include "blt_closed_form.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
 #include "dual.hpp"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <type_traits>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/memory_limit.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -72,7 +72,7 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
 // triangle and its row batch), the kept noisy releases and the latest's noise, and the strategy's own state —
 // a tree's levels, a BLT's buffers, one previous draw and the α of every step (separable), or every
 // past draw (the square-root Toeplitz reference). Refused, before anything is allocated, over the
-// memory limit (memory_limit.hpp).
+// memory limit (base/memory_limit.hpp).
 template <class Accumulator>
 void require_stream_memory(Eigen::Index dimension, const ContinualSumOptions& options) {
   const double d = static_cast<double>(std::max<Eigen::Index>(dimension, 1));
@@ -141,7 +141,7 @@ template <class Accumulator>
 ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
                                         privacy::PrivacyAccountant* accountant)
     : ContinualSum(dimension, options, accountant, NoCharge{}) {
-  journal_ = io::StreamJournal::create(options_.journal);
+  journal_ = base::StreamJournal::create(options_.journal);
   try {
     if (accountant_ != nullptr) charge_stream();
   } catch (...) {
@@ -257,7 +257,7 @@ void ContinualSum<Accumulator>::release_step() {
 template <class Accumulator>
 void ContinualSum<Accumulator>::record_release() {
   Value& value = released_[steps_ % released_.size()];
-  io::ReleaseDigest digest;
+  base::ReleaseDigest digest;
   digest.add(steps_).add(rows_released_);
   if constexpr (std::is_same_v<Value, Eigen::MatrixXd>) {
     for (Eigen::Index j = 0; j < value.cols(); ++j) digest.add(value.col(j).data(), static_cast<std::size_t>(j + 1));

@@ -7,11 +7,12 @@
 #include <string>
 
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/stream/continual_sum.hpp"
-#include "io/noise_source_state.hpp"
+#include "dpstream/stream/restore_rules.hpp"
+#include "privacy/noise_source_state.hpp"
 
 namespace dpstream::stream {
 
@@ -67,10 +68,10 @@ std::string ContinualSum<Accumulator>::serialize() const {
     msg.mutable_last_release()->Add(packed.data(), packed.data() + packed.size());
   }
   noise_->save(*msg.mutable_noise());
-  io::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
+  privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
   if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
   msg.set_journal_id(journal_.id());
-  return io::seal_message(msg.SerializeAsString());
+  return base::seal_message(msg.SerializeAsString());
 }
 
 template <class Accumulator>
@@ -78,7 +79,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
                                                                  const ContinualSumOptions& options,
                                                                  privacy::PrivacyAccountant* accountant) {
   proto::ContinualSumCheckpoint msg;
-  io::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
+  base::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
   if (bytes.empty() || !msg.ParseFromString(bytes))
     throw CorruptInput("continual sum checkpoint: " + std::to_string(bytes.size()) +
                        " bytes do not parse (truncated or not a checkpoint)");
@@ -103,7 +104,6 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   expect("shape", msg.shape(), shape_name(options.shape));
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
-  expect("release journal", msg.journal_id().empty() ? "none" : "kept", options.journal.empty() ? "none" : "kept");
 
   ContinualSum sum(dimension, options, accountant, NoCharge{});
   const Eigen::Index p = sum.exact_.packed_size();
@@ -125,21 +125,16 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   sum.noise_->load(msg.noise());
   sum.steps_ = msg.steps();
   sum.rows_released_ = msg.rows_released();
-  sum.source_ = io::get_noise_source(msg, "continual sum checkpoint");
-  sum.journal_ = io::StreamJournal::open(options.journal, msg.journal_id(), msg.steps(), "continual sum checkpoint");
-  // Last, once everything else is known good: the one restore rule (accountant.hpp), which never
-  // lowers the accountant's spend. A checkpoint of a stream that had no accountant charges the one
-  // given now, as construction would: the stream's releases are spent either way.
-  if (accountant != nullptr) {
-    if (msg.ledger().empty()) sum.charge_stream();
-    else accountant->restore(msg.ledger());
-  }
+  sum.source_ = privacy::get_noise_source(msg, "continual sum checkpoint");
+  // Last, once everything else is known good: the restore rules (restore_rules.hpp).
+  sum.journal_ = restore_publication({msg.steps(), msg.journal_id(), msg.ledger()}, options.journal, accountant,
+                                     [&sum] { sum.charge_stream(); }, "continual sum checkpoint");
   return sum;
 }
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
-  io::write_file_atomically(path, serialize());  // removes its own temporary, and nothing else
+  base::write_file_atomically(path, serialize());  // removes its own temporary, and nothing else
 }
 
 template <class Accumulator>

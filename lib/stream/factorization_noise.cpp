@@ -6,7 +6,7 @@
 #include <string>
 
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
 #include "dpstream/stream/separable_noise.hpp"

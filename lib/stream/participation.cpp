@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::stream {
 

@@ -8,7 +8,7 @@
 
 #include <LBFGS.h>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::stream {

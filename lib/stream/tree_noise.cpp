@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
 namespace dpstream::stream {

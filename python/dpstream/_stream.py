@@ -195,7 +195,7 @@ class ContinualCovariance(Params):
 
     @serialised
     def save(self, path):
-        """Writes the checkpoint atomically, mode 0600 (io/atomic_file.hpp)."""
+        """Writes the checkpoint atomically, mode 0600 (base/atomic_file.hpp)."""
         self._core.save_checkpoint(str(path))
 
     @classmethod

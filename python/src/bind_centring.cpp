@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "bindings.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 

@@ -10,7 +10,7 @@
 #include "interrupt.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/separable_noise.hpp"

@@ -2,7 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/row_normalization.hpp"
 

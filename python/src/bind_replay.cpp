@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/eval/regret_report.hpp"
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
 #include "dpstream/io/guarded_rows.hpp"
 #include "dpstream/io/open_rows.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -236,7 +236,7 @@ void Replay::run() {
                              std::to_string(in.source->skipped()) + " skipped by the reader)");
   session->finish();
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::write_file_atomically(csv, eval::regret_csv(session->meter()));  // 0600: OPT is not private
+  base::write_file_atomically(csv, eval::regret_csv(session->meter()));  // 0600: OPT is not private
 }
 
 // The dict, key for key as dpstream-replay's JSON line (tools/replay/report.cpp; its settings in

@@ -8,7 +8,7 @@
 
 #include "bindings.hpp"
 #include "interrupt.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 
 namespace dpstream::python {

@@ -237,7 +237,7 @@ _BIG = 1e6  # the planted worker's "guard": a bound no row reaches
 
 def _relabelled(part, bound):
     """A part re-sealed with the guard bound field (7, a double) set to `bound`: what a worker that
-    skipped its guard sends. The seal is a CRC-32 (io/message_seal.hpp), no authentication."""
+    skipped its guard sends. The seal is a CRC-32 (base/message_seal.hpp), no authentication."""
     body = part[:-6]
     old, new = b"\x39" + struct.pack("<d", _BIG), b"\x39" + struct.pack("<d", bound)
     assert body.count(old) == 1

@@ -38,7 +38,7 @@
 #include <Eigen/Dense>
 
 #include "continual_sum.pb.h"
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -116,9 +116,9 @@ struct VectorStreamAudit {
 // replaced by fresh N(0, σ_node²) values (from a source the library never sees) and the release
 // noise N_t = Σ held made consistent with them, so the restored stream runs on unsuspecting.
 std::string redraw_held_node_noise(const std::string& bytes, dpstream::privacy::NoiseSource& fresh) {
-  // A checkpoint is the message followed by its CRC seal (io/message_seal.hpp): strip the seal (its
+  // A checkpoint is the message followed by its CRC seal (base/message_seal.hpp): strip the seal (its
   // length is that of an empty message's), tamper, and seal again, as a buggy writer would.
-  const std::size_t seal = dpstream::io::seal_message("").size();
+  const std::size_t seal = dpstream::base::seal_message("").size();
   dpstream::proto::ContinualSumCheckpoint msg;
   if (bytes.size() < seal || !msg.ParseFromString(bytes.substr(0, bytes.size() - seal)))
     throw std::runtime_error("audit: the checkpoint does not parse");
@@ -135,7 +135,7 @@ std::string redraw_held_node_noise(const std::string& bytes, dpstream::privacy::
   }
   msg.clear_release_noise();
   for (double v : total) msg.add_release_noise(v);
-  return dpstream::io::seal_message(msg.SerializeAsString());
+  return dpstream::base::seal_message(msg.SerializeAsString());
 }
 
 enum class Restore { none, faithful, redraw_held_noise };
@@ -296,7 +296,7 @@ namespace {
 // The checkpoint's noise-source state replaced by a fresh one, as SecureNoiseSource gives every
 // process (a new ChaCha20 key each time): what a restore with the default secure source does.
 std::string fresh_source_state(const std::string& bytes, std::uint64_t fork_seed) {
-  const std::size_t seal = dpstream::io::seal_message("").size();
+  const std::size_t seal = dpstream::base::seal_message("").size();
   dpstream::proto::ContinualSumCheckpoint msg;
   if (bytes.size() < seal || !msg.ParseFromString(bytes.substr(0, bytes.size() - seal)))
     throw std::runtime_error("audit: the checkpoint does not parse");
@@ -305,7 +305,7 @@ std::string fresh_source_state(const std::string& bytes, std::uint64_t fork_seed
   source->clear_generator();
   for (std::uint64_t w : fresh.generator) source->add_generator(w);
   source->clear_pending();
-  return dpstream::io::seal_message(msg.SerializeAsString());
+  return dpstream::base::seal_message(msg.SerializeAsString());
 }
 
 }  // namespace

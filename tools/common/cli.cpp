@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/staged_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/row_normalization.hpp"
@@ -45,7 +45,7 @@ std::string printable(const std::string& text) {
 }
 
 int run_tool(const char* tool, const std::function<int()>& run) {
-  io::remove_temporaries_on_signal();  // SIGINT / SIGTERM leave no OUTPUT.tmp-* behind
+  base::remove_temporaries_on_signal();  // SIGINT / SIGTERM leave no OUTPUT.tmp-* behind
   try {
     return run();
   } catch (const UsageError& e) {

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "common/cli.hpp"
-#include "dpstream/memory_limit.hpp"
+#include "dpstream/base/memory_limit.hpp"
 
 namespace dpstream::tools {
 

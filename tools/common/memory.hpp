@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "dpstream/memory_limit.hpp"  // bytes_text, machine_memory_limit
+#include "dpstream/base/memory_limit.hpp"  // bytes_text, machine_memory_limit
 
 namespace dpstream::tools {
 
@@ -16,7 +16,7 @@ namespace dpstream::tools {
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag);
 
 // --max-memory SIZE into `text`. memory_limit() parses it (the machine's default when empty) and
-// sets it as the library's limit too (dpstream/memory_limit.hpp), so that a component the tool builds
+// sets it as the library's limit too (dpstream/base/memory_limit.hpp), so that a component the tool builds
 // refuses at the same limit.
 void add_memory_option(CLI::App& app, std::string& text);
 std::uint64_t memory_limit(const std::string& text);

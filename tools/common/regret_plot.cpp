@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "common/svg_text.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::tools {
 
@@ -196,7 +196,7 @@ std::string regret_svg(const eval::RegretMeter& meter, const std::string& title,
 
 void write_regret_svg(const eval::RegretMeter& meter, const std::string& path, const std::string& title,
                       const std::string& subtitle, const std::vector<std::string>& labels) {
-  io::write_file_atomically(path, regret_svg(meter, title, subtitle, labels));  // 0600, as the CSV
+  base::write_file_atomically(path, regret_svg(meter, title, subtitle, labels));  // 0600, as the CSV
 }
 
 }  // namespace dpstream::tools

@@ -15,7 +15,7 @@
 #include "common/json.hpp"
 #include "common/output_paths.hpp"
 #include "common/progress.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
 
@@ -104,7 +104,7 @@ void Conversion::open_output() {
     refuse_non_regular_output("--output", s_.output);  // --force replaces a regular file only
   }
   // The writers stream into a temporary beside the output and rename it into place on close().
-  const io::ExistingFile policy = s_.force ? io::ExistingFile::replace : io::ExistingFile::refuse;
+  const base::ExistingFile policy = s_.force ? base::ExistingFile::replace : base::ExistingFile::refuse;
   std::optional<std::uint64_t> count = s_.skip_malformed ? std::nullopt : source_->declared_rows();
   if (count && s_.limit != 0 && s_.limit < *count) count = s_.limit;
   std::ostringstream provenance;

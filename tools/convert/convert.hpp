@@ -6,8 +6,8 @@
 // inputs (common/input.hpp), IDX bytes are not scaled to [0, 1] unless --scale says so.
 //
 // The output is written under a temporary name beside it and renamed into place once complete
-// (the library's writers do this: dpstream/io/staged_file.hpp): a failed run leaves no output, and an existing file is refused unless
-// --force, and then replaced only by a complete conversion. A half-written log without a declared
+// (the library's writers do this: dpstream/base/staged_file.hpp): a failed run leaves no output, and
+// an existing file is refused unless --force, and then replaced only by a complete conversion. A half-written log without a declared
 // count would otherwise read as a complete, shorter stream.
 #pragma once
 

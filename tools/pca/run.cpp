@@ -16,7 +16,7 @@
 #include "common/progress.hpp"
 #include "common/row_buffer.hpp"
 #include "common/text.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"

@@ -10,7 +10,7 @@
 #include "common/json.hpp"
 #include "common/privacy_labels.hpp"
 #include "common/text.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"

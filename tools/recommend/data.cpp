@@ -10,8 +10,8 @@
 #include <sstream>
 #include <utility>
 
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/preparation.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools::recommend {

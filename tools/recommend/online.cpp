@@ -16,8 +16,8 @@
 #include "common/output_paths.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "recommend/train.hpp"
@@ -187,10 +187,10 @@ OnlineResult OnlineReplay::run() {
                                         privacy::format_value(s_.privacy.delta).c_str(), (long long)s_.release_every,
                                         (long long)s_.rank);
     // One set: both written and fsynced before either is put in place (a full disk leaves the old pair).
-    io::write_files_atomically(
+    base::write_files_atomically(
         {{*out.csv, csv_text(out.curve)},
          {*out.svg, online_svg(out.curve, "Online private recommender: running test RMSE", subtitle)}},
-        s_.force ? io::ExistingFile::replace : io::ExistingFile::refuse);  // mode 0600
+        s_.force ? base::ExistingFile::replace : base::ExistingFile::refuse);  // mode 0600
   }
   return out;
 }

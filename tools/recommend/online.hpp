@@ -14,7 +14,7 @@
 // evaluation, the trusted curator's view, never a release. The stream is charged once for all users.
 //
 // Files (--out DIR): DIR/online.csv (one line per arrival: the running RMSEs) and DIR/online.svg,
-// mode 0600, each written whole or not at all (io::StagedFile); an existing one is refused before
+// mode 0600, each written whole or not at all (base::StagedFile); an existing one is refused before
 // any noise is drawn, unless --force.
 #pragma once
 

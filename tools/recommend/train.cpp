@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "dpstream/base/errors.hpp"
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/streaming_completion.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 

@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "common/progress.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/staged_file.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -21,14 +21,14 @@ std::string checkpoint_file_bytes(const pb::ReplayCheckpoint& msg) {
   pb::ReplayCheckpointFile file;
   file.set_magic(kMagic);
   file.set_checkpoint(msg.SerializeAsString());
-  return io::seal_message(file.SerializeAsString());
+  return base::seal_message(file.SerializeAsString());
 }
 
 pb::ReplayCheckpoint read_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorruptInput("cannot open " + path + ": " + std::strerror(errno));
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  io::check_message_seal(bytes, path);  // truncated or damaged
+  base::check_message_seal(bytes, path);  // truncated or damaged
   pb::ReplayCheckpointFile file;
   if (!file.ParseFromString(bytes) || file.magic() != kMagic)
     throw CorruptInput(path + ": " + std::to_string(bytes.size()) +
@@ -96,7 +96,7 @@ void CheckpointWriter::start(std::string path, pb::ReplayCheckpoint msg, Done do
     try {
       const auto t0 = std::chrono::steady_clock::now();
       const std::string bytes = checkpoint_file_bytes(msg);
-      io::StagedFile file(path);  // mode 0600: a checkpoint holds raw data
+      base::StagedFile file(path);  // mode 0600: a checkpoint holds raw data
       if (lock_ != nullptr) lock_->note(file.temporary());  // a SIGKILL's leftover, for the next run
       file.write(bytes.data(), bytes.size());
       file.commit();

@@ -3,10 +3,10 @@
 // The file: the protobuf message of replay_checkpoint.proto — the run's settings, the reader's counts
 // and the online-PCA session as a list of parts, each one object's own saving
 // (dpstream/session/session_parts.hpp) — in an envelope that ends in the
-// library's CRC-32 seal (dpstream/io/message_seal.hpp). Why the seal: protobuf happily parses a
+// library's CRC-32 seal (dpstream/base/message_seal.hpp). Why the seal: protobuf happily parses a
 // message cut at a field boundary (the missing fields read as empty), so a truncated file could
 // otherwise pass for a checkpoint of an earlier point. The file is only ever replaced atomically
-// (dpstream/io/atomic_file.hpp), so a mismatch means damage after the fact. Version 1 files (the
+// (dpstream/base/atomic_file.hpp), so a mismatch means damage after the fact. Version 1 files (the
 // session's states as typed fields) are still read, as the same parts; another version is refused,
 // naming it.
 //
@@ -65,7 +65,7 @@ class Fingerprint {
 
 constexpr std::uint32_t kCheckpointFormatVersion = 2;  // written; version 1 is still read
 
-// The stream's release journal beside the checkpoint (dpstream/io/release_journal.hpp): the
+// The stream's release journal beside the checkpoint (dpstream/base/release_journal.hpp): the
 // checkpoint's row fingerprint covers the rows before it; the journal, the releases published
 // after it, so a resumed run re-publishes exactly those or stops (exit 1) before publishing.
 inline std::string journal_path(const std::string& checkpoint) { return checkpoint + ".journal"; }

@@ -11,7 +11,7 @@
 #include "common/text.hpp"
 #include "common/regret_plot.hpp"
 #include "dpstream/eval/regret_report.hpp"
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/atomic_file.hpp"
 #include "dpstream/session/session_labels.hpp"
 
 namespace dpstream::tools::replay {
@@ -188,7 +188,7 @@ ReportFiles write_report_files(const ReplayRun& run) {
                          : learner_label(name));
   // One set: both are written and fsynced before either replaces the old one (a full disk leaves the
   // old pair whole). 0600: OPT is a non-private statistic.
-  io::write_files_atomically(
+  base::write_files_atomically(
       {{files.csv, eval::regret_csv(p.meter())},
        {files.svg, regret_svg(p.meter(), "Online PCA regret on " + run.input().title, subtitle.str(), labels)}});
   return files;

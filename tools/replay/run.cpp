@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "common/memory.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/atomic_file.hpp"
 #include "dpstream/stream/seeded_permutation.hpp"
 #include "dpstream/privacy/params.hpp"
 

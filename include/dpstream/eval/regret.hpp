@@ -34,6 +34,10 @@
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
+namespace dpstream::proto {
+class RegretMeter;
+}  // namespace dpstream::proto
+
 namespace dpstream::eval {
 
 struct RegretSample {
@@ -142,5 +146,11 @@ class RegretMeter {
   mutable double opt_cache_ = 0;
   mutable std::uint64_t opt_cache_rows_ = UINT64_MAX;
 };
+
+// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
+// (base/message_seal.hpp): load throws CorruptInput naming `field` for a matrix whose values do not
+// fit its shape; restore() checks the rest.
+void save(const RegretMeter::State& state, proto::RegretMeter& out);
+RegretMeter::State load(const proto::RegretMeter& in, const std::string& field);
 
 }  // namespace dpstream::eval

@@ -3,7 +3,7 @@
 //
 // It is evaluation output computed from the meter, i.e. from the exact Σ a aᵀ of the raw rows:
 // OPT_t along the stream is a non-private statistic of the data. It is therefore written like
-// other raw-data files of the library: mode 0600, atomically (io::write_file_atomically: a fresh
+// other raw-data files of the library: mode 0600, atomically (base::write_file_atomically: a fresh
 // temporary file in the same folder, fsync, rename), so a reader never sees a half-written report and
 // a failed write leaves any older file in place. Every failure throws std::runtime_error naming the
 // path and the system's reason.

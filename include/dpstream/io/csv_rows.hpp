@@ -33,8 +33,8 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/base/staged_file.hpp"
 #include "dpstream/io/row_source.hpp"
-#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::io {
 
@@ -87,7 +87,7 @@ class CsvRowReader final : public RowSource {
 
 class CsvRowWriter {
  public:
-  // Starts the file (a StagedFile beside `path`, mode 0600: nothing appears at `path`, and a file
+  // Starts the file (a base::StagedFile beside `path`, mode 0600: nothing appears at `path`, and a file
   // there is not touched, until close() succeeds) and writes the header line if `column_names` is not
   // empty (it must then have `dimension` names; a name that reads as a number is written quoted, so
   // that detect still takes the line for a header when another name is not numeric — a header of
@@ -95,7 +95,7 @@ class CsvRowWriter {
   // created there (or exists and `existing` is refuse); InvalidParameter for dimension ≤ 0 or a
   // header of another length.
   CsvRowWriter(const std::string& path, Eigen::Index dimension, const std::vector<std::string>& column_names = {},
-               ExistingFile existing = ExistingFile::replace);
+               base::ExistingFile existing = base::ExistingFile::replace);
   ~CsvRowWriter();
   CsvRowWriter(const CsvRowWriter&) = delete;
   CsvRowWriter& operator=(const CsvRowWriter&) = delete;
@@ -112,7 +112,7 @@ class CsvRowWriter {
  private:
   std::string path_;
   Eigen::Index dimension_;
-  std::unique_ptr<StagedFile> staged_;
+  std::unique_ptr<base::StagedFile> staged_;
   std::FILE* file_ = nullptr;
   std::string line_;
   std::uint64_t rows_ = 0;

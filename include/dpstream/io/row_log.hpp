@@ -7,8 +7,9 @@
 //
 // RowLogWriter streams rows to a file, RowLogReader streams them back; neither holds more than one
 // row. Both keep values bit for bit (NaN payloads and -0.0 included). The writer streams into a
-// StagedFile (staged_file.hpp): nothing appears at the path, and a file there is not touched, until
-// close() succeeds; the file has mode 0600: a log of raw rows is as sensitive as the data it holds.
+// base::StagedFile (dpstream/base/staged_file.hpp): nothing appears at the path, and a file there is
+// not touched, until close() succeeds; the file has mode 0600: a log of raw rows is as sensitive as
+// the data it holds.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,8 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/base/staged_file.hpp"
 #include "dpstream/io/row_source.hpp"
-#include "dpstream/io/staged_file.hpp"
 
 namespace dpstream::io {
 
@@ -38,7 +39,8 @@ class RowLogWriter {
   // Starts the file (a temporary beside `path`) and writes the header. InvalidParameter for
   // dimension ≤ 0; std::runtime_error naming the path if it cannot be created there (or exists and
   // `existing` is refuse).
-  RowLogWriter(const std::string& path, const RowLogHeader& header, ExistingFile existing = ExistingFile::replace);
+  RowLogWriter(const std::string& path, const RowLogHeader& header,
+               base::ExistingFile existing = base::ExistingFile::replace);
   // Without a successful close(), nothing is written at the path (the temporary is removed).
   ~RowLogWriter();
   RowLogWriter(const RowLogWriter&) = delete;

@@ -28,10 +28,15 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <Eigen/Core>
 
 #include "dpstream/linalg/psd_projection.hpp"
+
+namespace dpstream::proto {
+class DoublyNonnegativeReader;
+}  // namespace dpstream::proto
 
 namespace dpstream::pca {
 
@@ -143,5 +148,12 @@ class DoublyNonnegativeReader {
   linalg::PsdProjector projector_;  // the full releases apply() projects itself, and later rounds
   Eigen::MatrixXd projected_;        // apply()'s projection of a full release (its buffer reused)
 };
+
+// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
+// (base/message_seal.hpp). The correction is exactly symmetric, so it goes as a packed lower
+// triangle: save refuses one that is not (InvalidParameter); load throws CorruptInput naming `field`
+// for a triangle whose values do not fit its size; restore() checks the rest.
+void save(const DoublyNonnegativeReader::State& state, proto::DoublyNonnegativeReader& out);
+DoublyNonnegativeReader::State load(const proto::DoublyNonnegativeReader& in, const std::string& field);
 
 }  // namespace dpstream::pca

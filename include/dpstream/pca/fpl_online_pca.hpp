@@ -47,6 +47,10 @@
 #include "dpstream/stream/accumulators.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
+namespace dpstream::proto {
+class FplLearner;
+}  // namespace dpstream::proto
+
 namespace dpstream::pca {
 
 enum class FplMode { follow_the_leader, perturbed_leader, private_tree };
@@ -202,5 +206,13 @@ class FplOnlinePca {
   std::unique_ptr<privacy::NoiseSource> noise_;                         // perturbed mode
   Eigen::MatrixXd leader_;                                              // scratch: C (+ E)
 };
+
+// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
+// (base/message_seal.hpp). A perturbed_leader learner's state holds a perturbation source, which has
+// no place in the message: save refuses it (InvalidParameter). load refuses a message of a mode other
+// than `mode`, the caller's learner's, and a matrix that does not fit its shape (CorruptInput naming
+// `field`); restore() checks the rest.
+void save(const FplOnlinePca::State& state, proto::FplLearner& out);
+FplOnlinePca::State load(const proto::FplLearner& in, FplMode mode, const std::string& field);
 
 }  // namespace dpstream::pca

@@ -78,7 +78,7 @@
 // published after the last checkpoint is made again with the same noise, never a fresh draw (which
 // would let an observer average two draws of one release). Other options: CorruptInput. Fed other
 // rows after a restore than before the crash, a re-made step's two published versions would differ
-// by exactly those rows' clipped updates (the noise cancels). options.journal (io/release_journal.hpp,
+// by exactly those rows' clipped updates (the noise cancels). options.journal (base/release_journal.hpp,
 // as ContinualSum's) rules that out: each step's releases (S̃_t, h̃_t) are recorded durably before any
 // subscriber sees them, and a restored estimator refuses a step the journal holds with other values
 // (InvalidParameter, nothing published, the estimator unusable after). Keep the checkpoint and its
@@ -98,7 +98,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
-#include "dpstream/io/release_journal.hpp"
+#include "dpstream/base/release_journal.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/privacy/accountant.hpp"
@@ -228,7 +228,7 @@ class StreamingPrivateOja {
   std::uint64_t pending_rows_ = 0;
   std::uint64_t steps_ = 0;
   std::vector<Subscriber> subscribers_;
-  io::StreamJournal journal_;  // none unless options' journal names one
+  base::StreamJournal journal_;  // none unless options' journal names one
 };
 
 }  // namespace dpstream::pca

@@ -23,6 +23,10 @@
 
 #include <Eigen/Core>
 
+namespace dpstream::proto {
+class SubspaceTracker;
+}  // namespace dpstream::proto
+
 namespace dpstream::pca {
 
 struct KrylovWorkspace;  // buffers a SubspaceTracker keeps between refreshes (subspace.cpp)
@@ -186,7 +190,7 @@ class SubspaceTracker {
   // copy is built too, and held between calls.
   const TopEigen& refresh_upper(const Eigen::Ref<const Eigen::MatrixXd>& upper, double residual_floor = 0);
   // The same from c's lower triangle, for a caller that keeps that one (the replay hands its
-  // learner the releases' lower triangles: io::unpack_lower_triangle). The strict upper triangle is
+  // learner the releases' lower triangles: linalg::unpack_lower_triangle). The strict upper triangle is
   // not read but overwritten, in the same one pass, with the mirror: c ends as the symmetric matrix
   // refreshed from, and no d × d double copy is held. Same result as refresh() of
   // that matrix, bit for bit; InvalidParameter for a wrong size or a non-finite entry.
@@ -233,5 +237,11 @@ class SubspaceTracker {
   RefreshStats stats_;
   std::unique_ptr<KrylovWorkspace> workspace_;  // scratch only: a copy gets its own
 };
+
+// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
+// (base/message_seal.hpp): load throws CorruptInput naming `field` for a matrix whose values do not
+// fit its shape; restore() checks the rest.
+void save(const SubspaceTracker::State& state, proto::SubspaceTracker& out);
+SubspaceTracker::State load(const proto::SubspaceTracker& in, const std::string& field);
 
 }  // namespace dpstream::pca

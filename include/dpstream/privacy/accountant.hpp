@@ -96,7 +96,8 @@ class PrivacyAccountant {
 
   // Restoring a checkpoint's ledger (`ledger_bytes`, serialize()'s output) onto this accountant,
   // which may have been charged since the checkpoint was written (by other mechanisms sharing it,
-  // or in a new process). The one rule every restore path goes through: a restore never lowers
+  // or in a new process). The ledger rule of a stream's restore (stream/restore_rules.hpp, which every
+  // stream's restore path goes through), for Python's restore too: a restore never lowers
   // what this accountant has spent, nor what the checkpoint's ledger had spent.
   //  * Charges are compared in order, entry by entry (their random id, label, ρ, ε and δ, bit for
   //    bit); P is the longest common prefix. The result is P, then this ledger's entries after P,

@@ -136,7 +136,7 @@ class OnlinePcaSession {
   std::size_t main_index() const { return main_index_; }
   // Each listed learner's figures, in list order (after finish()).
   std::vector<LearnerFigures> learner_figures() const;
-  // separable: what the private learner follows (on packed releases, io::pack_lower); nullptr otherwise.
+  // separable: what the private learner follows (on packed releases, linalg::pack_lower); nullptr otherwise.
   const stream::StationaryEstimate<Eigen::VectorXd>* stationary() const { return stationary_ ? &*stationary_ : nullptr; }
   // nonnegative (with a private learner): its reader (full solves and cheap steps); nullptr otherwise.
   const pca::DoublyNonnegativeReader* nonnegative() const { return nonnegative_ ? &*nonnegative_ : nullptr; }

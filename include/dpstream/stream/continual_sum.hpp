@@ -44,7 +44,7 @@
 //    the seeded xoshiro source: reproducible, NOT secure (tests, reproducible replay).
 //
 // Checkpoints (serialize / save_checkpoint) hold the exact partial sums, so they are as sensitive
-// as the data: files are written with mode 0600, atomically (io/atomic_file.hpp: a fresh temporary
+// as the data: files are written with mode 0600, atomically (base/atomic_file.hpp: a fresh temporary
 // file, fsync, rename), and save_checkpoint then removes the temporaries interrupted writes to the
 // same path left (so no two saves to one path may run at once). They
 // also hold every node noise a later release needs, so a restored stream never re-draws released
@@ -58,7 +58,7 @@
 //
 // A restored stream re-makes the releases published after its checkpoint with the same noise: fed
 // other rows than before the crash, two published versions of one release would differ by exactly
-// the rows' difference. Only a release journal (ContinualSumOptions::journal, io/release_journal.hpp)
+// the rows' difference. Only a release journal (ContinualSumOptions::journal, base/release_journal.hpp)
 // rules that out: it records each release durably before publishing it and refuses a re-release
 // with other values. What a user must keep, together until the stream ends: the checkpoint and its
 // journal. WITHOUT a journal the library cannot tell: after a restore, feeding exactly the rows fed
@@ -80,7 +80,7 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/io/release_journal.hpp"
+#include "dpstream/base/release_journal.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -129,7 +129,7 @@ struct ContinualSumOptions {
   // written at construction). For a consumer that reads release t on another thread while the
   // stream goes on (dpstream/session/online_pca_session.hpp), in place of a copy. 1 to 64; speed only.
   std::uint32_t kept_releases = 1;
-  // The release journal's path (io/release_journal.hpp), "" for none. With one, every release is
+  // The release journal's path (base/release_journal.hpp), "" for none. With one, every release is
   // recorded durably before it is published, and a restored stream refuses (InvalidParameter,
   // nothing published, the stream unusable after) a release the journal holds with other values:
   // the rows fed after a restore must be those fed before the crash. A new stream refuses an
@@ -236,7 +236,7 @@ class ContinualSum {
   std::uint64_t steps_ = 0;
   std::uint64_t rows_released_ = 0;  // rows summed in the latest release
   std::vector<Subscriber> subscribers_;
-  io::StreamJournal journal_;  // none unless options' journal names one
+  base::StreamJournal journal_;  // none unless options' journal names one
 };
 
 extern template class ContinualSum<VectorAccumulator>;

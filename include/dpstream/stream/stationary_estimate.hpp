@@ -14,7 +14,7 @@
 // themselves stay unbiased for any stream.
 //
 // Cost per release: O(p) (p entries of a Value), three Values of memory. The estimate works entry by
-// entry, so a symmetric release can be given as its packed lower triangle (io::pack_lower) and the
+// entry, so a symmetric release can be given as its packed lower triangle (linalg::pack_lower) and the
 // estimate unpacked after: bit for bit the same, in half the memory (the replay does).
 #pragma once
 
@@ -23,8 +23,12 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/stream/separable_noise.hpp"
+
+namespace dpstream::proto {
+class StationaryEstimate;
+}  // namespace dpstream::proto
 
 namespace dpstream::stream {
 
@@ -134,5 +138,13 @@ class StationaryEstimate {
   SeparableStrategy strategy_;
   State state_;
 };
+
+// The state of an estimate run on packed lower triangles (linalg::pack_lower; the replay's) in its
+// checkpoint message (lib/proto/learner_states.proto), the one save / load pair
+// (base/message_seal.hpp). The sums go packed, as they are. load takes them, or the full matrices an
+// earlier version wrote, packed (CorruptInput naming the field if one is not exactly symmetric: its
+// upper triangle would be lost, or if values do not fit their shape); restore() checks the rest.
+void save(const StationaryEstimate<Eigen::VectorXd>::State& state, proto::StationaryEstimate& out);
+StationaryEstimate<Eigen::VectorXd>::State load(const proto::StationaryEstimate& in, const std::string& field);
 
 }  // namespace dpstream::stream

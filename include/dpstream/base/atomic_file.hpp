@@ -1,5 +1,5 @@
 // Atomic file replacement of a file held whole in memory (checkpoints, ledgers, regret reports): a
-// StagedFile (dpstream/io/staged_file.hpp says how: a fresh mkostemp temporary beside `path`, never a
+// StagedFile (dpstream/base/staged_file.hpp says how: a fresh mkostemp temporary beside `path`, never a
 // planted link, renamed over `path` only once complete and fsynced) written in one go. A crash before
 // the rename by SIGINT, SIGTERM or SIGHUP removes the temporary (remove_temporaries_on_signal); one by
 // SIGKILL leaves it behind (mode 0600), and no later run removes it: only the files a run itself
@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/base/staged_file.hpp"
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 // Replaces `path` with `bytes` as above. `mode` is set exactly (the umask does not apply): 0600 by
 // default, for files that hold raw data or statistics of it (checkpoints hold exact sums; regret
@@ -31,4 +31,4 @@ void write_file_atomically(const std::string& path, const std::string& bytes, mo
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& path_and_bytes,
                             ExistingFile existing = ExistingFile::replace, mode_t mode = 0600);
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

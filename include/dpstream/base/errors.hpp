@@ -32,7 +32,7 @@ class BudgetExhausted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A component would need more memory than the limit allows (dpstream/memory_limit.hpp). Thrown
+// A component would need more memory than the limit allows (dpstream/base/memory_limit.hpp). Thrown
 // before anything is allocated; the message names the dimension, the bytes and the limit.
 class ResourceLimit : public std::runtime_error {
  public:

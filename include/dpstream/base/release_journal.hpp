@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 class ReleaseJournal {
  public:
@@ -119,4 +119,4 @@ class StreamJournal {
   bool refused_ = false;
 };
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

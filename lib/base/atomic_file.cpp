@@ -1,12 +1,12 @@
-// Atomic file replacement (why and how: dpstream/io/atomic_file.hpp).
-#include "dpstream/io/atomic_file.hpp"
+// Atomic file replacement (why and how: dpstream/base/atomic_file.hpp).
+#include "dpstream/base/atomic_file.hpp"
 
 #include <memory>
 #include <string>
 
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/base/staged_file.hpp"
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 void write_file_atomically(const std::string& path, const std::string& bytes, mode_t mode) {
   StagedFile file(path, ExistingFile::replace, mode);
@@ -25,4 +25,4 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
   for (auto& file : files) file->commit();
 }
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

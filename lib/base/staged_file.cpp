@@ -1,5 +1,5 @@
-// A file written whole or not at all (why and how: dpstream/io/staged_file.hpp).
-#include "dpstream/io/staged_file.hpp"
+// A file written whole or not at all (why and how: dpstream/base/staged_file.hpp).
+#include "dpstream/base/staged_file.hpp"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 namespace {
 
@@ -176,4 +176,4 @@ void StagedFile::commit() {
   ::close(dfd);
 }
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

@@ -1,4 +1,4 @@
-#include "dpstream/io/message_seal.hpp"
+#include "dpstream/base/message_seal.hpp"
 
 #include <zlib.h>
 
@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <sstream>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 namespace {
 
@@ -59,4 +59,4 @@ void check_message_seal(const std::string& bytes, const std::string& what) {
 #endif
 }
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

@@ -1,5 +1,5 @@
-// The process-wide memory limit (why: dpstream/memory_limit.hpp).
-#include "dpstream/memory_limit.hpp"
+// The process-wide memory limit (why: dpstream/base/memory_limit.hpp).
+#include "dpstream/base/memory_limit.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream {
 

@@ -9,23 +9,23 @@
 #include <string>
 
 #include "continual_sum.pb.h"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
-namespace dpstream::io {
+namespace dpstream::privacy {
 
 // Writes `source`'s state into `msg` (a secure source's key as ratcheted at the last release: it can
 // make later noise only).
 template <class Message>
-void put_noise_source(const privacy::NoiseSource& source, Message& msg) {
-  if (const auto* seeded = dynamic_cast<const privacy::SeededNoiseSource*>(&source)) {
+void put_noise_source(const NoiseSource& source, Message& msg) {
+  if (const auto* seeded = dynamic_cast<const SeededNoiseSource*>(&source)) {
     msg.set_seeded(true);
     const auto state = seeded->state();
     proto::SeededSourceState& s = *msg.mutable_source();
     s.set_seed(state.seed);
     s.mutable_generator()->Add(state.generator.begin(), state.generator.end());
     s.mutable_pending()->Add(state.pending.begin(), state.pending.end());
-  } else if (const auto* secure = dynamic_cast<const privacy::SecureNoiseSource*>(&source)) {
+  } else if (const auto* secure = dynamic_cast<const SecureNoiseSource*>(&source)) {
     const auto state = secure->state();
     proto::SecureSourceState& s = *msg.mutable_secure_source();
     s.set_key(state.key.data(), state.key.size());
@@ -39,29 +39,29 @@ void put_noise_source(const privacy::NoiseSource& source, Message& msg) {
 // releases the crashed process already published after the checkpoint, two draws of one release that
 // an observer could average.
 template <class Message>
-std::unique_ptr<privacy::NoiseSource> get_noise_source(const Message& msg, const std::string& what) {
+std::unique_ptr<NoiseSource> get_noise_source(const Message& msg, const std::string& what) {
   try {
     if (msg.seeded()) {
-      privacy::SeededNoiseSource::State state;
+      SeededNoiseSource::State state;
       state.seed = msg.source().seed();
       if (msg.source().generator_size() != 4)
         throw InvalidParameter("seeded source state has " + std::to_string(msg.source().generator_size()) +
                                " generator words, expected 4");
       std::copy(msg.source().generator().begin(), msg.source().generator().end(), state.generator.begin());
       state.pending.assign(msg.source().pending().begin(), msg.source().pending().end());
-      return privacy::SeededNoiseSource::from_state(state);
+      return SeededNoiseSource::from_state(state);
     }
     if (!msg.has_secure_source() || msg.secure_source().key().size() != 32)
       throw InvalidParameter("a secure source's checkpoint without its 32-byte source key (a restore would re-draw "
                              "the noise of releases made after it)");
-    privacy::SecureNoiseSource::State state;
+    SecureNoiseSource::State state;
     std::copy(msg.secure_source().key().begin(), msg.secure_source().key().end(), state.key.begin());
     state.block_counter = msg.secure_source().block_counter();
     state.pending.assign(msg.secure_source().pending().begin(), msg.secure_source().pending().end());
-    return privacy::SecureNoiseSource::from_state(state);
+    return SecureNoiseSource::from_state(state);
   } catch (const InvalidParameter& e) {
     throw CorruptInput(what + ": " + e.what());
   }
 }
 
-}  // namespace dpstream::io
+}  // namespace dpstream::privacy

@@ -1,5 +1,5 @@
-// The release journal (why and the file's layout: dpstream/io/release_journal.hpp).
-#include "dpstream/io/release_journal.hpp"
+// The release journal (why and the file's layout: dpstream/base/release_journal.hpp).
+#include "dpstream/base/release_journal.hpp"
 
 #include <fcntl.h>
 #include <sodium.h>
@@ -12,10 +12,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "dpstream/errors.hpp"
-#include "dpstream/io/staged_file.hpp"
+#include "dpstream/base/errors.hpp"
+#include "dpstream/base/staged_file.hpp"
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 namespace {
 
@@ -229,4 +229,4 @@ void StreamJournal::require_usable(const std::string& stream) const {
                            "; nothing more is published (restore from the checkpoint)");
 }
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

@@ -23,7 +23,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dpstream::io {
+namespace dpstream::base {
 
 // What commit() does when `path` already exists when it renames.
 enum class ExistingFile {
@@ -79,4 +79,4 @@ void remove_temporaries_on_signal();
 // The directory holding `path`, where its temporaries go ("." for a bare file name).
 std::string directory_of(const std::string& path);
 
-}  // namespace dpstream::io
+}  // namespace dpstream::base

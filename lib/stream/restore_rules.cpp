@@ -1,0 +1,62 @@
+#include "dpstream/stream/restore_rules.hpp"
+
+#include <exception>
+#include <string>
+
+#include "dpstream/base/errors.hpp"
+
+namespace dpstream::stream {
+
+namespace {
+
+// The refusal `e` again, its message prefixed with the rule it enforces (same type).
+[[noreturn]] void refuse(const std::string& what, const char* rule) {
+  const std::string prefix = what + ": restore refused (" + rule + "): ";
+  try {
+    throw;
+  } catch (const CorruptInput& e) {
+    throw CorruptInput(prefix + e.what());
+  } catch (const InvalidParameter& e) {
+    throw InvalidParameter(prefix + e.what());
+  } catch (const BudgetExhausted& e) {
+    throw BudgetExhausted(prefix + e.what());
+  }
+}
+
+constexpr const char* kJournalRule = "a restored stream never publishes a step again on other rows";
+constexpr const char* kLedgerRule = "a restore never lowers an accountant's spend";
+
+}  // namespace
+
+base::StreamJournal restore_publication(const Publication& published, const std::string& journal_path,
+                                        privacy::PrivacyAccountant* accountant,
+                                        const std::function<void()>& charge_afresh, const std::string& what) {
+  const bool kept = !published.journal_id.empty(), given = !journal_path.empty();
+  if (kept != given)
+    throw CorruptInput(what + ": restore refused (" + kJournalRule + "): the checkpoint's stream kept " +
+                       (kept ? "a release journal" : "no release journal") + ", the stream being restored has " +
+                       (given ? "one" : "none") + " (checkpoint made with other parameters)");
+  base::StreamJournal journal;
+  try {
+    journal = base::StreamJournal::open(journal_path, published.journal_id, published.steps, what);
+  } catch (const CorruptInput&) {
+    refuse(what, kJournalRule);
+  } catch (const InvalidParameter&) {
+    refuse(what, kJournalRule);
+  }
+  if (accountant == nullptr) return journal;
+  if (published.ledger.empty()) {
+    charge_afresh();
+    return journal;
+  }
+  try {
+    accountant->restore(published.ledger);
+  } catch (const CorruptInput&) {
+    refuse(what, kLedgerRule);
+  } catch (const BudgetExhausted&) {
+    refuse(what, kLedgerRule);
+  }
+  return journal;
+}
+
+}  // namespace dpstream::stream
