@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
+#include <cstdio>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/io/line_reader.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::completion {
@@ -43,15 +45,17 @@ void put_le(unsigned char* out, std::uint64_t v) {
 }  // namespace
 
 std::vector<std::int64_t> read_item_catalogue(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CorruptInput("catalogue " + path + ": cannot open: " + std::strerror(errno));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rbe"), &std::fclose);
+  if (!file) throw CorruptInput("catalogue " + path + ": cannot open: " + std::strerror(errno));
+  io::LineReader lines(file.get(), "catalogue " + path);  // a line at most max_line_bytes() long
   std::vector<std::int64_t> ids;
   std::unordered_map<std::int64_t, std::uint64_t> line_of;
-  std::string line;
-  std::uint64_t number = 0;
+  std::string_view view;
   bool first_data_line = true;
-  while (std::getline(in, line)) {
-    ++number;
+  while (lines.next(view)) {
+    const std::uint64_t number = lines.line_number();
+    std::string line(view);
+    if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // UTF-8's byte-order mark
     const std::string text = trimmed(line);
     if (text.empty() || text[0] == '#') continue;
     const std::string field = first_field(text);
@@ -70,7 +74,6 @@ std::vector<std::int64_t> read_item_catalogue(const std::string& path) {
                          " is listed twice (first on line " + std::to_string(it->second) + ")");
     ids.push_back(id);
   }
-  if (in.bad()) throw CorruptInput("catalogue " + path + ": read error");
   if (ids.empty()) throw CorruptInput("catalogue " + path + ": no item id in the file");
   return ids;
 }

@@ -20,6 +20,8 @@
 #include <utility>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/io/line_reader.hpp"
+#include "dpstream/base/memory_limit.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "sampling.hpp"
@@ -157,6 +159,10 @@ class TableBuilder {
       : path_(path), skip_malformed_(skip_malformed), by_row_(by_row) {}
 
   void reserve(std::size_t expected_ratings) {
+    // A rating, its timestamp, its position and its slot in the pair index: ~64 bytes, twice that
+    // with the vectors' growth. Refused (ResourceLimit) before the file's estimated size is reserved.
+    require_memory("the ratings of " + path_ + " (about " + std::to_string(expected_ratings) + " lines)",
+                   128.0 * static_cast<double>(expected_ratings));
     table_.ratings.reserve(expected_ratings);
     table_.timestamps.reserve(expected_ratings);
     position_of_rating_.reserve(expected_ratings);
@@ -385,9 +391,13 @@ std::uint64_t for_each_data_line(const std::string& path, OnStart&& on_start, On
   constexpr std::uint64_t kChunk = std::uint64_t{4} << 20;
   std::vector<char> buffer(static_cast<std::size_t>(file_size ? std::min(file_size + 1, kChunk) : kChunk));
   std::size_t filled = 0;  // bytes in the buffer: the unfinished line carried over, then new ones
+  const std::size_t max_line = io::max_line_bytes();  // a file without line breaks stops there
   std::uint64_t bytes_read = 0, line_number = 0;
   for (bool first_chunk = true;; first_chunk = false) {
-    if (filled == buffer.size()) buffer.resize(2 * buffer.size());  // a line longer than the buffer
+    if (filled == buffer.size()) {  // a line longer than the buffer: grown up to the bound, no further
+      if (buffer.size() > max_line) io::refuse_long_line(path, line_number + 1, max_line);
+      buffer.resize(std::min<std::size_t>(2 * buffer.size(), max_line + 1));
+    }
     ssize_t n = 0;
     do n = ::read(fd, buffer.data() + filled, buffer.size() - filled);
     while (n < 0 && errno == EINTR);
@@ -397,6 +407,15 @@ std::uint64_t for_each_data_line(const std::string& path, OnStart&& on_start, On
     bytes_read += static_cast<std::uint64_t>(n);
     if (bytes_read == 0) throw CorruptInput(path + ": empty file (0 bytes)");
     if (first_chunk) {
+      // A byte-order mark: UTF-8's (Excel's "CSV UTF-8") is dropped, as the CSV row reader does; UTF-16
+      // text is refused (its bytes would read as malformed lines).
+      if (filled >= 3 && std::memcmp(buffer.data(), "\xEF\xBB\xBF", 3) == 0) {
+        std::memmove(buffer.data(), buffer.data() + 3, filled - 3);
+        filled -= 3;
+      } else if (filled >= 2 && (std::memcmp(buffer.data(), "\xFF\xFE", 2) == 0 || std::memcmp(buffer.data(), "\xFE\xFF", 2) == 0)) {
+        throw CorruptInput(path + ": starts with a UTF-16 byte-order mark; ratings are read as UTF-8 or ASCII text "
+                                  "(convert it, e.g. iconv -f UTF-16 -t UTF-8)");
+      }
       const auto newlines = static_cast<std::uint64_t>(std::count(buffer.data(), buffer.data() + filled, '\n'));
       on_start(static_cast<std::size_t>(std::max(file_size, bytes_read) * (newlines + 1) / bytes_read));
     }

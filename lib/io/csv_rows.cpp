@@ -126,6 +126,7 @@ CsvRowReader::CsvRowReader(const std::string& path, CsvHeader header, bool skip_
   struct stat st {};
   if (::fstat(::fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
     throw CorruptInput(csv_name(path) + ": empty file (0 bytes)");
+  lines_ = std::make_unique<LineReader>(file_.get(), csv_name(path));
 
   do {
     if (!read_line())
@@ -194,22 +195,12 @@ bool CsvRowReader::detect_header() const {
 
 CsvRowReader::~CsvRowReader() = default;
 
-CsvRowReader::LineBuffer::~LineBuffer() { std::free(data); }
-
 bool CsvRowReader::read_line() {
-  errno = 0;
-  const ssize_t n = ::getline(&raw_.data, &raw_.capacity, file_.get());
-  if (n < 0) {
-    if (std::ferror(file_.get()))
-      throw CorruptInput(csv_name(path_) + ": read error after line " + std::to_string(line_number_) + ": " +
-                         std::strerror(errno));
-    return false;
-  }
-  ++line_number_;
-  std::size_t length = static_cast<std::size_t>(n);
-  if (length > 0 && raw_.data[length - 1] == '\n') --length;
-  if (length > 0 && raw_.data[length - 1] == '\r') --length;
-  line_ = std::string_view(raw_.data, length);
+  std::string_view raw;
+  if (!lines_->next(raw)) return false;
+  line_number_ = lines_->line_number();
+  if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+  line_ = raw;
   if (line_number_ == 1) {
     // A byte-order mark: UTF-8's (Excel's "CSV UTF-8", PowerShell) is dropped; UTF-16 text is refused.
     if (line_.substr(0, 3) == "\xEF\xBB\xBF") line_.remove_prefix(3);

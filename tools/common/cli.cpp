@@ -1,5 +1,7 @@
 #include "common/cli.hpp"
 
+#include "common/text.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -22,26 +24,10 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "%s: error: %s (see --help)\n", tool, e.what());
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", tool, printable(e.what()).c_str());
     return 2;
   }
   return std::nullopt;
-}
-
-std::string printable(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {  // control characters (escape sequences included) as \xNN; UTF-8 kept
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 int run_tool(const char* tool, const std::function<int()>& run) {

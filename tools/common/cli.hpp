@@ -16,6 +16,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/text.hpp"  // printable: every message quoting input bytes
+
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
@@ -29,9 +31,6 @@ struct UsageError : std::runtime_error {
 // Parses argv into `app`: nullopt to go on, or the exit status (0 after --help, 2 on an error).
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const char* tool);
 
-// `text` with control characters (a terminal's escape sequences among them) written as \xNN: error
-// messages quote input bytes, and a hostile file must not drive the user's terminal.
-std::string printable(const std::string& text);
 
 // Runs `run` (returning the exit status) under the exit contract: UsageError and ResourceLimit (a
 // component refused before allocating) → 2, any other exception → 1, each one line on stderr.

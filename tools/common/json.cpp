@@ -3,23 +3,19 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/text.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools {
 
 std::string json_string(const std::string& s) {
+  // printable's escaping (the same \xNN a message shows) keeps the line valid UTF-8 for a value that
+  // is not (a file name in Latin-1), and free of control characters.
+  const std::string text = printable(s);
   std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += buf;
-    } else {
-      out += c;
-    }
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
   }
   return out + "\"";
 }

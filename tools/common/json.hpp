@@ -9,7 +9,8 @@
 
 namespace dpstream::tools {
 
-// A JSON string literal with the escapes RFC 8259 requires (control characters as \u00XX).
+// A JSON string literal of printable(s) (common/text.hpp: control characters and bytes that are not
+// UTF-8 as the text \xNN, so that the line is valid UTF-8), with `"` and `\` escaped.
 std::string json_string(const std::string& s);
 // A JSON number, or null for a value JSON cannot hold.
 std::string json_number(double v);

@@ -16,7 +16,7 @@ int convert_command(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv, "dpstream-convert")) return *status;
   return run_tool("dpstream-convert", [&] {
     const convert::ConvertReport report = convert::convert(s);
-    std::fputs(convert::summary_text(report).c_str(), stdout);
+    std::fputs(printable(convert::summary_text(report), true).c_str(), stdout);
     std::printf("%s\n", convert::json_line(report).c_str());
     flush_stdout();
     return 0;

@@ -13,6 +13,7 @@
 
 #include "common/cli.hpp"
 #include "common/json.hpp"
+#include "common/memory.hpp"
 #include "common/output_paths.hpp"
 #include "common/progress.hpp"
 #include "dpstream/base/errors.hpp"
@@ -50,7 +51,8 @@ class Conversion {
  private:
   void open_input();
   void open_output();
-  void write(io::RowRecord& row);
+  bool write(io::RowRecord& row);
+  bool finite_after_scaling(const io::RowRecord& row);
 
   const ConvertSettings& s_;
   ConvertReport report_;
@@ -67,6 +69,7 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
   report_.scale = s.scale;
   if (!std::isfinite(s.scale) || s.scale <= 0)
     throw UsageError("--scale must be finite and > 0, got " + privacy::format_value(s.scale));
+  memory_limit(s.max_memory);  // bounds the readers' lines too (dpstream/io/line_reader.hpp)
   try {
     const io::RowFormat from = io::parse_row_format(s.from);
     report_.input_format = from == io::RowFormat::automatic ? io::format_from_path(s.input) : from;
@@ -93,6 +96,9 @@ void Conversion::open_input() {
     throw UsageError(std::string("cannot read the input: ") + e.what());
   }
   report_.dimension = source_->dimension();
+  // A row in, a row (and its sparse form) out.
+  require_memory("a row of dimension " + std::to_string(report_.dimension), 8.0 * 4.0 * static_cast<double>(report_.dimension),
+                 memory_limit(s_.max_memory));
 }
 
 void Conversion::open_output() {
@@ -125,11 +131,28 @@ void Conversion::open_output() {
   }
 }
 
-void Conversion::write(io::RowRecord& row) {
+// A value --scale takes out of double range (1e308 × 2 = inf) is not the input's: the row is refused
+// (exit 1, naming the row and the flag), or skipped and counted with --skip-malformed.
+bool Conversion::finite_after_scaling(const io::RowRecord& row) {
+  if (s_.scale == 1.0) return true;
+  const Eigen::VectorXd& values = row.sparse ? row.values : row.dense;
+  Eigen::Index bad = 0;
+  for (; bad < values.size() && std::isfinite(values[bad]); ++bad) {}
+  if (bad == values.size()) return true;
+  const std::string why = "row " + std::to_string(report_.rows + report_.scale_skipped) + ": a value is " +
+                          privacy::format_value(values[bad]) + " after --scale " + privacy::format_value(s_.scale) +
+                          " (not finite: out of double range)";
+  if (!s_.skip_malformed) throw CorruptInput(s_.input + ": " + why);
+  if (report_.scale_skipped++ == 0) report_.first_scale_skip = why;
+  return false;
+}
+
+bool Conversion::write(io::RowRecord& row) {
   if (scale_here_) {
     row.dense *= s_.scale;
     row.values *= s_.scale;
   }
+  if (!finite_after_scaling(row)) return false;
   if (csv_) {
     csv_->write(row.dense);
   } else if (s_.sparse && !row.sparse) {
@@ -138,15 +161,14 @@ void Conversion::write(io::RowRecord& row) {
   } else {
     log_->write(row);
   }
+  return true;
 }
 
 ConvertReport Conversion::run() {
   const auto start = std::chrono::steady_clock::now();
   io::RowRecord row;
-  while ((s_.limit == 0 || report_.rows < s_.limit) && source_->next(row)) {
-    write(row);
-    ++report_.rows;
-  }
+  while ((s_.limit == 0 || report_.rows < s_.limit) && source_->next(row))
+    if (write(row)) ++report_.rows;
   if (log_) {
     log_->close();
     report_.bytes = log_->bytes_written();
@@ -155,8 +177,8 @@ ConvertReport Conversion::run() {
     report_.bytes = csv_->bytes_written();
   }
   report_.seconds = seconds_since(start);
-  report_.skipped = source_->skipped();
-  report_.first_skip_reason = source_->first_skip_reason();
+  report_.skipped = source_->skipped() + report_.scale_skipped;
+  report_.first_skip_reason = source_->skipped() != 0 ? source_->first_skip_reason() : report_.first_scale_skip;
   return report_;
 }
 
@@ -179,7 +201,9 @@ void add_convert_options(CLI::App& app, ConvertSettings& s) {
   app.add_option("--scale", s.scale, "multiply every value by S (1/255 maps image bytes to [0, 1])");
   app.add_option("--limit", s.limit, "convert at most N rows (0: all)")->check(at_least(0));
   app.add_flag("--sparse", s.sparse, "row log output: store every row sparse (its nonzero entries)");
-  app.add_flag("--skip-malformed", s.skip_malformed, "skip and count malformed input rows instead of stopping");
+  app.add_flag("--skip-malformed", s.skip_malformed,
+               "skip and count malformed input rows (and rows --scale takes out of double range) instead of stopping");
+  add_memory_option(app, s.max_memory);
 }
 
 ConvertReport convert(const ConvertSettings& s) {

@@ -26,6 +26,7 @@ struct ConvertSettings {
   double scale = 1.0;
   std::uint64_t limit = 0;
   bool sparse = false, skip_malformed = false, force = false;
+  std::string max_memory;  // --max-memory: bounds the readers' lines (common/memory.hpp)
 };
 
 void add_convert_options(CLI::App& app, ConvertSettings& s);
@@ -37,6 +38,8 @@ struct ConvertReport {
   Eigen::Index dimension = 0;
   std::uint64_t rows = 0, skipped = 0, bytes = 0;
   std::string first_skip_reason;
+  std::uint64_t scale_skipped = 0;  // of `skipped`: rows --scale took out of double range
+  std::string first_scale_skip;
   bool sparse = false;
   double scale = 1.0, seconds = 0.0;
 };

@@ -21,7 +21,7 @@ int pca_command(int argc, char** argv) {
   return run_tool("dpstream-pca", [&] {
     pca_tool::validate(s);
     const pca_tool::PcaReport report = pca_tool::run_pca(s, open_input(s.input));
-    std::fputs(pca_tool::summary_text(s, report).c_str(), stdout);
+    std::fputs(printable(pca_tool::summary_text(s, report), true).c_str(), stdout);
     std::printf("%s\n", pca_tool::json_line(s, report).c_str());
     flush_stdout();
     return 0;

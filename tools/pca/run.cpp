@@ -18,6 +18,7 @@
 #include "common/text.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
+#include "common/work.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "pca/pca.hpp"
@@ -48,6 +49,16 @@ void say_streaming_reach(const pca::ResolvableGap& gap, std::uint64_t rows, Inde
                 "(or more rows: one pass needs about %.0f rows for a gap of 0.1 L^2)\n",
                 gap.one_pass, gap.analyze_gauss, double(rows) * gap.one_pass / 0.1);
   std::fflush(stdout);
+}
+
+// The floating-point work of the release and the non-private reference (common/work.hpp): the
+// reference's AᵀA (n d²) and eigendecomposition (~10 d³), and the method's passes over the rows.
+double pca_flops(const PcaSettings& s, double n, double d) {
+  const double k = static_cast<double>(s.k), reference = n * d * d + 10 * d * d * d;
+  if (s.method == "gauss" || s.method == "rr") return 2 * reference;
+  if (s.method == "power") return reference + s.iterations * (4 * n * d * k + d * k * k);
+  if (s.method == "oja") return reference + k * (s.iterations_given ? s.iterations : 100) * 4 * n * d;
+  return reference + 4 * n * d * k + d * k * k;  // streaming-oja, pfp: one pass
 }
 
 // The rows are held twice (as read, and as the matrix the methods take) beside a few d × d matrices
@@ -116,7 +127,7 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   const std::uint64_t limit = s.limit != 0 ? s.limit : generated ? kGeneratedRows : 0;
   RowBuffer buf(d);
   hold_rows(s, source, limit, buf);
-  std::printf("input: %s — %s\n", source.path().c_str(), input.note.c_str());
+  std::printf("input: %s — %s\n", printable(source.path()).c_str(), printable(input.note).c_str());
   if (d >= 4096)  // said before the work starts: the user may stop it now rather than wait
     std::printf("note: dimension %lld: the release and the non-private reference each take a full "
                 "eigendecomposition of a %lld x %lld matrix (about 9·d³ = %.1e floating-point operations): this can "
@@ -131,6 +142,9 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   const std::string integrity = verify_input(source);  // before the noise: a damaged input spends nothing
   const MatrixXd rows = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
       buf.row(0), static_cast<Index>(buf.rows), d);
+  announce_work("dpstream-pca", "--method " + s.method + " on " + std::to_string(buf.rows) + " rows of dimension " +
+                                    std::to_string(d) + ", --k " + std::to_string(s.k),
+                pca_flops(s, static_cast<double>(buf.rows), static_cast<double>(d)));
 
   // ---- the private subspace, and the non-private reference ----
   if (const auto reach = method.one_pass_reach(buf.rows)) say_streaming_reach(*reach, buf.rows, d, s.k);

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "common/memory.hpp"
+#include "common/work.hpp"
 #include "pca/pca.hpp"
 
 namespace dpstream::tools::pca_tool {
@@ -40,6 +41,12 @@ void validate(const PcaSettings& s) {
     throw UsageError("--iterations must be in [1, " + std::to_string(kMaxIterations) + "], got " +
                      std::to_string(s.iterations) +
                      " (each is a pass over the rows, and the noise of each grows as the square root of the count)");
+  // Oja's Γ: η = 1/(σ√(nΓ)) and σ grows as √Γ, so Γ past 10 times the paper's 100 only adds passes
+  // (k Γ of them: 10⁴ ran for an hour on Fashion-MNIST) to a release no better: refused.
+  constexpr int kMaxOjaIterations = 1000;
+  if (s.method == "oja")
+    require_at_most("--iterations", s.iterations, kMaxOjaIterations,
+                    "oja's passes over the rows; its step shrinks and its noise grows as the square root of the count");
   // α sets η_t L² = α/(t₀ + t), the step against the row norm bound; steps of 10⁶ already swamp the
   // current estimate, and larger α only drive the iterate past the floating-point range (NaN after
   // the noise is drawn): refused.

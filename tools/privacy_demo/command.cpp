@@ -16,7 +16,7 @@ int privacy_demo_command(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv, "dpstream-privacy-demo")) return *status;
   return run_tool("dpstream-privacy-demo", [&] {
     const privacy_demo::DemoReport report = privacy_demo::run_demo(s);
-    std::fputs(privacy_demo::summary_text(s, report).c_str(), stdout);
+    std::fputs(printable(privacy_demo::summary_text(s, report), true).c_str(), stdout);
     std::printf("%s\n", privacy_demo::json_line(s, report).c_str());
     flush_stdout();
     return 0;

@@ -8,6 +8,8 @@
 #include <Eigen/Core>
 
 #include "common/json.hpp"
+#include "common/memory.hpp"
+#include "common/work.hpp"
 #include "common/privacy_labels.hpp"
 #include "common/text.hpp"
 #include "dpstream/base/errors.hpp"
@@ -107,17 +109,36 @@ void add_demo_options(CLI::App& app, DemoSettings& s) {
       ->check(at_least(0));
   app.add_flag("--secure", s.secure,
                "the secure noise source even with --seed (which then seeds the data only); the default without --seed");
+  add_memory_option(app, s.max_memory);
 }
 
 void validate(const DemoSettings& s) {
   validate(s.privacy);
   if (s.k > s.dim) throw UsageError("-k " + std::to_string(s.k) + " must be <= --dim " + std::to_string(s.dim));
   if (s.rank > s.dim) throw UsageError("--rank " + std::to_string(s.rank) + " must be <= --dim " + std::to_string(s.dim));
+  // d × d matrices at once: the exact covariance, a release, its difference to the exact one, and the
+  // eigensolvers' copies and eigenvectors (~8); the rows are made one at a time.
+  const double d = s.dim;
+  require_memory("--dim " + std::to_string(s.dim) + " (d x d covariances and their eigendecompositions)", 8.0 * 8 * d * d,
+                 memory_limit(s.max_memory));
 }
+
+namespace {
+
+// The floating-point work (common/work.hpp): the rows' outer products (d² each) and eleven d × d
+// eigendecompositions (~10 d³ each: the exact one, and per release its top k and its error's norm).
+double demo_flops(const DemoSettings& s) {
+  const double d = s.dim;
+  return static_cast<double>(s.rows) * d * (d + s.rank) + 11 * 10 * d * d * d;
+}
+
+}  // namespace
 
 DemoReport run_demo(const DemoSettings& s) {
   validate(s);
   Plan p = plan(s);
+  announce_work("dpstream-privacy-demo", std::to_string(s.rows) + " rows of dimension " + std::to_string(s.dim),
+                demo_flops(s));
   std::unique_ptr<privacy::NoiseSource> noise =
       s.seeded_noise() ? std::make_unique<privacy::SeededNoiseSource>(s.data_seed() + 1) : privacy::make_secure_noise_source();
   DemoReport r;

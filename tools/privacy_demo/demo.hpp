@@ -27,6 +27,7 @@ struct DemoSettings {
   int dim = 30, rows = 20000, rank = 3, k = 3;
   PrivacyFlags privacy{0.5, 1e-6, "tight", std::nullopt};
   bool secure = false;  // --secure: the secure source even with --seed
+  std::string max_memory;  // --max-memory (common/memory.hpp)
 
   std::uint64_t data_seed() const { return privacy.seed.value_or(42); }
   bool seeded_noise() const { return privacy.seed.has_value() && !secure; }

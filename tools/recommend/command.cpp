@@ -20,9 +20,9 @@ int recommend_command(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv, "dpstream-recommend")) return *status;
   return run_tool("dpstream-recommend", [&] {
     recommend::RecommendRun run(s);
-    std::fputs(recommend::data_text(s, run.data()).c_str(), stdout);
+    std::fputs(printable(recommend::data_text(s, run.data()), true).c_str(), stdout);
     run.train();
-    std::fputs(run.summary_text().c_str(), stdout);
+    std::fputs(printable(run.summary_text(), true).c_str(), stdout);
     std::printf("%s\n", run.json_line().c_str());
     flush_stdout();
     return 0;

@@ -1,4 +1,5 @@
 #include "recommend/data.hpp"
+#include "recommend/resources.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -106,6 +107,7 @@ std::vector<std::int64_t> arrivals(const RatingsTable& table) {
 
 Prepared prepare(const RecommendSettings& s) {
   Prepared p;
+  check_generated_set(s);  // its size against --max-memory, before it is generated
   if (s.generated()) generate(s, p);
   else read_file(s, p);
   const double center = center_of(s);

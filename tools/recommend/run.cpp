@@ -1,6 +1,7 @@
 #include "recommend/run.hpp"
 
 #include "common/progress.hpp"
+#include "recommend/resources.hpp"
 #include "dpstream/completion/metrics.hpp"
 
 namespace dpstream::tools::recommend {
@@ -13,6 +14,7 @@ RecommendRun::RecommendRun(const RecommendSettings& s) : s_(s) {
   data_ = prepare(s_);
   users_ = resolve_users(data_, ids_);
   if (data_.test.empty()) throw UsageError("the test split is empty: raise --test-fraction");
+  check_training(s_, data_.users(), data_.items(), data_.train.size());  // exit 2 before its allocations
   train_ = RatingsMatrix(data_.users(), data_.items(), data_.train);
   if (s_.online)  // the stream alone: its one charge is the run's whole ε
     online_ = std::make_unique<OnlineReplay>(s_, data_);

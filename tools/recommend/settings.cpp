@@ -4,7 +4,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/memory.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "recommend/resources.hpp"
 
 namespace dpstream::tools::recommend {
 
@@ -104,6 +106,7 @@ void add_recommend_options(CLI::App& app, RecommendSettings& s) {
       ->check(at_least(0));
   app.add_option("--out", s.out, "online: folder for online.csv and online.svg (created); existing files are refused unless --force");
   app.add_flag("--force", s.force, "online: replace online.csv and online.svg in --out");
+  add_memory_option(app, s.max_memory);
 }
 
 namespace {
@@ -161,6 +164,8 @@ void validate_catalogue(const RecommendSettings& s) {
 
 void validate(const RecommendSettings& s) {
   validate(s.privacy);
+  memory_limit(s.max_memory);  // a bad --max-memory refused now; the limit bounds the readers' lines too
+  check_iteration_caps(s);
   if (s.rank < 1) throw UsageError("--rank must be >= 1, got " + std::to_string(s.rank));
   if (!(s.test_fraction > 0 && s.test_fraction < 1))
     throw UsageError("--test-fraction must be in (0, 1), got " + privacy::format_value(s.test_fraction));

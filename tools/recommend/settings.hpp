@@ -63,6 +63,7 @@ struct RecommendSettings {
   Index online_horizon = 0;            // blt: releases, public
   std::string out;     // --out DIR: DIR/online.csv and DIR/online.svg
   bool force = false;  // replace those files if they exist
+  std::string max_memory;  // --max-memory (common/memory.hpp): estimates of what grows are checked against it
 
   bool generated() const { return input.empty(); }
   bool private_run() const { return mechanism != "none"; }

@@ -47,7 +47,7 @@ int replay_command(int argc, char** argv) {
     replay::ReplayRun run(s, open_input(s.input));
     run.replay();
     const replay::ReportFiles files = replay::write_report_files(run);
-    std::fputs(replay::summary_text(run, files).c_str(), stdout);
+    std::fputs(printable(replay::summary_text(run, files), true).c_str(), stdout);
     std::printf("%s\n", replay::json_line(run, files).c_str());
     std::fflush(stdout);
     run.remove_checkpoint();

@@ -16,6 +16,8 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/stream/seeded_permutation.hpp"
+#include "common/work.hpp"
+#include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools::replay {
@@ -47,6 +49,17 @@ double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_
                 dd * (16 + deeper + learners + (s.nonprivate ? 0 : held / 2)));
 }
 
+// The floating-point work (common/work.hpp) of `rows` rows (unknown: of one release): each row's
+// outer product in the stream's sum and the meter's (2 d² a row), and per release ~10 d³ for each
+// eigendecomposition — the meter's OPT, each private learner's and FTL's — and a PSD projection (d³
+// by MRRR) with --nonnegative.
+double replay_flops(const ReplaySettings& s, double d, std::optional<std::uint64_t> rows) {
+  const double n = rows ? static_cast<double>(*rows) : static_cast<double>(s.block);
+  const double releases = std::ceil(n / static_cast<double>(s.block));
+  const double eigen = 2 + (s.nonprivate ? 0 : static_cast<double>(s.learners().size()));
+  return 2 * n * d * d + releases * d * d * d * (10 * eigen + (s.nonnegative ? 5 : 0));
+}
+
 // A file that can be read twice (not a pipe, a terminal or a socket).
 bool rereadable(const std::string& path) {
   struct stat st {};
@@ -66,12 +79,6 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
   const auto canonical = std::filesystem::canonical(input_.source->path(), no_path);
   s_.input.path = no_path || input_.source->path() == "/dev/stdin" ? input_.source->path() : canonical.string();
   s_.input.format = io::to_string(input_.source->format());
-  {
-    std::optional<std::uint64_t> rows = input_.source->declared_rows();
-    if (s_.limit != 0) rows = rows ? std::min(*rows, s_.limit) : s_.limit;
-    require_memory("a replay of " + std::to_string(d_) + "-dimensional rows in blocks of " + std::to_string(s_.block),
-                   replay_bytes(s_, d_, rows), memory_limit(s_.max_memory));
-  }
   try {
     std::filesystem::create_directories(s_.out);
   } catch (const std::exception& e) {
@@ -83,11 +90,20 @@ ReplayRun::ReplayRun(ReplaySettings& s, OpenedInput input)
   check_resume_file();
   reader_ = std::make_unique<GuardedReader>(*input_.source, read_options());
   size_stream();
+  // After size_stream: a file whose length the mechanism needs (sqrt holds a draw per release) has been
+  // counted, so the estimate is of its releases, not of an assumed long stream.
+  require_memory("a replay of " + std::to_string(d_) + "-dimensional rows in blocks of " + std::to_string(s_.block),
+                 replay_bytes(s_, d_, known_rows_), memory_limit(s_.max_memory));
+  announce_work("dpstream-replay",
+                (known_rows_ ? std::to_string(*known_rows_) + " rows" : "each release (the stream's length is unknown)") +
+                    std::string(" of dimension ") + std::to_string(d_) + " in blocks of " + std::to_string(s_.block) +
+                    (s_.nonnegative ? ", --nonnegative" : ""),
+                replay_flops(s_, static_cast<double>(d_), known_rows_));
   skip_replayed_rows();
   build_session();
   // Only now: a run refused above (exit 2: a resumed input that differs, flags that leave no usable
   // noise) prints nothing on stdout.
-  std::printf("input: %s — %s\n", input_.source->path().c_str(), input_.note.c_str());
+  std::printf("input: %s — %s\n", printable(input_.source->path()).c_str(), printable(input_.note).c_str());
 }
 
 ReplayRun::~ReplayRun() {
@@ -276,7 +292,7 @@ bool ReplayRun::write_checkpoint() {
                  "%sdpstream-replay: checkpoint at release %llu (%llu rows): %s, %.1f MB; workers drained in "
                  "%.3f s, state copied in %.3f s, written in %.3f s beside the replay\n",
                  ::isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "", (unsigned long long)release,
-                 (unsigned long long)(release * s_.block), s_.checkpoint.c_str(), bytes / 1e6, drained, copied, seconds);
+                 (unsigned long long)(release * s_.block), printable(s_.checkpoint).c_str(), bytes / 1e6, drained, copied, seconds);
   });
   return true;
 }

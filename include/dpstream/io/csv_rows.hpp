@@ -9,8 +9,9 @@
 // such a number wrapped in double quotes ("1.5", as written by tools quoting every field; nothing
 // else may be inside the quotes, and a quoted field cannot hold a comma). An empty field — a
 // trailing comma — is not a number. Magnitudes beyond double range read as ±inf or 0, as strtod
-// does. Errors name the 1-based line, the 0-based row index and, for a bad field, its 1-based column
-// and text.
+// does. A line longer than max_line_bytes() (a share of the memory limit) is refused, whatever
+// skip_malformed says. Errors name the 1-based line, the 0-based row index and, for a bad field, its
+// 1-based column and text.
 //
 // CsvHeader::detect ("--header auto") looks at the kinds of the first line's fields, empty fields
 // aside: only names (not numbers; quoted numbers may be among them) → a header; only numbers
@@ -34,6 +35,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/base/staged_file.hpp"
+#include "dpstream/io/line_reader.hpp"
 #include "dpstream/io/row_source.hpp"
 
 namespace dpstream::io {
@@ -64,17 +66,8 @@ class CsvRowReader final : public RowSource {
   struct FileCloser {
     void operator()(std::FILE* f) const noexcept;
   };
-  // getline(3)'s buffer, a member of its own so that it is freed when the constructor throws.
-  struct LineBuffer {
-    char* data = nullptr;
-    std::size_t capacity = 0;
-    LineBuffer() = default;
-    LineBuffer(const LineBuffer&) = delete;
-    LineBuffer& operator=(const LineBuffer&) = delete;
-    ~LineBuffer();
-  };
   std::unique_ptr<std::FILE, FileCloser> file_;
-  LineBuffer raw_;
+  std::unique_ptr<LineReader> lines_;  // a line at most max_line_bytes() long (line_reader.hpp)
   std::string_view line_;
   std::uint64_t line_number_ = 0;
   std::uint64_t row_index_ = 0;
