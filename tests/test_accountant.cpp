@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstream/base/format.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/accountant.hpp"
@@ -19,6 +20,7 @@ using namespace dpstream::privacy;
 using dpstream::BudgetExhausted;
 using dpstream::CorruptInput;
 using dpstream::InvalidParameter;
+using dpstream::base::format_value;
 using Catch::Contains;
 
 namespace {

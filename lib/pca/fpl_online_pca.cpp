@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 
 namespace dpstream::pca {
@@ -44,9 +45,7 @@ namespace {
 
 const FplOptions& validated(Index dimension, const FplOptions& options) {
   if (dimension < 1) throw InvalidParameter("FplOnlinePca: dimension must be >= 1, got " + std::to_string(dimension));
-  if (options.k < 1 || options.k > dimension)
-    throw InvalidParameter("FplOnlinePca: k must be in [1, " + std::to_string(dimension) + "], got " +
-                           std::to_string(options.k));
+  base::require_rank("FplOnlinePca", options.k, dimension);
   if (options.refresh_every < 1) throw InvalidParameter("FplOnlinePca: refresh_every must be >= 1, got 0");
   return options;
 }

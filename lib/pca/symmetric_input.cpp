@@ -5,16 +5,16 @@
 #include <limits>
 #include <string>
 
+#include "dpstream/base/format.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
-#include "dpstream/privacy/params.hpp"
 #include "../linalg/transpose_tile.hpp"
 
 namespace dpstream::pca::detail {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
-using privacy::format_value;
+using base::format_value;
 using linalg::detail::kTile;
 using linalg::detail::transpose_tile;
 

@@ -11,12 +11,17 @@
 
 #include <sodium.h>
 
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "privacy_ledger.pb.h"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 namespace {
 

@@ -5,9 +5,14 @@
 #include <numbers>
 #include <string>
 
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 namespace {
 

@@ -3,11 +3,16 @@
 #include <cmath>
 #include <string>
 
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 GaussianMechanism::GaussianMechanism(double l2_sensitivity, EpsDelta target, Calibration calibration)
     : GaussianMechanism(l2_sensitivity, gaussian_sigma(l2_sensitivity, target, calibration), true,

@@ -8,11 +8,16 @@
 #include <numbers>
 #include <string>
 
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 namespace {
 

@@ -5,11 +5,16 @@
 #include <cmath>
 #include <string>
 
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon)
     : l1_sensitivity_(l1_sensitivity), epsilon_(epsilon), scale_(0.0) {

@@ -3,12 +3,17 @@
 #include <cmath>
 #include <string>
 
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 const char* to_string(SymmetricNoiseShape shape) noexcept {
   return shape == SymmetricNoiseShape::goe ? "goe" : "paper";

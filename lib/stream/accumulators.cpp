@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/memory_limit.hpp"
@@ -39,7 +40,7 @@ VectorAccumulator::VectorAccumulator(Eigen::Index dimension, Eigen::Index /*batc
 
 double VectorAccumulator::sensitivity(privacy::Neighbours relation, double row_norm_bound) {
   privacy::require_stream_relation("continual sum", relation);
-  privacy::require_positive("row_norm_bound", row_norm_bound);
+  base::require_positive("row_norm_bound", row_norm_bound);
   // zero-out: ‖a‖ ≤ L; replace: ‖a − b‖ ≤ 2L (attained by b = −a).
   return relation == privacy::Neighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;
 }

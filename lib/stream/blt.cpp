@@ -8,14 +8,14 @@
 #include <Eigen/Eigenvalues>
 
 #include "blt_closed_form.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/errors.hpp"
-#include "dpstream/privacy/params.hpp"
 
 namespace dpstream::stream {
 
 using Eigen::Index;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 

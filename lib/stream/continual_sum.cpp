@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -43,7 +44,7 @@ std::unique_ptr<privacy::NoiseSource> make_source(const ContinualSumOptions& opt
 
 const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   if (options.block_rows < 1) throw InvalidParameter("continual sum: block_rows must be >= 1, got 0");
-  privacy::require_positive("row_norm_bound", options.row_norm_bound);
+  base::require_positive("row_norm_bound", options.row_norm_bound);
   if (options.batch_rows < 0)
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
   if (options.kept_releases < 1 || options.kept_releases > 64)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "continual_sum.pb.h"
+#include "dpstream/base/format.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/atomic_file.hpp"
 #include "dpstream/io/message_seal.hpp"
@@ -15,7 +16,7 @@
 
 namespace dpstream::stream {
 
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 

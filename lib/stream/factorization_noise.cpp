@@ -6,6 +6,8 @@
 #include <string>
 
 #include "continual_sum.pb.h"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
@@ -15,8 +17,8 @@ namespace dpstream::stream {
 
 using Eigen::Index;
 using Eigen::VectorXd;
-using privacy::format_value;
-using privacy::require_positive;
+using base::format_value;
+using base::require_positive;
 
 namespace {
 

@@ -9,12 +9,14 @@
 #include <tuple>
 
 #include "continual_sum.pb.h"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
 namespace dpstream::stream {
 
-using privacy::require_positive;
+using base::require_positive;
 
 const char* to_string(TreeKind kind) noexcept { return kind == TreeKind::plain ? "plain" : "honaker"; }
 
@@ -192,7 +194,7 @@ void TreeNoise::load(const proto::ContinualNoiseState& in) {
   if (tree.horizon() != horizon_)
     throw mismatch("horizon", std::to_string(tree.horizon()), std::to_string(horizon_));
   if (tree.node_sigma() != node_sigma_)
-    throw mismatch("node_sigma", privacy::format_value(tree.node_sigma()), privacy::format_value(node_sigma_));
+    throw mismatch("node_sigma", base::format_value(tree.node_sigma()), base::format_value(node_sigma_));
   if (tree.epoch() != epoch_ || tree.first_step() != first_step_)
     throw mismatch("epoch", std::to_string(tree.epoch()), std::to_string(epoch_));
   if (tree.steps() > horizon_)

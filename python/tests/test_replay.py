@@ -53,7 +53,7 @@ def test_python_online_pca_reproduces_the_cli_regret(cli):
     assert cli["rows"] == r["rows"] == ROWS
     # Bit for bit: the same rows (pixels * (1/255), unit-normalised by RowGuard in a VectorXd each),
     # the same blocks of 128 rows given to the same rank-k updates, the same seeded noise, the same
-    # refreshes and the same meter, in the same order; the JSON line's numbers round-trip (privacy::format_value).
+    # refreshes and the same meter, in the same order; the JSON line's numbers round-trip (base::format_value).
     # (Chunks that cut blocks change only how a block's Gram update is split: test_api checks that
     # within 1e-9.)
     for key in ("opt", "gain", "regret", "regret_over_opt", "nonprivate_regret_over_opt"):

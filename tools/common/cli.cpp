@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dpstream/base/format.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/staged_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
@@ -101,9 +102,9 @@ void add_privacy_options(CLI::App& app, PrivacyFlags& flags, const std::string& 
 
 void validate(const PrivacyFlags& flags) {
   if (!std::isfinite(flags.epsilon) || flags.epsilon <= 0)
-    throw UsageError("--epsilon must be finite and > 0, got " + privacy::format_value(flags.epsilon));
+    throw UsageError("--epsilon must be finite and > 0, got " + base::format_value(flags.epsilon));
   if (!(flags.delta > 0 && flags.delta < 1))
-    throw UsageError("--delta must be in (0, 1), got " + privacy::format_value(flags.delta));
+    throw UsageError("--delta must be in (0, 1), got " + base::format_value(flags.delta));
   // The accountant in floating point: one Gaussian release calibrated to the target and charged
   // against it must be representable (at ε = 1e200 the spent ε overflows; under the paper calibration
   // at ε = 1e-300, ρ underflows to 0). Found now, not at a mechanism's charge after the rows were read.
@@ -119,8 +120,8 @@ void validate(const PrivacyFlags& flags) {
 }
 
 UsageError calibration_refused(const PrivacyFlags& flags, const std::string& others, const std::string& reason) {
-  return UsageError("--epsilon " + privacy::format_value(flags.epsilon) + ", --delta " +
-                    privacy::format_value(flags.delta) + ", --calibration " + flags.calibration +
+  return UsageError("--epsilon " + base::format_value(flags.epsilon) + ", --delta " +
+                    base::format_value(flags.delta) + ", --calibration " + flags.calibration +
                     (others.empty() ? "" : ", " + others) + " give no usable noise: " + reason);
 }
 
@@ -136,8 +137,8 @@ stream::RowGuardOptions NormalizeFlags::guard_options(Eigen::Index dimension, bo
 
 std::string NormalizeFlags::text() const {
   if (normalize == "unit") return "normalised to unit norm";
-  if (normalize == "clip") return "clipped to norm " + privacy::format_value(clip_norm);
-  return "norm bound " + privacy::format_value(clip_norm) + " (reject)";
+  if (normalize == "clip") return "clipped to norm " + base::format_value(clip_norm);
+  return "norm bound " + base::format_value(clip_norm) + " (reject)";
 }
 
 CLI::Option* add_normalize_options(CLI::App& app, NormalizeFlags& flags) {
@@ -151,7 +152,7 @@ CLI::Option* add_normalize_options(CLI::App& app, NormalizeFlags& flags) {
 
 void validate(const NormalizeFlags& flags) {
   if (!std::isfinite(flags.clip_norm) || flags.clip_norm <= 0)
-    throw UsageError("--clip-norm must be finite and > 0, got " + privacy::format_value(flags.clip_norm));
+    throw UsageError("--clip-norm must be finite and > 0, got " + base::format_value(flags.clip_norm));
   if (flags.clip_norm_given && flags.normalize == "unit")
     throw UsageError("--clip-norm applies to --normalize clip or none (unit scales every row to norm 1)");
 }

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::tools {
 
@@ -24,7 +24,7 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string json_number(double v) { return std::isfinite(v) ? privacy::format_value(v) : "null"; }
+std::string json_number(double v) { return std::isfinite(v) ? base::format_value(v) : "null"; }
 
 JsonLine& JsonLine::field(const std::string& key, const std::string& json) {
   if (body_.size() > 1) body_ += ',';

@@ -15,6 +15,7 @@
 #include "common/json.hpp"
 #include "common/output_paths.hpp"
 #include "common/progress.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
@@ -66,7 +67,7 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
   report_.sparse = s.sparse;
   report_.scale = s.scale;
   if (!std::isfinite(s.scale) || s.scale <= 0)
-    throw UsageError("--scale must be finite and > 0, got " + privacy::format_value(s.scale));
+    throw UsageError("--scale must be finite and > 0, got " + base::format_value(s.scale));
   try {
     const io::RowFormat from = io::parse_row_format(s.from);
     report_.input_format = from == io::RowFormat::automatic ? io::format_from_path(s.input) : from;
