@@ -10,6 +10,9 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
@@ -19,6 +22,7 @@ using namespace dpstream::privacy;
 using dpstream::BudgetExhausted;
 using dpstream::CorruptInput;
 using dpstream::InvalidParameter;
+using dpstream::base::format_value;
 using Catch::Contains;
 
 namespace {

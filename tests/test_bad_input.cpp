@@ -26,6 +26,7 @@
 #include "continual_sum.pb.h"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/completion/metrics.hpp"
 #include "dpstream/completion/private_als.hpp"
 #include "dpstream/completion/private_frank_wolfe.hpp"
@@ -1164,7 +1165,7 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
 TEST_CASE("bad input: epsilon <= 0, NaN or infinite", "[bad-input][epsilon]") {
   for (const double eps : {0.0, -1.0, -0.0, kNaN, kInf}) {
     INFO("epsilon " << eps);
-    const std::string got = "got " + privacy::format_value(eps);
+    const std::string got = "got " + base::format_value(eps);
     // Every estimator and mechanism takes its target as an EpsDelta, refused here, before any of them.
     EXPECT_THROWS_NAMING(InvalidParameter, privacy::EpsDelta(eps, 1e-6), "epsilon must be finite and > 0", got);
     // The entry points that take ε as a plain number.
@@ -1191,7 +1192,7 @@ TEST_CASE("bad input: epsilon <= 0, NaN or infinite", "[bad-input][epsilon]") {
 TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[bad-input][delta]") {
   for (const double delta : {1.0, 1.5, -1e-6, kNaN, kInf}) {
     INFO("delta " << delta);
-    const std::string got = "got " + privacy::format_value(delta);
+    const std::string got = "got " + base::format_value(delta);
     EXPECT_THROWS_NAMING(InvalidParameter, privacy::EpsDelta(1.0, delta), "delta must be in [0, 1)", got);
     EXPECT_THROWS_NAMING(InvalidParameter, privacy::GaussianMechanism::with_sigma(1.0, 5.0).guarantee(delta), "delta");
     completion::AlsOptions ao = als_options();

@@ -63,29 +63,6 @@ TEST_CASE("Zcdp requires finite rho > 0", "[params]") {
   REQUIRE_THROWS_AS(Zcdp(0.0), InvalidParameter);
 }
 
-TEST_CASE("require_positive names the parameter and the value", "[params]") {
-  REQUIRE_NOTHROW(require_positive("sigma", 1e-300));
-  REQUIRE_THROWS_WITH(require_positive("sigma", 0.0), "sigma must be finite and > 0, got 0");
-  REQUIRE_THROWS_WITH(require_positive("l2_sensitivity", -3.5), "l2_sensitivity must be finite and > 0, got -3.5");
-  REQUIRE_THROWS_WITH(require_positive("sigma", kNaN), Contains("sigma") && Contains("nan"));
-  REQUIRE_THROWS_WITH(require_positive("sigma", kInf), Contains("sigma") && Contains("inf"));
-  REQUIRE_THROWS_AS(require_positive("x", -1.0), InvalidParameter);
-}
-
-TEST_CASE("format_value prints the shortest round-trip text", "[params]") {
-  CHECK(format_value(0.1) == "0.1");
-  CHECK(format_value(-1.0) == "-1");
-  CHECK(format_value(1e-6) == "1e-06");
-  CHECK(format_value(48.4481) == "48.4481");
-  CHECK(format_value(kInf) == "inf");
-  CHECK(format_value(-kInf) == "-inf");
-  CHECK(format_value(kNaN) == "nan");
-  // Round trip: the text reads back as the same double.
-  for (double v : {1.0 / 3.0, 5.298802527, 1e-300, 2.2250738585072014e-308}) {
-    CHECK(std::stod(format_value(v)) == v);
-  }
-}
-
 TEST_CASE("enum to_string", "[params]") {
   CHECK(std::string(to_string(Calibration::paper)) == "paper");
   CHECK(std::string(to_string(Calibration::tight)) == "tight");

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
 #include "dpstream/completion/private_als.hpp"  // statistics_stride
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -17,20 +19,18 @@ namespace dpstream::completion {
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
 constexpr std::uint64_t kDpamInitSeedOffset = 0x5eed'a15bULL;  // the initial V's stream, apart from the noise's
 
 void require_positive_option(const char* field, double value) {
-  if (!(std::isfinite(value) && value > 0.0))
-    throw InvalidParameter(std::string("DpamAls: ") + field + " must be finite and > 0, got " + format_value(value));
+  base::require_positive(std::string("DpamAls: ") + field, value);
 }
 
 void require_nonnegative_option(const char* field, double value) {
-  if (!(std::isfinite(value) && value >= 0.0))
-    throw InvalidParameter(std::string("DpamAls: ") + field + " must be finite and >= 0, got " + format_value(value));
+  base::require_nonnegative(std::string("DpamAls: ") + field, value);
 }
 
 const DpamAlsOptions& validated(const DpamAlsOptions& o) {
@@ -156,11 +156,11 @@ DpamAls::DpamAls(const DpamAlsOptions& options) : options_(validated(options)) {
                            o.gate_share > 0.0 ? gate_sigma_ : 1.0};
   for (const double sigma : sigmas)
     if (!std::isfinite(sigma) || !(sigma > 0.0))
-      throw InvalidParameter("DpamAls: a noise scale is not finite and > 0 (sigma " + privacy::format_value(sigma) +
-                             ", GDP mu " + privacy::format_value(mu_) + ", factor bound " +
-                             privacy::format_value(o.fold_in.factor_bound) + ")");
+      throw InvalidParameter("DpamAls: a noise scale is not finite and > 0 (sigma " + base::format_value(sigma) +
+                             ", GDP mu " + base::format_value(mu_) + ", factor bound " +
+                             base::format_value(o.fold_in.factor_bound) + ")");
   if (!(privacy::analytic_gaussian_delta(mu_, 1.0, o.target.epsilon()) <= o.target.delta() * (1.0 + 1e-6)))
-    throw InvalidParameter("DpamAls: GDP mu " + privacy::format_value(mu_) + " does not meet " +
+    throw InvalidParameter("DpamAls: GDP mu " + base::format_value(mu_) + " does not meet " +
                            o.target.to_string() + " in floating point");
   if (o.seed) {
     mechanism_source_ = std::make_unique<privacy::SeededNoiseSource>(*o.seed);

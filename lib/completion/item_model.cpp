@@ -10,13 +10,16 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::completion {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 void RatingScale::validate(const char* field) const {
   if (!(std::isfinite(low) && std::isfinite(high) && low < high))
@@ -25,14 +28,10 @@ void RatingScale::validate(const char* field) const {
 }
 
 void FoldInOptions::validate() const {
-  if (!(std::isfinite(bias_shrinkage) && bias_shrinkage >= 0.0))
-    throw InvalidParameter("bias_shrinkage must be finite and >= 0, got " + format_value(bias_shrinkage));
-  if (!(std::isfinite(factor_regularization) && factor_regularization > 0.0))
-    throw InvalidParameter("factor_regularization must be finite and > 0, got " + format_value(factor_regularization));
-  if (!(std::isfinite(factor_bound) && factor_bound > 0.0))
-    throw InvalidParameter("factor_bound must be finite and > 0, got " + format_value(factor_bound));
-  if (!(std::isfinite(validation_margin) && validation_margin >= 0.0))
-    throw InvalidParameter("validation_margin must be finite and >= 0, got " + format_value(validation_margin));
+  base::require_nonnegative("bias_shrinkage", bias_shrinkage);
+  base::require_positive("factor_regularization", factor_regularization);
+  base::require_positive("factor_bound", factor_bound);
+  base::require_nonnegative("validation_margin", validation_margin);
 }
 
 namespace {
@@ -112,7 +111,7 @@ UserModel fold_in_user(const ItemModel& model, const FoldInOptions& options,
     require_item(model, item);
     if (!std::isfinite(value))  // a NaN passes the scale's clip and would reach every term made from her
       throw InvalidParameter("fold_in_user: the rating of item " + std::to_string(item) + " is " +
-                             privacy::format_value(value) + ", not finite");
+                             base::format_value(value) + ", not finite");
   }
   UserModel user = fit_user(model, options, ratings);
   if (options.validate_factor && model.rank() > 0 && !factor_validates(model, options, ratings)) {
@@ -145,8 +144,8 @@ UserModel fit_user(const ItemModel& model, const FoldInOptions& options, std::sp
   user.factor = gram.selfadjointView<Eigen::Lower>().ldlt().solve(rhs);
   const double norm = user.factor.norm();
   if (!std::isfinite(norm) || !std::isfinite(user.bias))  // NaN > bound is false: the clip would let it through
-    throw InvalidParameter("fold_in_user: the fitted factor's norm is " + privacy::format_value(norm) + " and the bias " +
-                           privacy::format_value(user.bias) + ": not finite (a non-finite or overflowing item model), refused");
+    throw InvalidParameter("fold_in_user: the fitted factor's norm is " + base::format_value(norm) + " and the bias " +
+                           base::format_value(user.bias) + ": not finite (a non-finite or overflowing item model), refused");
   if (norm > options.factor_bound) {
     user.factor *= options.factor_bound / norm;
     user.factor_clipped = true;

@@ -5,6 +5,8 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::completion {
 
@@ -14,7 +16,7 @@ double checked_prediction(const RatingPredictor& predict, Eigen::Index user, Eig
   const double p = predict(user, item);
   if (!std::isfinite(p))
     throw InvalidParameter("rmse: prediction for user " + std::to_string(user) + ", item " + std::to_string(item) +
-                           " is " + privacy::format_value(p));
+                           " is " + base::format_value(p));
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/completion/private_als.hpp"  // statistics_stride
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -193,7 +194,7 @@ void Recommender::add(UserRatings ratings) {
   const double norm = row.norm();
   if (!std::isfinite(norm))  // it would poison the block's sum and every later release: refused, nothing added
     throw InvalidParameter("Recommender::add: user " + std::to_string(counts_.users) + "'s row has norm " +
-                           privacy::format_value(norm) + ", not finite: refused, nothing added");
+                           base::format_value(norm) + ", not finite: refused, nothing added");
   double scale = 1.0;
   if (!(norm <= row_bound_ * (1.0 + kRoundOff))) {  // impossible by the derivation; scaled, counted
     scale = row_bound_ / norm;

@@ -15,6 +15,8 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/io/line_reader.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::completion {
 
@@ -138,7 +140,7 @@ RatingsSplit split_ratings_per_user(const RatingsTable& table, const std::vector
                                     double test_fraction, std::uint64_t seed) {
   if (!(test_fraction >= 0.0 && test_fraction < 1.0))
     throw InvalidParameter("split_ratings_per_user: test_fraction must be in [0, 1), got " +
-                           privacy::format_value(test_fraction));
+                           base::format_value(test_fraction));
   RatingsSplit split;
   for (std::size_t k = 0; k < ratings.size(); ++k) {
     const auto [user, item] = ids_of(table, ratings[k], "split_ratings_per_user", k);

@@ -15,6 +15,9 @@
 #include <Eigen/Cholesky>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
@@ -26,7 +29,7 @@ namespace dpstream::completion {
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 const char* to_string(AlsInit init) noexcept { return init == AlsInit::uniform ? "uniform" : "gaussian"; }
 
@@ -49,7 +52,7 @@ constexpr std::uint64_t kAlgorithmSeedOffset = 0x9E3779B97F4A7C15ULL;
 using StorageIndex = RatingsMatrix::ByUser::StorageIndex;
 
 void require_positive_field(const char* field, double value) {
-  privacy::require_positive((std::string("PrivateAls: ") + field).c_str(), value);
+  base::require_positive((std::string("PrivateAls: ") + field).c_str(), value);
 }
 
 void require_at_least(const char* field, long long value, long long minimum) {
@@ -89,8 +92,7 @@ const AlsOptions& validated(const AlsOptions& o) {
   if (o.huber_noise_alpha) require_positive_field("huber_noise_alpha", *o.huber_noise_alpha);
   require_positive_field("noise_variance", o.noise_variance);
   require_positive_field("paper_sensitivity", o.paper_sensitivity);
-  if (!(o.report_delta > 0.0 && o.report_delta < 1.0))
-    throw InvalidParameter("PrivateAls: report_delta must be in (0, 1), got " + format_value(o.report_delta));
+  base::require_open_unit("PrivateAls: report_delta", o.report_delta);
   if (o.relation != privacy::Neighbours::add_remove_row && o.relation != privacy::Neighbours::replace_row)
     throw InvalidParameter("PrivateAls: relation must be add_remove_row or replace_row, got " +
                            std::to_string(static_cast<int>(o.relation)));
@@ -345,9 +347,9 @@ VectorXd v_step_statistics(const AlsOptions& options, const RatingsMatrix& ratin
 
 double faithful_noise_variance_for_epsilon(AlsMechanism mechanism, double per_draw_epsilon, double paper_sensitivity,
                                            double delta) {
-  privacy::require_positive("per_draw_epsilon", per_draw_epsilon);
-  privacy::require_positive("paper_sensitivity", paper_sensitivity);
-  if (!(delta > 0.0 && delta < 1.0)) throw InvalidParameter("delta must be in (0, 1), got " + format_value(delta));
+  base::require_positive("per_draw_epsilon", per_draw_epsilon);
+  base::require_positive("paper_sensitivity", paper_sensitivity);
+  base::require_open_unit("delta", delta);
   switch (mechanism) {
     case AlsMechanism::gaussian: {
       const double sigma = std::sqrt(2.0 * std::log(1.25 / delta)) * paper_sensitivity / per_draw_epsilon;

@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 
@@ -13,15 +16,14 @@ namespace dpstream::completion {
 
 using Eigen::Index;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
 constexpr double kBlockSensitivity = 1.4142135623730951;  // √2, both blocks (header)
 
 void require_positive_baseline(const char* field, double value) {
-  if (!(std::isfinite(value) && value > 0.0))
-    throw InvalidParameter(std::string(field) + " must be finite and > 0, got " + format_value(value));
+  base::require_positive(std::string(field), value);
 }
 
 }  // namespace

@@ -8,6 +8,9 @@
 #include <Eigen/SparseCore>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -20,7 +23,7 @@ namespace dpstream::completion {
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
@@ -48,7 +51,7 @@ void require_paper_condition(const privacy::EpsDelta& target) {
 }
 
 void require_row_norm_bound(double row_norm_bound) {
-  privacy::require_positive("PrivateFrankWolfe: row_norm_bound", row_norm_bound);
+  base::require_positive("PrivateFrankWolfe: row_norm_bound", row_norm_bound);
   const double residual_bound = 2.0 * row_norm_bound;
   if (!std::isnormal(residual_bound * residual_bound))
     fail("(2 row_norm_bound)^2 must be a finite normal number, got row_norm_bound = " + format_value(row_norm_bound));
@@ -59,7 +62,7 @@ void require_iterations(int iterations) {
 }
 
 const FrankWolfeOptions& validated(const FrankWolfeOptions& o) {
-  privacy::require_positive("PrivateFrankWolfe: nuclear_norm_bound", o.nuclear_norm_bound);
+  base::require_positive("PrivateFrankWolfe: nuclear_norm_bound", o.nuclear_norm_bound);
   require_iterations(o.iterations);
   require_row_norm_bound(o.row_norm_bound);
   if (!(o.target.delta() > 0.0))

@@ -22,8 +22,9 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/io/line_reader.hpp"
 #include "dpstream/base/memory_limit.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/io/row_log.hpp"
-#include "dpstream/privacy/params.hpp"
 #include "sampling.hpp"
 
 namespace dpstream::completion {
@@ -280,7 +281,7 @@ RatingsTable read_row_log(const std::string& path, bool skip_malformed) {
     for (Index k = 0; k < record.indices.size(); ++k) {
       if (!std::isfinite(record.values[k])) {
         builder.malformed(row, "item " + std::to_string(record.indices[k]) + ": rating " +
-                                   privacy::format_value(record.values[k]) + " is not finite");
+                                   base::format_value(record.values[k]) + " is not finite");
         continue;
       }
       builder.add(user, record.indices[k], record.values[k], row);
@@ -363,7 +364,7 @@ std::string parse_rating(const Fields& fields, RatingsFormat format, std::int64_
   if (!problem.empty()) return problem;
   if (!parse_double(fields.text[2], value)) return "rating " + quoted(fields.text[2]) + " is not a number";
   if (!std::isfinite(value))
-    return "rating " + quoted(fields.text[2]) + " is not finite (" + privacy::format_value(value) + ")";
+    return "rating " + quoted(fields.text[2]) + " is not finite (" + base::format_value(value) + ")";
   timestamp.reset();
   if (fields.count != 4) return std::string();
   std::int64_t seconds = 0;
@@ -546,7 +547,7 @@ RatingsTable keep_items(const RatingsTable& table, const std::vector<std::int64_
 
 RatingsSplit split_ratings(const std::vector<Rating>& ratings, double test_fraction, std::uint64_t seed) {
   if (!(test_fraction >= 0.0 && test_fraction < 1.0))
-    throw InvalidParameter("split_ratings: test_fraction must be in [0, 1), got " + privacy::format_value(test_fraction));
+    throw InvalidParameter("split_ratings: test_fraction must be in [0, 1), got " + base::format_value(test_fraction));
   const std::size_t n = ratings.size();
   const auto test_count = static_cast<std::size_t>(std::llround(test_fraction * static_cast<double>(n)));
   std::vector<std::size_t> order(n);

@@ -5,6 +5,8 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::completion {
 
@@ -20,7 +22,7 @@ RatingsMatrix::RatingsMatrix(Eigen::Index users, Eigen::Index items, const std::
                               ", item " + std::to_string(r.item) + ")";
     if (r.user < 0 || r.user >= users) throw InvalidParameter(where + ": user outside [0, " + std::to_string(users) + ")");
     if (r.item < 0 || r.item >= items) throw InvalidParameter(where + ": item outside [0, " + std::to_string(items) + ")");
-    if (!std::isfinite(r.value)) throw InvalidParameter(where + ": value is " + privacy::format_value(r.value));
+    if (!std::isfinite(r.value)) throw InvalidParameter(where + ": value is " + base::format_value(r.value));
     entries.emplace_back(static_cast<int>(r.user), static_cast<int>(r.item), r.value);
   }
   by_user_.resize(users, items);

@@ -9,6 +9,8 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 #include "sampling.hpp"
 
 namespace dpstream::completion {
@@ -65,7 +67,7 @@ SyntheticRatings uniform_factor_ratings(Eigen::Index users, Eigen::Index items, 
   require_at_least_one(what, "rank", rank);
   if (!(observed_fraction > 0.0 && observed_fraction <= 1.0))
     throw InvalidParameter(std::string(what) + ": observed_fraction must be in (0, 1], got " +
-                           privacy::format_value(observed_fraction));
+                           base::format_value(observed_fraction));
   privacy::SeededNoiseSource source(seed);
   SyntheticRatings out;
   out.user_factors.resize(users, rank);
@@ -194,7 +196,7 @@ void validate_shape(const MovieLensShape& s) {
   if (s.ratings < least || s.ratings > most)
     refuse_shape("ratings", "in [users * min_per_user, users * max_per_user] = [" + str(least) + ", " + str(most) + "]",
                  str(s.ratings));
-  const auto num = [](double v) { return privacy::format_value(v); };
+  const auto num = [](double v) { return base::format_value(v); };
   if (!(s.activity_tail > 0.0 && std::isfinite(s.activity_tail)))
     refuse_shape("activity_tail", "finite and > 0", num(s.activity_tail));
   if (!(s.popularity_exponent >= 0.0 && std::isfinite(s.popularity_exponent)))

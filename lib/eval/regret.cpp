@@ -7,6 +7,9 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "linalg/matrix_message.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::eval {
 
@@ -18,8 +21,7 @@ namespace {
 
 Index checked_k(Index dimension, Index k) {
   if (dimension < 1) throw InvalidParameter("RegretMeter: dimension must be >= 1, got " + std::to_string(dimension));
-  if (k < 1 || k > dimension)
-    throw InvalidParameter("RegretMeter: k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(k));
+  base::require_rank("RegretMeter", k, dimension);
   return k;
 }
 
@@ -129,8 +131,8 @@ void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in, const Eigen
     const double given = packed_sum(j * (j + 1) / 2 + j), expected = old_diagonal(j) + squares(j);
     if (!(std::abs(given - expected) <= 1e-10 * (std::abs(given) + std::abs(expected))))
       throw InvalidParameter("RegretMeter::observe: the packed sum is not the meter's plus these rows: its "
-                             "diagonal entry " + std::to_string(j) + " is " + privacy::format_value(given) +
-                             ", the rows make it " + privacy::format_value(expected));
+                             "diagonal entry " + std::to_string(j) + " is " + base::format_value(given) +
+                             ", the rows make it " + base::format_value(expected));
   }
   const std::uint64_t before = rows();
   exact_.unpack(packed_sum, before + static_cast<std::uint64_t>(rows_in.rows()));

@@ -3,11 +3,13 @@
 #include <string>
 
 #include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::eval {
 
-using privacy::format_value;
+using base::format_value;
 
 std::string regret_csv(const RegretMeter& meter) {
   std::string out = "rows,opt";

@@ -6,6 +6,8 @@
 
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -14,7 +16,7 @@ namespace dpstream::io {
 namespace {
 
 const SyntheticRowsOptions& validated(const SyntheticRowsOptions& o) {
-  using privacy::format_value;
+  using base::format_value;
   if (o.dimension < 1)
     throw InvalidParameter("synthetic rows: dimension must be >= 1, got " + std::to_string(o.dimension));
   if (o.rows < 1) throw InvalidParameter("synthetic rows: rows must be >= 1, got 0");

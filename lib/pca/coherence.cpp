@@ -15,13 +15,16 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "matrix_checks.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::pca {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
@@ -143,8 +146,7 @@ double mu_coherence(const Eigen::Ref<const MatrixXd>& a, EigenbasisChoice basis)
 double top_k_coherence(const Eigen::Ref<const MatrixXd>& a, Index k) {
   require_finite_matrix("top_k_coherence", a);
   const Index m = a.rows(), n = a.cols();
-  if (k < 1 || k > std::min(m, n))
-    throw InvalidParameter("top_k_coherence: k must be in [1, " + std::to_string(std::min(m, n)) + "], got " + std::to_string(k));
+  base::require_rank("top_k_coherence", k, std::min(m, n));
   if (is_symmetric(a)) {
     const AbsEigen e = eigen_by_magnitude(a);
     return static_cast<double>(n) * max_abs2(e.vectors.leftCols(k));

@@ -11,6 +11,9 @@
 #include <sodium.h>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -23,13 +26,12 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using privacy::Calibration;
 using privacy::EpsDelta;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
 void require_delta_positive(const char* owner, const EpsDelta& target) {
-  if (!(target.delta() > 0.0))
-    throw InvalidParameter(std::string(owner) + ": delta must be in (0, 1), got " + format_value(target.delta()));
+  base::require_open_unit(std::string(owner) + ": delta", target.delta());
 }
 
 void require_rank(const char* owner, Index k, Index oversampling) {
@@ -122,7 +124,7 @@ MatrixNeighbours parse_matrix_neighbours(const std::string& text) {
 }
 
 double row_change_bound(MatrixNeighbours relation, double row_norm_bound) {
-  privacy::require_positive("row_norm_bound", row_norm_bound);
+  base::require_positive("row_norm_bound", row_norm_bound);
   return relation == MatrixNeighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;
 }
 
@@ -150,8 +152,7 @@ MatrixXd LowRankFactors::dense() const { return left * singular_values.asDiagona
 
 LowRankFactors top_k_svd(const Eigen::Ref<const MatrixXd>& m, Index k) {
   const Index smaller = std::min(m.rows(), m.cols());
-  if (k < 1 || k > smaller)
-    throw InvalidParameter("top_k_svd: k must be in [1, " + std::to_string(smaller) + "], got " + std::to_string(k));
+  base::require_rank("top_k_svd", k, smaller);
   if (!m.allFinite()) throw InvalidParameter("top_k_svd: the matrix has a non-finite entry");
   if (m.rows() > m.cols()) {
     LowRankFactors t = top_k_svd(m.transpose(), k);
@@ -188,16 +189,15 @@ PrivateSubspace to_private_subspace(const LowRankFactors& factors, const std::st
 
 double range_finder_certified_delta(Index columns, double row_change, double sigma, double epsilon) {
   if (columns < 1) throw InvalidParameter("range finder: columns must be >= 1, got " + std::to_string(columns));
-  privacy::require_positive("row_change", row_change);
-  privacy::require_positive("sigma", sigma);
-  if (!(std::isfinite(epsilon) && epsilon >= 0.0))
-    throw InvalidParameter("epsilon must be finite and >= 0, got " + format_value(epsilon));
+  base::require_positive("row_change", row_change);
+  base::require_positive("sigma", sigma);
+  base::require_nonnegative("epsilon", epsilon);
   return mixture_delta(chi_cells(columns), row_change, sigma, epsilon);
 }
 
 double range_finder_sigma_two_part(Index columns, double row_change, const EpsDelta& target) {
   require_delta_positive("range finder", target);
-  privacy::require_positive("row_change", row_change);
+  base::require_positive("row_change", row_change);
   return union_bound(columns, row_change, target.delta()) * std::sqrt(2.0 * std::log(2.5 / target.delta())) /
          target.epsilon();
 }
@@ -205,7 +205,7 @@ double range_finder_sigma_two_part(Index columns, double row_change, const EpsDe
 RangeFinderCalibration range_finder_calibration(Index columns, double row_change, const EpsDelta& target,
                                                 Calibration calibration) {
   if (columns < 1) throw InvalidParameter("range finder: columns must be >= 1, got " + std::to_string(columns));
-  privacy::require_positive("row_change", row_change);
+  base::require_positive("row_change", row_change);
   require_delta_positive("range finder", target);
   const double eps = target.epsilon(), delta = target.delta();
   const ChiCells cells = chi_cells(columns);
@@ -273,7 +273,7 @@ MatrixXd PrivateRangeFinder::draw(const Eigen::Ref<const MatrixXd>& a, privacy::
 // ---- Pruning ----------------------------------------------------------------------------------
 
 MatrixXd prune(const Eigen::Ref<const MatrixXd>& w, double alpha, Index* zeroed) {
-  privacy::require_positive("prune_threshold", alpha);
+  base::require_positive("prune_threshold", alpha);
   MatrixXd out = w;
   Index count = 0;
   for (Index j = 0; j < out.cols(); ++j)
@@ -373,7 +373,7 @@ namespace {
 RangeFinderOptions range_finder_options(const FindAndProjectOptions& o) {
   require_rank("PrivateFindAndProject", o.k, o.oversampling);
   require_delta_positive("PrivateFindAndProject", o.target);
-  privacy::require_positive("prune_threshold", o.prune_threshold);
+  base::require_positive("prune_threshold", o.prune_threshold);
   RangeFinderOptions r;
   r.k = o.k;
   r.oversampling = o.oversampling;

@@ -6,6 +6,8 @@
 
 #include "dpstream/base/errors.hpp"
 #include "linalg/matrix_message.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::pca {
 
@@ -45,9 +47,7 @@ namespace {
 
 const FplOptions& validated(Index dimension, const FplOptions& options) {
   if (dimension < 1) throw InvalidParameter("FplOnlinePca: dimension must be >= 1, got " + std::to_string(dimension));
-  if (options.k < 1 || options.k > dimension)
-    throw InvalidParameter("FplOnlinePca: k must be in [1, " + std::to_string(dimension) + "], got " +
-                           std::to_string(options.k));
+  base::require_rank("FplOnlinePca", options.k, dimension);
   if (options.refresh_every < 1) throw InvalidParameter("FplOnlinePca: refresh_every must be >= 1, got 0");
   return options;
 }

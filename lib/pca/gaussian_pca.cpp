@@ -4,6 +4,9 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
@@ -16,8 +19,7 @@ namespace {
 
 Index checked_dimension(Index d, Index k) {
   if (d < 1) throw InvalidParameter("GaussianPca: dimension must be >= 1, got " + std::to_string(d));
-  if (k < 1 || k > d)
-    throw InvalidParameter("GaussianPca: k must be in [1, " + std::to_string(d) + "], got " + std::to_string(k));
+  base::require_rank("GaussianPca", k, d);
   return d;
 }
 

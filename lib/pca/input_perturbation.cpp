@@ -5,6 +5,9 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 
@@ -12,14 +15,13 @@ namespace dpstream::pca {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
 const InputPerturbationOptions& validated(const InputPerturbationOptions& options) {
   if (options.k < 1) throw InvalidParameter("InputPerturbation: k must be >= 1, got " + std::to_string(options.k));
-  if (!(options.target.delta() > 0.0))
-    throw InvalidParameter("InputPerturbation: delta must be in (0, 1), got " + format_value(options.target.delta()));
+  base::require_open_unit("InputPerturbation: delta", options.target.delta());
   return options;
 }
 

@@ -8,6 +8,8 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::pca::detail {
 
@@ -21,7 +23,7 @@ inline void require_finite_matrix(const char* fn, const Eigen::Ref<const Eigen::
     for (Eigen::Index i = 0; i < a.rows(); ++i)
       if (!std::isfinite(a(i, j)))
         throw InvalidParameter(std::string(fn) + ": matrix(" + std::to_string(i) + "," + std::to_string(j) +
-                               ") is not finite, got " + privacy::format_value(a(i, j)));
+                               ") is not finite, got " + base::format_value(a(i, j)));
 }
 
 }  // namespace dpstream::pca::detail

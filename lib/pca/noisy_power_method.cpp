@@ -9,6 +9,10 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -24,12 +28,11 @@ namespace {
 
 const NoisyPowerMethodOptions& validated(Index d, const NoisyPowerMethodOptions& o) {
   if (d < 1) throw InvalidParameter("NoisyPowerMethod: dimension must be >= 1, got " + std::to_string(d));
-  if (o.k < 1 || o.k > d)
-    throw InvalidParameter("NoisyPowerMethod: k must be in [1, " + std::to_string(d) + "], got " + std::to_string(o.k));
+  base::require_rank("NoisyPowerMethod", o.k, d);
   if (o.iterations < 1)
     throw InvalidParameter("NoisyPowerMethod: iterations must be >= 1, got " + std::to_string(o.iterations));
   if (o.runs < 1) throw InvalidParameter("NoisyPowerMethod: runs must be >= 1, got " + std::to_string(o.runs));
-  privacy::require_positive("NoisyPowerMethod row_norm_bound", o.row_norm_bound);
+  base::require_positive("NoisyPowerMethod row_norm_bound", o.row_norm_bound);
   return o;
 }
 
@@ -47,13 +50,13 @@ MatrixXd orthonormal_basis(const MatrixXd& y) {
 
 double noisy_power_sigma(double sensitivity, int releases, const privacy::EpsDelta& target,
                          privacy::Calibration calibration) {
-  privacy::require_positive("noisy_power_sigma sensitivity", sensitivity);
+  base::require_positive("noisy_power_sigma sensitivity", sensitivity);
   if (releases < 1) throw InvalidParameter("noisy_power_sigma: releases must be >= 1, got " + std::to_string(releases));
   // Both calibrations are Gaussian: δ = 0 would give σ = ∞ on the paper path (ln 1/δ) — refused there
   // as analytic_gaussian_sigma refuses it on the tight one (bad-input finding).
   if (!(target.delta() > 0.0))
     throw InvalidParameter("noisy_power_sigma: target.delta must be > 0 (Gaussian noise is never pure DP), got " +
-                           privacy::format_value(target.delta()));
+                           base::format_value(target.delta()));
   const double rounds = static_cast<double>(releases);
   if (calibration == privacy::Calibration::paper)
     return sensitivity * 2.0 / target.epsilon() * std::sqrt(4.0 * rounds * std::log(1.0 / target.delta()));

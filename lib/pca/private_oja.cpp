@@ -6,6 +6,9 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -14,7 +17,7 @@ namespace dpstream::pca {
 
 using Eigen::Index;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
@@ -24,7 +27,7 @@ using SparseRows = Eigen::SparseMatrix<double, Eigen::RowMajor>;
 constexpr double kNormSlack = 1e-12;
 
 double squared_bound(double row_norm_bound) {
-  privacy::require_positive("row_norm_bound", row_norm_bound);
+  base::require_positive("row_norm_bound", row_norm_bound);
   const double l2 = row_norm_bound * row_norm_bound;
   if (!std::isnormal(l2))
     throw InvalidParameter("PrivateOja: row_norm_bound^2 must be a finite normal number, got row_norm_bound = " +
@@ -58,7 +61,7 @@ const PrivateOjaOptions& validated(const PrivateOjaOptions& options) {
     throw InvalidParameter("PrivateOja: components must be >= 1, got " + std::to_string(options.components));
   if (options.components > 1 && options.calibration == privacy::Calibration::paper)
     throw InvalidParameter("PrivateOja: the paper calibration releases one vector; components > 1 needs tight");
-  if (options.sigma) privacy::require_positive("PrivateOja: sigma", *options.sigma);
+  if (options.sigma) base::require_positive("PrivateOja: sigma", *options.sigma);
   return options;
 }
 

@@ -14,6 +14,10 @@
 
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
+#include "matrix_checks.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
 #include "dpstream/pca/subspace.hpp"  // kSymmetryTolerance
@@ -29,7 +33,7 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using privacy::Calibration;
 using privacy::EpsDelta;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 
@@ -386,8 +390,7 @@ void check_operator(const char* fn, const SymmetricOperator& op) {
 }
 
 void check_k(const char* fn, long k, Index limit) {
-  if (k > limit)
-    throw InvalidParameter(std::string(fn) + ": k must be in [1, " + std::to_string(limit) + "], got " + std::to_string(k));
+  base::require_rank(fn, k, limit);
 }
 
 // The shared body of every public PPI / rank-k call.
@@ -493,7 +496,7 @@ MatrixXd PpiResult::approximation() const {
 
 double ppi_sigma(long rounds, const EpsDelta& target, Calibration calibration, double unit_sensitivity) {
   if (rounds < 1) throw InvalidParameter("ppi_sigma: rounds must be >= 1, got " + std::to_string(rounds));
-  privacy::require_positive("unit_sensitivity", unit_sensitivity);
+  base::require_positive("unit_sensitivity", unit_sensitivity);
   const double t = static_cast<double>(rounds);
   if (calibration == Calibration::paper) {
     if (!(target.delta() > 0.0 && target.delta() < 0.5))
@@ -505,8 +508,8 @@ double ppi_sigma(long rounds, const EpsDelta& target, Calibration calibration, d
 }
 
 double gaussian_dp_epsilon(double mu, double delta) {
-  privacy::require_positive("mu", mu);
-  if (!(delta > 0.0 && delta < 1.0)) throw InvalidParameter("gaussian_dp_epsilon: delta must be in (0, 1), got " + format_value(delta));
+  base::require_positive("mu", mu);
+  base::require_open_unit("gaussian_dp_epsilon: delta", delta);
   const double sigma = 1.0 / mu;
   const auto ok = [&](double eps) { return privacy::analytic_gaussian_delta(1.0, sigma, eps) <= delta; };
   if (ok(0.0)) return 0.0;
@@ -524,12 +527,12 @@ double gaussian_dp_epsilon(double mu, double delta) {
 }
 
 long paper_iteration_count(double sigma1_upper) {
-  privacy::require_positive("sigma1_upper", sigma1_upper);
+  base::require_positive("sigma1_upper", sigma1_upper);
   return std::max(1L, static_cast<long>(std::ceil(4.0 * std::log(sigma1_upper))));
 }
 
 long proof_iteration_count(double sigma1_upper, long k, double gap) {
-  privacy::require_positive("sigma1_upper", sigma1_upper);
+  base::require_positive("sigma1_upper", sigma1_upper);
   if (k < 1) throw InvalidParameter("proof_iteration_count: k must be >= 1, got " + std::to_string(k));
   if (!(gap > 0.0 && gap < 1.0)) throw InvalidParameter("proof_iteration_count: gap must be in (0, 1), got " + format_value(gap));
   return std::max(1L, static_cast<long>(std::ceil(16.0 * static_cast<double>(k) / gap * std::log(sigma1_upper))));
@@ -538,7 +541,7 @@ long proof_iteration_count(double sigma1_upper, long k, double gap) {
 IterationCount private_iteration_count(const Eigen::Ref<const MatrixXd>& a, double epsilon, EntryChange unit,
                                        privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
   check_finite("private_iteration_count", a);
-  privacy::require_positive("epsilon", epsilon);
+  base::require_positive("epsilon", epsilon);
   const double sensitivity = l1_sensitivity(unit);
   const privacy::LaplaceMechanism laplace(sensitivity, epsilon);
   if (accountant != nullptr) accountant->charge_pure("ppi: ||A||_1 for T (Laplace)", epsilon);

@@ -11,6 +11,11 @@
 #include <Eigen/QR>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
+#include "io/noise_source_state.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -26,25 +31,24 @@ namespace {
 const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPrivateOjaOptions& o) {
   auto fail = [](const std::string& what) { throw InvalidParameter("StreamingPrivateOja: " + what); };
   if (dimension < 1) fail("dimension must be >= 1, got " + std::to_string(dimension));
-  if (o.k < 1 || o.k > dimension)
-    fail("k must be in [1, " + std::to_string(dimension) + "], got " + std::to_string(o.k));
+  base::require_rank("StreamingPrivateOja", o.k, dimension);
   if (o.oversampling < 0) fail("oversampling must be >= 0, got " + std::to_string(o.oversampling));
   if (!(o.batch_growth >= 1.0) || !std::isfinite(o.batch_growth))
-    fail("batch_growth must be finite and >= 1, got " + privacy::format_value(o.batch_growth));
+    fail("batch_growth must be finite and >= 1, got " + base::format_value(o.batch_growth));
   if (o.step_rule != StepRule::power && o.step_rule != StepRule::oja) fail("step_rule is not power or oja");
   privacy::require_stream_relation("StreamingPrivateOja", o.relation);
-  privacy::require_positive("row_norm_bound", o.row_norm_bound);
+  base::require_positive("row_norm_bound", o.row_norm_bound);
   const double l2 = o.row_norm_bound * o.row_norm_bound;
   if (!std::isfinite(l2) || !std::isnormal(l2)) fail("row_norm_bound squared must be finite and normal");
-  privacy::require_positive("learning_rate", o.learning_rate);
+  base::require_positive("learning_rate", o.learning_rate);
   if (!(o.rate_offset >= 0.0) || !std::isfinite(o.rate_offset))
-    fail("rate_offset must be finite and >= 0, got " + privacy::format_value(o.rate_offset));
+    fail("rate_offset must be finite and >= 0, got " + base::format_value(o.rate_offset));
   if (!(o.initial_clip >= 0.0 && o.initial_clip <= l2))
-    fail("initial_clip must be in (0, L^2] (or 0 for L^2), got " + privacy::format_value(o.initial_clip));
+    fail("initial_clip must be in (0, L^2] (or 0 for L^2), got " + base::format_value(o.initial_clip));
   if (!(o.scale_share >= 0.0 && o.scale_share < 1.0))
-    fail("scale_share must be in [0, 1), got " + privacy::format_value(o.scale_share));
+    fail("scale_share must be in [0, 1), got " + base::format_value(o.scale_share));
   if (!(o.clip_quantile > 0.0 && o.clip_quantile < 1.0))
-    fail("clip_quantile must be in (0, 1), got " + privacy::format_value(o.clip_quantile));
+    fail("clip_quantile must be in (0, 1), got " + base::format_value(o.clip_quantile));
   return o;
 }
 
@@ -91,10 +95,10 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
     const double sigma = gradient_sigma();
     clip_ = saved;
     if (!(std::isfinite(sigma) && sigma > 0.0))
-      throw InvalidParameter("StreamingPrivateOja: the gradient noise sigma " + privacy::format_value(sigma) +
-                             " at clip " + privacy::format_value(clip) + " is not finite and > 0 (row_norm_bound " +
-                             privacy::format_value(options_.row_norm_bound) + ", unit sigma " +
-                             privacy::format_value(unit_sigma_) + ")");
+      throw InvalidParameter("StreamingPrivateOja: the gradient noise sigma " + base::format_value(sigma) +
+                             " at clip " + base::format_value(clip) + " is not finite and > 0 (row_norm_bound " +
+                             base::format_value(options_.row_norm_bound) + ", unit sigma " +
+                             base::format_value(unit_sigma_) + ")");
   }
   // W_0: data-independent, the Q of a Gaussian matrix (uniform on the Stiefel manifold).
   MatrixXd start(dimension_, width_);
@@ -113,7 +117,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
     if (accountant != nullptr)
       accountant->charge_gaussian("streaming private Oja (one pass, minibatches from " +
                                       std::to_string(first_batch_) + " rows, growth " +
-                                      privacy::format_value(options_.batch_growth) + ")",
+                                      base::format_value(options_.batch_growth) + ")",
                                   1.0, unit_sigma_, options_.target);
   } catch (...) {
     journal_.discard();  // nothing was built: the journal, empty, goes too

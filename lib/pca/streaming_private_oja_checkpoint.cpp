@@ -10,6 +10,7 @@
 #include "dpstream/stream/restore_rules.hpp"
 #include "privacy/noise_source_state.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::pca {
 
@@ -82,7 +83,7 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
       throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is " + got +
                          ", the estimator being restored has " + want);
   };
-  using privacy::format_value;
+  using base::format_value;
   expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
   expect("k", std::to_string(msg.k()), std::to_string(options.k));
   expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));

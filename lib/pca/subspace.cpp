@@ -7,6 +7,9 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "krylov_refresh.hpp"
@@ -20,7 +23,7 @@ namespace {
 using Eigen::Index;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 using detail::check_symmetric;
 using detail::expand_lower_in_place;
 using detail::expand_upper;
@@ -37,9 +40,7 @@ constexpr double kOrthonormalityTolerance = 1e-8;
 std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
 void check_k(const char* fn, Index k, Index d) {
-  if (k < 1 || k > d)
-    throw InvalidParameter(std::string(fn) + ": k must be in [1, " + std::to_string(d) + "] (the dimension), got " +
-                           std::to_string(k));
+  base::require_rank(fn, k, d, " (the dimension)");
 }
 
 void check_finite(const char* fn, const char* name, const Eigen::Ref<const MatrixXd>& v) {

@@ -9,12 +9,14 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::pca::detail {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
-using privacy::format_value;
+using base::format_value;
 using linalg::detail::kTile;
 using linalg::detail::transpose_tile;
 

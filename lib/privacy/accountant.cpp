@@ -13,10 +13,17 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "privacy_ledger.pb.h"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 namespace {
 

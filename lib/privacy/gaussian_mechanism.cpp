@@ -4,17 +4,25 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
+
+using base::require_positive;
 
 GaussianMechanism::GaussianMechanism(double l2_sensitivity, EpsDelta target, Calibration calibration)
     : GaussianMechanism(l2_sensitivity, gaussian_sigma(l2_sensitivity, target, calibration), true,
                         target) {}
 
 GaussianMechanism::GaussianMechanism(double l2_sensitivity, double sigma, bool has_target, EpsDelta target)
-    : l2_sensitivity_(l2_sensitivity), sigma_(sigma), has_target_(has_target), target_(target) {
+    : AdditiveMechanism("gaussian mechanism", "gaussian"),
+      l2_sensitivity_(l2_sensitivity),
+      sigma_(sigma),
+      has_target_(has_target),
+      target_(target) {
   require_positive("l2_sensitivity", l2_sensitivity);
   require_positive("sigma", sigma);
 }
@@ -40,42 +48,18 @@ EpsDelta GaussianMechanism::guarantee(double delta) const {
   return EpsDelta(hi, delta);
 }
 
-void GaussianMechanism::charge(PrivacyAccountant* accountant, const std::string& label) const {
-  if (accountant == nullptr) return;
+void GaussianMechanism::charge(PrivacyAccountant& accountant, const std::string& label) const {
   if (has_target_) {
-    accountant->charge_gaussian(label, l2_sensitivity_, sigma_, target_);
+    accountant.charge_gaussian(label, l2_sensitivity_, sigma_, target_);
   } else {
-    accountant->charge_gaussian(label, l2_sensitivity_, sigma_);
+    accountant.charge_gaussian(label, l2_sensitivity_, sigma_);
   }
 }
 
-void GaussianMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                                  PrivacyAccountant* accountant, const std::string& label) const {
-  for (Eigen::Index i = 0; i < value.size(); ++i) {
-    if (!std::isfinite(value[i]))
-      throw InvalidParameter("gaussian mechanism: value[" + std::to_string(i) + "] is not finite, got " +
-                             format_value(value[i]));
-  }
-  charge(accountant, label);  // throws BudgetExhausted before any noise is drawn
+void GaussianMechanism::perturb(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise) const {
   const double grid = snap_granularity(sigma_);
   for (Eigen::Index i = 0; i < value.size(); ++i)
     value[i] = snap_to_grid(value[i] + sigma_ * noise.gaussian(), grid);
-}
-
-Eigen::VectorXd GaussianMechanism::release(const Eigen::Ref<const Eigen::VectorXd>& value,
-                                           NoiseSource& noise, PrivacyAccountant* accountant,
-                                           const std::string& label) const {
-  Eigen::VectorXd noisy = value;
-  add_noise(noisy, noise, accountant, label);
-  return noisy;
-}
-
-double GaussianMechanism::release(double value, NoiseSource& noise, PrivacyAccountant* accountant,
-                                  const std::string& label) const {
-  Eigen::VectorXd one(1);
-  one[0] = value;
-  add_noise(one, noise, accountant, label);
-  return one[0];
 }
 
 }  // namespace dpstream::privacy

@@ -9,10 +9,16 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
+
+using base::format_value;
+using base::require_positive;
 
 namespace {
 
@@ -147,7 +153,8 @@ double HuberDistribution::alpha_for_variance(double variance) {
 // ---- HuberMechanism ------------------------------------------------------------------------------
 
 HuberMechanism::HuberMechanism(double l1_sensitivity, double alpha, double scale)
-    : l1_sensitivity_(checked_positive("l1_sensitivity", l1_sensitivity)),
+    : AdditiveMechanism("huber mechanism", "huber"),
+      l1_sensitivity_(checked_positive("l1_sensitivity", l1_sensitivity)),
       distribution_(alpha),
       scale_(checked_positive("scale", scale)) {
   const double eps = epsilon();
@@ -182,27 +189,15 @@ double HuberMechanism::variance() const noexcept {
   return scale_ * scale_ * distribution_.variance();
 }
 
-void HuberMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                               PrivacyAccountant* accountant, const std::string& label) const {
-  for (Eigen::Index i = 0; i < value.size(); ++i) {
-    if (!std::isfinite(value[i]))
-      throw InvalidParameter("huber mechanism: value[" + std::to_string(i) + "] must be finite, got " +
-                             format_value(value[i]));
-  }
-  // Thm 2.1: the whole vector costs ε = αΔ₁/s. Charged first, so BudgetExhausted releases nothing
-  // and draws nothing.
-  if (accountant != nullptr) accountant->charge_pure(label, epsilon());
+// Thm 2.1: the whole vector costs ε = αΔ₁/s.
+void HuberMechanism::charge(PrivacyAccountant& accountant, const std::string& label) const {
+  accountant.charge_pure(label, epsilon());
+}
+
+void HuberMechanism::perturb(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise) const {
   const double grid = snap_granularity(scale_ * std::sqrt(distribution_.variance()));
   for (Eigen::Index i = 0; i < value.size(); ++i)
     value[i] = snap_to_grid(value[i] + scale_ * distribution_.sample(noise), grid);
-}
-
-double HuberMechanism::release(double value, NoiseSource& noise, PrivacyAccountant* accountant,
-                               const std::string& label) const {
-  Eigen::VectorXd one(1);
-  one[0] = value;
-  add_noise(one, noise, accountant, label);
-  return one[0];
 }
 
 }  // namespace dpstream::privacy

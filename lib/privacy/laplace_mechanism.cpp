@@ -6,13 +6,22 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/snap.hpp"
 
 namespace dpstream::privacy {
 
+using base::format_value;
+using base::require_positive;
+
 LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon)
-    : l1_sensitivity_(l1_sensitivity), epsilon_(epsilon), scale_(0.0) {
+    : AdditiveMechanism("laplace mechanism", "laplace"),
+      l1_sensitivity_(l1_sensitivity),
+      epsilon_(epsilon),
+      scale_(0.0) {
   require_positive("l1_sensitivity", l1_sensitivity);
   require_positive("epsilon", epsilon);
   scale_ = l1_sensitivity / epsilon;
@@ -23,17 +32,15 @@ LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon)
   }
 }
 
-void LaplaceMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                                 PrivacyAccountant* accountant, const std::string& label) const {
-  for (Eigen::Index i = 0; i < value.size(); ++i) {
-    if (!std::isfinite(value[i]))
-      throw InvalidParameter("laplace mechanism: value[" + std::to_string(i) + "] must be finite, got " +
-                             format_value(value[i]));
-  }
-  // Pure ε-DP for the whole vector (the ℓ1 sensitivity covers all coordinates). Charged before any
-  // draw, so BudgetExhausted releases nothing.
-  const std::uint64_t t = grid_noise_scale(value.size());  // may refuse: before the charge
-  if (accountant != nullptr) accountant->charge_pure(label, epsilon_);
+void LaplaceMechanism::check_release(Eigen::Index coordinates) const { grid_noise_scale(coordinates); }
+
+// Pure ε-DP for the whole vector (the ℓ1 sensitivity covers all coordinates).
+void LaplaceMechanism::charge(PrivacyAccountant& accountant, const std::string& label) const {
+  accountant.charge_pure(label, epsilon_);
+}
+
+void LaplaceMechanism::perturb(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise) const {
+  const std::uint64_t t = grid_noise_scale(value.size());  // checked by check_release
   // Floating-point safe release (Mironov 2012): the value is snapped to the grid Λ first and the
   // noise is Λ·Y, Y exact discrete Laplace. Each release is then a function of the integer
   // snap(x)/Λ + Y alone (the final rounding of the sum, if any, is a fixed function of it), so its
@@ -53,14 +60,6 @@ std::uint64_t LaplaceMechanism::grid_noise_scale(Eigen::Index coordinates) const
                            format_value(epsilon_) + " need a noise scale of " + format_value(t) +
                            " grid steps, over the sampler's 2^62");
   return static_cast<std::uint64_t>(t);
-}
-
-double LaplaceMechanism::release(double value, NoiseSource& noise, PrivacyAccountant* accountant,
-                                 const std::string& label) const {
-  Eigen::VectorXd one(1);
-  one[0] = value;
-  add_noise(one, noise, accountant, label);
-  return one[0];
 }
 
 }  // namespace dpstream::privacy

@@ -1,27 +1,16 @@
 #include "dpstream/privacy/params.hpp"
 
-#include <array>
-#include <charconv>
-#include <cmath>
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::privacy {
 
-std::string format_value(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  std::array<char, 64> buf{};
-  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), value);  // shortest round trip
-  return std::string(buf.data(), res.ptr);
-}
-
-void require_positive(const char* name, double value) {
-  if (!(std::isfinite(value) && value > 0.0)) {
-    throw InvalidParameter(std::string(name) + " must be finite and > 0, got " + format_value(value));
-  }
-}
+using base::format_value;
+using base::require_positive;
 
 EpsDelta::EpsDelta(double epsilon, double delta) : epsilon_(epsilon), delta_(delta) {
   require_positive("epsilon", epsilon);

@@ -8,6 +8,8 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -39,7 +41,7 @@ VectorAccumulator::VectorAccumulator(Eigen::Index dimension, Eigen::Index /*batc
 
 double VectorAccumulator::sensitivity(privacy::Neighbours relation, double row_norm_bound) {
   privacy::require_stream_relation("continual sum", relation);
-  privacy::require_positive("row_norm_bound", row_norm_bound);
+  base::require_positive("row_norm_bound", row_norm_bound);
   // zero-out: ‖a‖ ≤ L; replace: ‖a − b‖ ≤ 2L (attained by b = −a).
   return relation == privacy::Neighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;
 }

@@ -9,6 +9,9 @@
 #include "block_aggregate.pb.h"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
@@ -128,18 +131,18 @@ void check_covariance_part(const BlockAggregate& part, double bound) {
   for (Eigen::Index j = 0; j < d; ++j) {
     if (at(j, j) < 0)
       throw InvalidParameter(rows_text(part) + ": diagonal entry " + std::to_string(j) + " is negative (" +
-                             privacy::format_value(at(j, j)) + "), which no sum of a·aᵀ can be");
+                             base::format_value(at(j, j)) + "), which no sum of a·aᵀ can be");
     trace += at(j, j);
   }
   if (trace > n * bound * bound * std::max(slack, 1 + 1e-9))
-    throw InvalidParameter(rows_text(part) + ": trace " + privacy::format_value(trace) + " exceeds rows × L² = " +
-                           privacy::format_value(n * bound * bound) + " (a row over the norm bound)");
+    throw InvalidParameter(rows_text(part) + ": trace " + base::format_value(trace) + " exceeds rows × L² = " +
+                           base::format_value(n * bound * bound) + " (a row over the norm bound)");
   for (Eigen::Index j = 0; j < d; ++j)
     for (Eigen::Index i = 0; i < j; ++i)
       if (std::abs(at(i, j)) > std::sqrt(at(i, i) * at(j, j)) * slack)
         throw InvalidParameter(rows_text(part) + ": entry (" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
-                               privacy::format_value(at(i, j)) + " exceeds sqrt(c_ii c_jj) = " +
-                               privacy::format_value(std::sqrt(at(i, i) * at(j, j))) +
+                               base::format_value(at(i, j)) + " exceeds sqrt(c_ii c_jj) = " +
+                               base::format_value(std::sqrt(at(i, i) * at(j, j))) +
                                ", which no sum of a·aᵀ can (Cauchy-Schwarz)");
   if (trace == 0) return;  // every entry is 0 (Cauchy–Schwarz above)
   // Positive semidefinite within rounding: C̃ + s·I is positive definite for s above the rounding of
@@ -154,7 +157,7 @@ void check_covariance_part(const BlockAggregate& part, double bound) {
   // In place (Eigen::Ref): no second d × d copy, 134 MB at d = 4096.
   if (Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>, Eigen::Lower>(full).info() != Eigen::Success)
     throw InvalidParameter(rows_text(part) + ": not positive semidefinite (an eigenvalue below -" +
-                           privacy::format_value(shift) + "), which no sum of a·aᵀ can be");
+                           base::format_value(shift) + "), which no sum of a·aᵀ can be");
 }
 
 // What rows of norm ≤ L can sum to: a covariance, check_covariance_part; a vector sum has
@@ -164,8 +167,8 @@ void check_magnitude(const BlockAggregate& part, double bound) {
   if (part.kind == CovarianceAccumulator::kKind) return check_covariance_part(part, bound);
   const double n = static_cast<double>(part.rows);
   if (part.packed_sum.norm() > n * bound * std::max(1 + rounding(part), 1 + 1e-9))
-    throw InvalidParameter(rows_text(part) + ": norm " + privacy::format_value(part.packed_sum.norm()) +
-                           " exceeds rows × L = " + privacy::format_value(n * bound) + " (a row over the norm bound)");
+    throw InvalidParameter(rows_text(part) + ": norm " + base::format_value(part.packed_sum.norm()) +
+                           " exceeds rows × L = " + base::format_value(n * bound) + " (a row over the norm bound)");
 }
 
 }  // namespace
@@ -183,8 +186,8 @@ void check_aggregate(const BlockAggregate& part, const AggregateExpectation& str
     throw InvalidParameter(what + ": cut for blocks of " + std::to_string(part.block_rows) + " rows, the stream's are " +
                            std::to_string(stream.block_rows));
   if (part.guard.norm_bound != stream.norm_bound)
-    throw InvalidParameter(what + ": guarded with norm bound " + privacy::format_value(part.guard.norm_bound) +
-                           ", the stream is calibrated for " + privacy::format_value(stream.norm_bound));
+    throw InvalidParameter(what + ": guarded with norm bound " + base::format_value(part.guard.norm_bound) +
+                           ", the stream is calibrated for " + base::format_value(stream.norm_bound));
   if (part.rows == 0) throw InvalidParameter(what + ": no rows");
   if (part.first_row != stream.next_row)
     throw InvalidParameter(what + ": the stream's next row is " + std::to_string(stream.next_row) +

@@ -10,12 +10,14 @@
 #include "blt_closed_form.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::stream {
 
 using Eigen::Index;
 using Eigen::VectorXd;
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 

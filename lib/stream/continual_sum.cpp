@@ -8,6 +8,9 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -51,7 +54,7 @@ std::string participation_label(const Participation& participation) {
 const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   if (options.block_rows < 1) throw InvalidParameter("continual sum: block_rows must be >= 1, got 0");
   check_participation(options.participation);
-  privacy::require_positive("row_norm_bound", options.row_norm_bound);
+  base::require_positive("row_norm_bound", options.row_norm_bound);
   if (options.batch_rows < 0)
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
   if (options.kept_releases < 1 || options.kept_releases > 64)

@@ -10,13 +10,17 @@
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
+#include "dpstream/io/message_seal.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/restore_rules.hpp"
 #include "privacy/noise_source_state.hpp"
 
 namespace dpstream::stream {
 
-using privacy::format_value;
+using base::format_value;
 
 namespace {
 

@@ -4,6 +4,7 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::stream {
 
@@ -11,7 +12,7 @@ void RowNormalization::validate() const {
   if (normalize != "unit" && normalize != "clip" && normalize != "none")
     throw InvalidParameter("--normalize '" + normalize + "': expected unit, clip or none");
   if (!std::isfinite(clip_norm) || clip_norm <= 0)
-    throw InvalidParameter("--clip-norm must be finite and > 0, got " + privacy::format_value(clip_norm));
+    throw InvalidParameter("--clip-norm must be finite and > 0, got " + base::format_value(clip_norm));
   if (clip_norm_given && normalize == "unit")
     throw InvalidParameter("--clip-norm applies to --normalize clip or none (unit scales every row to norm 1)");
 }

@@ -10,13 +10,16 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::stream {
 
 using Eigen::Index;
 using Eigen::VectorXd;
-using privacy::format_value;
-using privacy::require_positive;
+using base::format_value;
+using base::require_positive;
 
 namespace {
 

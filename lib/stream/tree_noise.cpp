@@ -10,11 +10,14 @@
 
 #include "continual_sum.pb.h"
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/base/validate.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
 namespace dpstream::stream {
 
-using privacy::require_positive;
+using base::require_positive;
 
 const char* to_string(TreeKind kind) noexcept { return kind == TreeKind::plain ? "plain" : "honaker"; }
 
@@ -192,7 +195,7 @@ void TreeNoise::load(const proto::ContinualNoiseState& in) {
   if (tree.horizon() != horizon_)
     throw mismatch("horizon", std::to_string(tree.horizon()), std::to_string(horizon_));
   if (tree.node_sigma() != node_sigma_)
-    throw mismatch("node_sigma", privacy::format_value(tree.node_sigma()), privacy::format_value(node_sigma_));
+    throw mismatch("node_sigma", base::format_value(tree.node_sigma()), base::format_value(node_sigma_));
   if (tree.epoch() != epoch_ || tree.first_step() != first_step_)
     throw mismatch("epoch", std::to_string(tree.epoch()), std::to_string(epoch_));
   if (tree.steps() > horizon_)
@@ -236,7 +239,7 @@ EpochTreeNoise::EpochTreeNoise(TreeKind kind, double l2_sensitivity, privacy::Ep
       unit_factor_(unit_factor) {
   require_positive("l2_sensitivity", l2_sensitivity);
   if (!(std::isfinite(unit_factor) && unit_factor >= 1))
-    throw InvalidParameter("tree noise: unit_factor must be finite and >= 1, got " + privacy::format_value(unit_factor));
+    throw InvalidParameter("tree noise: unit_factor must be finite and >= 1, got " + base::format_value(unit_factor));
   if (size < 1) throw InvalidParameter("tree noise: size must be >= 1, got " + std::to_string(size));
   epoch_sigma(0);  // validates the calibration (e.g. paper with ε ≥ 1) at construction
 }

@@ -57,7 +57,7 @@ def test_python_online_pca_reproduces_the_cli_regret(cli):
     assert cli["rows"] == r["rows"] == ROWS
     # Bit for bit: the same rows (pixels * (1/255), unit-normalised by RowGuard in a VectorXd each),
     # the same blocks of 128 rows given to the same rank-k updates, the same seeded noise, the same
-    # refreshes and the same meter, in the same order; the JSON line's numbers round-trip (privacy::format_value).
+    # refreshes and the same meter, in the same order; the JSON line's numbers round-trip (base::format_value).
     # (Chunks that cut blocks change only how a block's Gram update is split: test_api checks that
     # within 1e-9.)
     for key in ("opt", "gain", "regret", "regret_over_opt", "nonprivate_regret_over_opt"):
@@ -115,7 +115,7 @@ def test_replay_equals_the_executable_key_for_key(rows_csv, settings, tmp_path):
     ours = dpstream.replay(rows_csv, out=tmp_path / "py", **settings)
     timings = {"seconds", "csv", "svg"}
     # The same keys in the same order, the same values (floats compared exactly: the JSON line's
-    # numbers round-trip, privacy::format_value), nested learners included.
+    # numbers round-trip, base::format_value), nested learners included.
     assert list(ours) == list(cli)
     assert {k: v for k, v in ours.items() if k not in timings} == {k: v for k, v in cli.items() if k not in timings}
     assert (tmp_path / "py" / "regret.csv").read_bytes() == (tmp_path / "cli" / "regret.csv").read_bytes()

@@ -13,6 +13,9 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/staged_file.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/staged_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/row_normalization.hpp"
@@ -88,9 +91,9 @@ void add_privacy_options(CLI::App& app, PrivacyFlags& flags, const std::string& 
 
 void validate(const PrivacyFlags& flags) {
   if (!std::isfinite(flags.epsilon) || flags.epsilon <= 0)
-    throw UsageError("--epsilon must be finite and > 0, got " + privacy::format_value(flags.epsilon));
+    throw UsageError("--epsilon must be finite and > 0, got " + base::format_value(flags.epsilon));
   if (!(flags.delta > 0 && flags.delta < 1))
-    throw UsageError("--delta must be in (0, 1), got " + privacy::format_value(flags.delta));
+    throw UsageError("--delta must be in (0, 1), got " + base::format_value(flags.delta));
   // The accountant in floating point: one Gaussian release calibrated to the target and charged
   // against it must be representable (at ε = 1e200 the spent ε overflows; under the paper calibration
   // at ε = 1e-300, ρ underflows to 0). Found now, not at a mechanism's charge after the rows were read.
@@ -106,8 +109,8 @@ void validate(const PrivacyFlags& flags) {
 }
 
 UsageError calibration_refused(const PrivacyFlags& flags, const std::string& others, const std::string& reason) {
-  return UsageError("--epsilon " + privacy::format_value(flags.epsilon) + ", --delta " +
-                    privacy::format_value(flags.delta) + ", --calibration " + flags.calibration +
+  return UsageError("--epsilon " + base::format_value(flags.epsilon) + ", --delta " +
+                    base::format_value(flags.delta) + ", --calibration " + flags.calibration +
                     (others.empty() ? "" : ", " + others) + " give no usable noise: " + reason);
 }
 
@@ -117,8 +120,8 @@ stream::RowGuardOptions NormalizeFlags::guard_options(Eigen::Index dimension, bo
 
 std::string NormalizeFlags::text() const {
   if (normalize == "unit") return "normalised to unit norm";
-  if (normalize == "clip") return "clipped to norm " + privacy::format_value(clip_norm);
-  return "norm bound " + privacy::format_value(clip_norm) + " (reject)";
+  if (normalize == "clip") return "clipped to norm " + base::format_value(clip_norm);
+  return "norm bound " + base::format_value(clip_norm) + " (reject)";
 }
 
 CLI::Option* add_normalize_options(CLI::App& app, NormalizeFlags& flags) {

@@ -5,6 +5,7 @@
 
 #include "common/text.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::tools {
 
@@ -20,7 +21,7 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string json_number(double v) { return std::isfinite(v) ? privacy::format_value(v) : "null"; }
+std::string json_number(double v) { return std::isfinite(v) ? base::format_value(v) : "null"; }
 
 JsonLine& JsonLine::field(const std::string& key, const std::string& json) {
   if (body_.size() > 1) body_ += ',';

@@ -9,6 +9,7 @@
 
 #include "common/cli.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::tools {
 
@@ -64,7 +65,7 @@ void announce_work(const char* tool, const std::string& what, double flops) {
 
 void require_at_most(const std::string& flag, double value, double cap, const std::string& why) {
   if (value <= cap) return;
-  throw UsageError(flag + " must be at most " + privacy::format_value(cap) + ", got " + privacy::format_value(value) +
+  throw UsageError(flag + " must be at most " + base::format_value(cap) + ", got " + base::format_value(value) +
                    " (" + why + ")");
 }
 

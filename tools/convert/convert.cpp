@@ -17,6 +17,8 @@
 #include "common/output_paths.hpp"
 #include "common/progress.hpp"
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
 
@@ -68,7 +70,7 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
   report_.sparse = s.sparse;
   report_.scale = s.scale;
   if (!std::isfinite(s.scale) || s.scale <= 0)
-    throw UsageError("--scale must be finite and > 0, got " + privacy::format_value(s.scale));
+    throw UsageError("--scale must be finite and > 0, got " + base::format_value(s.scale));
   memory_limit(s.max_memory);  // bounds the readers' lines too (dpstream/io/line_reader.hpp)
   try {
     const io::RowFormat from = io::parse_row_format(s.from);
@@ -140,7 +142,7 @@ bool Conversion::finite_after_scaling(const io::RowRecord& row) {
   for (; bad < values.size() && std::isfinite(values[bad]); ++bad) {}
   if (bad == values.size()) return true;
   const std::string why = "row " + std::to_string(report_.rows + report_.scale_skipped) + ": a value is " +
-                          privacy::format_value(values[bad]) + " after --scale " + privacy::format_value(s_.scale) +
+                          base::format_value(values[bad]) + " after --scale " + base::format_value(s_.scale) +
                           " (not finite: out of double range)";
   if (!s_.skip_malformed) throw CorruptInput(s_.input + ": " + why);
   if (report_.scale_skipped++ == 0) report_.first_scale_skip = why;

@@ -19,6 +19,14 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
 #include "common/work.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/pca/find_and_project.hpp"
+#include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/input_perturbation.hpp"
+#include "dpstream/pca/noisy_power_method.hpp"
+#include "dpstream/pca/private_oja.hpp"
+#include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "pca/pca.hpp"
@@ -98,7 +106,7 @@ pca::PrivatePcaMethod built_method(const PcaSettings& s, Index dimension) {
 PcaMethod::PcaMethod(const PcaSettings& s, Index dimension) try : method_(built_method(s, dimension)) {
 } catch (const InvalidParameter& e) {  // e.g. the paper calibration refuses ε ≥ 1
   std::string others = "--method " + s.method + ", --k " + std::to_string(s.k) + ", the row norm bound " +
-                       privacy::format_value(s.normalize.norm_bound()) + " (--normalize, --clip-norm)";
+                       base::format_value(s.normalize.norm_bound()) + " (--normalize, --clip-norm)";
   if (s.method == "power" || s.method == "oja") others += ", --iterations " + std::to_string(s.iterations);
   throw calibration_refused(s.privacy, others, e.what());
 }
@@ -182,9 +190,9 @@ std::string summary_text(const PcaSettings& s, const PcaReport& r) {
          "      input integrity: " + (r.input_integrity == "verified" ? "verified (gzip CRC-32)" : "no checksum in this format") +
          "\n" +
          format("method: %s, k = %lld, (ε, δ) = (%s, %s), %s calibration%s\n", s.method.c_str(), (long long)s.k,
-                privacy::format_value(p.epsilon).c_str(), privacy::format_value(p.delta).c_str(), p.calibration.c_str(),
+                base::format_value(p.epsilon).c_str(), base::format_value(p.delta).c_str(), p.calibration.c_str(),
                 p.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise") +
-         neighbours_line(method_relation(s), "one row, ||a|| <= " + privacy::format_value(s.normalize.norm_bound()) +
+         neighbours_line(method_relation(s), "one row, ||a|| <= " + base::format_value(s.normalize.norm_bound()) +
                                                  " after the guard") +
          "      private: the released subspace\n" +
          format("captured variance: %.6g of the non-private top-%lld's %.6g (ratio %.4f); projector distance %.4f\n",
@@ -192,7 +200,7 @@ std::string summary_text(const PcaSettings& s, const PcaReport& r) {
          not_private_line("the row counts (used, clipped, rejected, skipped), the captured variance, OPT, their "
                           "ratio and the projector distance (against the exact top k), timings") +
          format("privacy charged: ε = %.4g at δ = %s (zCDP ρ = %.4g); method %.2f s, total %.2f s\n", r.spent.epsilon,
-                privacy::format_value(r.spent.delta).c_str(), r.spent.rho, r.method_seconds, r.seconds);
+                base::format_value(r.spent.delta).c_str(), r.spent.rho, r.method_seconds, r.seconds);
 }
 
 std::string json_line(const PcaSettings& s, const PcaReport& r) {

@@ -4,6 +4,7 @@
 #include "common/memory.hpp"
 #include "common/work.hpp"
 #include "pca/pca.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::tools::pca_tool {
 
@@ -52,7 +53,7 @@ void validate(const PcaSettings& s) {
   // the noise is drawn): refused.
   constexpr double kMaxLearningRate = 1e6;
   if (!(s.learning_rate <= kMaxLearningRate))
-    throw UsageError("--learning-rate must be in [0, 1e6], got " + privacy::format_value(s.learning_rate) +
+    throw UsageError("--learning-rate must be in [0, 1e6], got " + base::format_value(s.learning_rate) +
                      " (eta_t L^2 = alpha/(t0 + t): larger steps overflow the iterate)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
 }

@@ -14,6 +14,8 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/completion/preparation.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
 
 namespace dpstream::tools::recommend {
 
@@ -142,8 +144,8 @@ std::vector<Index> resolve_users(const Prepared& data, const std::vector<Recomme
 
 std::string data_text(const RecommendSettings& s, const Prepared& data) {
   char buf[512];
-  std::string t = "input: " + data.description + "; ratings centred at " + privacy::format_value(center_of(s)) +
-                  ", |centred rating| bound " + privacy::format_value(rating_bound_of(s)) + "\n";
+  std::string t = "input: " + data.description + "; ratings centred at " + base::format_value(center_of(s)) +
+                  ", |centred rating| bound " + base::format_value(rating_bound_of(s)) + "\n";
   t += "catalogue: " + data.catalogue + ", " + std::to_string(data.items()) + " items\n";
   std::snprintf(buf, sizeof buf,
                 "not private (exact counts of the input): %zu ratings read (%llu malformed lines skipped, %llu outside "

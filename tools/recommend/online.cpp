@@ -18,8 +18,10 @@
 #include "common/text.hpp"
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
-#include "dpstream/privacy/params.hpp"
 #include "recommend/train.hpp"
 
 namespace dpstream::tools::recommend {
@@ -183,8 +185,8 @@ OnlineResult OnlineReplay::run() {
     out.csv = out_file(s_, "online.csv");
     out.svg = out_file(s_, "online.svg");
     const std::string subtitle = format("%s; epsilon %s, delta %s, a release every %lld users, rank %lld",
-                                        data_.description.c_str(), privacy::format_value(s_.privacy.epsilon).c_str(),
-                                        privacy::format_value(s_.privacy.delta).c_str(), (long long)s_.release_every,
+                                        data_.description.c_str(), base::format_value(s_.privacy.epsilon).c_str(),
+                                        base::format_value(s_.privacy.delta).c_str(), (long long)s_.release_every,
                                         (long long)s_.rank);
     // One set: both written and fsynced before either is put in place (a full disk leaves the old pair).
     base::write_files_atomically(
@@ -203,7 +205,7 @@ std::string online_text(const RecommendSettings& s, const OnlineResult& r) {
                          r.curve.size(), (long long)s.release_every, (unsigned long long)r.releases,
                          s.online_noise == "blt" ? "BLT" : "plain tree", r.mu, r.row_norm_bound, r.item_sigma);
   t += format("online privacy spent, once for the whole stream: epsilon = %.4g at delta = %s\n",
-              r.epsilon_spent, privacy::format_value(s.privacy.delta).c_str());
+              r.epsilon_spent, base::format_value(s.privacy.delta).c_str());
   t += format("online running RMSE (not private: evaluation on the raw ratings) over %llu held-out ratings, each "
               "scored when its user was served: %.4f (private "
               "baseline %.4f, global mean of earlier users %.4f); top-%lld hits %llu of %llu shown\n",

@@ -9,7 +9,7 @@
 #include "common/privacy_labels.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
-#include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 #include "recommend/run.hpp"
 
 namespace dpstream::tools::recommend {
@@ -38,8 +38,8 @@ std::vector<std::string> not_private_keys(const RecommendSettings& s, const Eval
 std::string RecommendRun::summary_text() const {
   const Evaluation& e = evaluation_;
   std::string t = format("method: %s, mechanism %s, mode %s, (ε, δ) = (%s, %s), rank %lld%s\n", s_.method.c_str(),
-                         s_.mechanism.c_str(), s_.mode.c_str(), privacy::format_value(s_.privacy.epsilon).c_str(),
-                         privacy::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
+                         s_.mechanism.c_str(), s_.mode.c_str(), base::format_value(s_.privacy.epsilon).c_str(),
+                         base::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
                          s_.privacy.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise");
   t += "neighbours: " + neighbours_of(s_) + "\n";
   if (online_result_)  // its own lines, the ε once; the non-private baselines of the batch split beside them
@@ -56,7 +56,7 @@ std::string RecommendRun::summary_text() const {
   if (e.all_entries_rmse) t += format("; RMSE over all entries of the truth %.4f", *e.all_entries_rmse);
   t += "; not private: evaluation on the raw held-out ratings, for the curator";
   t += format("\nprivacy spent: ε = %.4g at δ = %s; training %.2f s\n", model_.epsilon_spent,
-              privacy::format_value(s_.privacy.delta).c_str(), train_seconds_);
+              base::format_value(s_.privacy.delta).c_str(), train_seconds_);
   return t + recommendations_text();
 }
 

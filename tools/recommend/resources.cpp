@@ -7,6 +7,7 @@
 #include "common/memory.hpp"
 #include "common/work.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/format.hpp"
 
 namespace dpstream::tools::recommend {
 
@@ -45,7 +46,7 @@ void check_generated_set(const RecommendSettings& s) {
   const double items = static_cast<double>(s.synthetic_items ? s.synthetic_items : (rank_one ? 100 : movielens ? 1682 : 200));
   const double rank = rank_one ? 1.0 : static_cast<double>(s.synthetic_rank);
   const double bytes = kBytesPerRating * generated_ratings(s, users, items) + 8.0 * (users + items) * rank;
-  require_memory("--synthetic " + s.synthetic + " with " + privacy::format_value(users) + " users x " + privacy::format_value(items) +
+  require_memory("--synthetic " + s.synthetic + " with " + base::format_value(users) + " users x " + base::format_value(items) +
                      " items (--synthetic-users, --synthetic-items)",
                  bytes, memory_limit(s.max_memory));
 }

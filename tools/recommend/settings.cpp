@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "common/memory.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "recommend/resources.hpp"
 
@@ -168,7 +169,7 @@ void validate(const RecommendSettings& s) {
   check_iteration_caps(s);
   if (s.rank < 1) throw UsageError("--rank must be >= 1, got " + std::to_string(s.rank));
   if (!(s.test_fraction > 0 && s.test_fraction < 1))
-    throw UsageError("--test-fraction must be in (0, 1), got " + privacy::format_value(s.test_fraction));
+    throw UsageError("--test-fraction must be in (0, 1), got " + base::format_value(s.test_fraction));
   if (s.method == "dpam" && s.mechanism != "gaussian")
     throw UsageError("--method dpam adds Gaussian noise: --mechanism must be gaussian, got " + s.mechanism +
                      " (for a non-private reference: --method als --mechanism none)");
@@ -176,7 +177,7 @@ void validate(const RecommendSettings& s) {
     throw UsageError("--method dpam does not retrain in blocks (--refresh-every): it is trained once");
   if (!(std::isfinite(s.rating_min) && std::isfinite(s.rating_max) && s.rating_min < s.rating_max))
     throw UsageError("--rating-min and --rating-max must be finite with min < max, got " +
-                     privacy::format_value(s.rating_min) + " and " + privacy::format_value(s.rating_max));
+                     base::format_value(s.rating_min) + " and " + base::format_value(s.rating_max));
   if (s.method == "fw" && s.mechanism != "gaussian" && s.mechanism != "none")
     throw UsageError("--method fw adds Gaussian noise: --mechanism must be gaussian or none, got " + s.mechanism);
   if (s.top_items > 0 && s.generated()) throw UsageError("--top-items applies to a ratings file, not a generated set");
@@ -186,12 +187,12 @@ void validate(const RecommendSettings& s) {
                      s.synthetic + " has the size of its MovieLens release");
   if (s.oracle_k && (!s.generated() || center_of(s) != 0.0))
     throw UsageError("--oracle-k needs a generated set without centring (seed001 or seed004)");
-  if (s.center && !std::isfinite(*s.center)) throw UsageError("--center must be finite, got " + privacy::format_value(*s.center));
+  if (s.center && !std::isfinite(*s.center)) throw UsageError("--center must be finite, got " + base::format_value(*s.center));
   if (star_scale(s)) {  // the scale every method clips to, once centred: found now, not at the baseline's release
     const auto [low, high] = centred_scale_of(s);
     if (!(std::isfinite(low) && std::isfinite(high) && low < high))
-      throw UsageError("--center " + privacy::format_value(center_of(s)) + " leaves the centred scale [--rating-min - center, "
-                       "--rating-max - center] = [" + privacy::format_value(low) + ", " + privacy::format_value(high) +
+      throw UsageError("--center " + base::format_value(center_of(s)) + " leaves the centred scale [--rating-min - center, "
+                       "--rating-max - center] = [" + base::format_value(low) + ", " + base::format_value(high) +
                        "] without finite low < high");
   }
   if (s.planned_refreshes > 0 && s.refresh_every == 0) throw UsageError("--planned-refreshes needs --refresh-every");

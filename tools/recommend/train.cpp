@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/streaming_completion.hpp"
 #include "dpstream/linalg/decompositions.hpp"
@@ -310,7 +311,7 @@ Training::Training(const RecommendSettings& s, const Prepared& data, const Ratin
     Trainer check(per_refresh_, train, data.truth);  // a refresh's options, checked on the whole matrix
   } catch (const UsageError& e) {  // it names the refresh's share: say whose share it is
     throw UsageError("--refresh-every " + std::to_string(s.refresh_every) + ": one refresh's share of --epsilon " +
-                     privacy::format_value(s.privacy.epsilon) + ", --delta " + privacy::format_value(s.privacy.delta) +
+                     base::format_value(s.privacy.epsilon) + ", --delta " + base::format_value(s.privacy.delta) +
                      ": " + e.what());
   }
 }

@@ -10,6 +10,7 @@
 #include "common/privacy_labels.hpp"
 #include "common/text.hpp"
 #include "common/regret_plot.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/eval/regret_report.hpp"
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/session/session_labels.hpp"
@@ -30,7 +31,7 @@ std::string learner_label(const std::string& name) {
 
 std::string privacy_subtitle(const ReplaySettings& s, const stream::ContinualCovariance& sum) {
   return "; private: " + mechanism_text(sum) + (s.noise_shape == "goe" ? " (GOE noise)" : "") +
-         ", ε = " + privacy::format_value(s.privacy.epsilon) + ", δ = " + privacy::format_value(s.privacy.delta) + " (" +
+         ", ε = " + base::format_value(s.privacy.epsilon) + ", δ = " + base::format_value(s.privacy.delta) + " (" +
          s.privacy.calibration + ")";
 }
 
@@ -71,8 +72,8 @@ std::string private_learner_text(const ReplayRun& run) {
       mechanism_text(*sum).c_str(), s.noise_shape == "goe" ? " with GOE-shaped noise" : "",
       sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
                              : "an unbounded stream (doubling epochs)",
-      (ull)s.block, privacy::format_value(sum->options().target.epsilon()).c_str(),
-      privacy::format_value(sum->options().target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
+      (ull)s.block, base::format_value(sum->options().target.epsilon()).c_str(),
+      base::format_value(sum->options().target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
       s.privacy.calibration.c_str());
   t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
               sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);
@@ -154,7 +155,7 @@ std::string timing_text(const ReplayRun& run) {
 std::string labels_text(const ReplayRun& run) {
   const session::OnlinePcaSession& p = run.session();
   if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
-  const std::string unit = "one row, ||a|| <= " + privacy::format_value(run.settings().normalize.norm_bound()) +
+  const std::string unit = "one row, ||a|| <= " + base::format_value(run.settings().normalize.norm_bound()) +
                            " after the guard";
   return neighbours_line(session::session_relation(p), unit) + "      private: the learners' subspaces (what each follows)\n" +
          not_private_line("the row counts (used, read, rejected, skipped, zero, clipped), OPT, gains, regrets, "
@@ -178,13 +179,13 @@ ReportFiles write_report_files(const ReplayRun& run) {
   subtitle << run.reader().used() << " rows × " << run.input().source->dimension() << ", k = " << s.k
            << ", blocks of " << s.block;
   subtitle << (p.sum() ? privacy_subtitle(s, *p.sum())
-                       : p.accountant() ? "; ε = " + privacy::format_value(s.privacy.epsilon) + " shared by " + s.learner
+                       : p.accountant() ? "; ε = " + base::format_value(s.privacy.epsilon) + " shared by " + s.learner
                                         : std::string("; non-private only"));
   subtitle << (s.shuffle ? "; shuffled" : "; log order");
   std::vector<std::string> labels;
   for (const std::string& name : p.meter().learners())
     labels.push_back(name == "private" && s.learner == "fpl"
-                         ? "private FPL (ε = " + privacy::format_value(s.privacy.epsilon) + ")"
+                         ? "private FPL (ε = " + base::format_value(s.privacy.epsilon) + ")"
                          : learner_label(name));
   // One set: both are written and fsynced before either replaces the old one (a full disk leaves the
   // old pair whole). 0600: OPT is a non-private statistic.
@@ -201,7 +202,7 @@ std::string summary_text(const ReplayRun& run, const ReportFiles& files) {
     const privacy::Spent spent = accountant->spent();
     const std::size_t charges = accountant->ledger().size();
     t += format("privacy spent (accountant, %zu charge%s): epsilon %s at delta %s\n", charges, charges == 1 ? "" : "s",
-                privacy::format_value(spent.epsilon).c_str(), privacy::format_value(spent.delta).c_str());
+                base::format_value(spent.epsilon).c_str(), base::format_value(spent.delta).c_str());
   }
   return t + format("wrote %s (%zu curve points) and %s\n", files.csv.c_str(), run.session().meter().curve().size(),
                     files.svg.c_str());

@@ -17,8 +17,10 @@
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/stream/seeded_permutation.hpp"
 #include "common/work.hpp"
+#include "dpstream/base/format.hpp"
+#include "dpstream/errors.hpp"
+#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/noise_source.hpp"
-#include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools::replay {
 
@@ -252,9 +254,9 @@ void ReplayRun::build_session() {
     if (from_) throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());
     // The privacy options as given leave no usable noise (an ε so large that σ underflows, a δ or a
     // norm bound so small that it overflows or vanishes): name the flags, then the library's reason.
-    throw UsageError("--epsilon " + privacy::format_value(s_.privacy.epsilon) + ", --delta " +
-                     privacy::format_value(s_.privacy.delta) + ", --calibration " + s_.privacy.calibration +
-                     " and the row norm bound " + privacy::format_value(s_.normalize.norm_bound()) +
+    throw UsageError("--epsilon " + base::format_value(s_.privacy.epsilon) + ", --delta " +
+                     base::format_value(s_.privacy.delta) + ", --calibration " + s_.privacy.calibration +
+                     " and the row norm bound " + base::format_value(s_.normalize.norm_bound()) +
                      " (--normalize, --clip-norm) give no usable private stream: " + e.what());
   } catch (const CorruptInput& e) {
     throw UsageError("--resume: checkpoint " + s_.checkpoint + ": " + e.what());

@@ -13,6 +13,7 @@
 #include "common/memory.hpp"
 #include "common/output_paths.hpp"
 #include "replay/checkpoint.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/blt.hpp"
@@ -24,7 +25,7 @@ namespace {
 std::string text_of(const std::string& v) { return v; }
 std::string text_of(std::uint64_t v) { return std::to_string(v); }
 std::string text_of(Eigen::Index v) { return std::to_string(v); }
-std::string text_of(double v) { return privacy::format_value(v); }
+std::string text_of(double v) { return base::format_value(v); }
 std::string text_of(bool v) { return v ? "on" : "off"; }
 std::string text_of(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "none"; }
 

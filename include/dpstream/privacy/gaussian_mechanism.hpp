@@ -10,6 +10,7 @@
 //  * Accounting: each release charges the accountant (if given) ρ = Δ²/(2σ²) and its (ε, δ); a
 //    release past the budget throws BudgetExhausted and releases nothing.
 //  * Released values are snapped to a power-of-two grid (snap.hpp).
+//  * Release protocol (finite values, charge first, default label "gaussian"): additive_mechanism.hpp.
 #pragma once
 
 #include <string>
@@ -17,12 +18,13 @@
 #include <Eigen/Core>
 
 #include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/additive_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::privacy {
 
-class GaussianMechanism {
+class GaussianMechanism final : public AdditiveMechanism {
  public:
   // Calibrated to a single-release target.
   GaussianMechanism(double l2_sensitivity, EpsDelta target, Calibration calibration = Calibration::tight);
@@ -36,19 +38,12 @@ class GaussianMechanism {
   // The single-release guarantee: the calibration target, or for with_sigma the analytic ε at `delta`.
   EpsDelta guarantee(double delta) const;
 
-  // Adds noise in place. Charges `accountant` first if non-null; throws BudgetExhausted before any
-  // noise is drawn if the budget would be exceeded.
-  void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                 PrivacyAccountant* accountant = nullptr, const std::string& label = "gaussian") const;
-  Eigen::VectorXd release(const Eigen::Ref<const Eigen::VectorXd>& value, NoiseSource& noise,
-                          PrivacyAccountant* accountant = nullptr,
-                          const std::string& label = "gaussian") const;
-  double release(double value, NoiseSource& noise, PrivacyAccountant* accountant = nullptr,
-                 const std::string& label = "gaussian") const;
+  // add_noise / release: AdditiveMechanism's. Charges ρ = Δ²/(2σ²) (and the target, if any).
 
  private:
   GaussianMechanism(double l2_sensitivity, double sigma, bool has_target, EpsDelta target);
-  void charge(PrivacyAccountant* accountant, const std::string& label) const;
+  void charge(PrivacyAccountant& accountant, const std::string& label) const override;
+  void perturb(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise) const override;
 
   double l2_sensitivity_;
   double sigma_;

@@ -17,6 +17,7 @@
 //  * Released values are snapped to a power-of-two grid at the noise's standard deviation s·√Var(α)
 //    (snap.hpp; Mironov 2012); the exponential tail is drawn with exponential_fine, whose support has
 //    no gap as wide as the grid (exponential(), −log of a 53-bit uniform, has them beyond E ≈ 16).
+//  * Release protocol (finite values, charge first, default label "huber"): additive_mechanism.hpp.
 #pragma once
 
 #include <string>
@@ -24,6 +25,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/additive_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
 namespace dpstream::privacy {
@@ -54,7 +56,7 @@ class HuberDistribution {
   double core_probability_;  // κ_α √(2π)(2Φ(α) − 1)
 };
 
-class HuberMechanism {
+class HuberMechanism final : public AdditiveMechanism {
  public:
   // Δ₁, α, s finite and > 0, and ε = αΔ₁/s and the noise deviation s·√Var(α) representable;
   // otherwise InvalidParameter naming the parameter.
@@ -68,13 +70,12 @@ class HuberMechanism {
   double scale() const noexcept { return scale_; }
   double l1_sensitivity() const noexcept { return l1_sensitivity_; }
 
-  // Every entry of `value` must be finite (InvalidParameter naming value[i], nothing charged).
-  void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                 PrivacyAccountant* accountant = nullptr, const std::string& label = "huber") const;
-  double release(double value, NoiseSource& noise, PrivacyAccountant* accountant = nullptr,
-                 const std::string& label = "huber") const;
+  // add_noise / release: AdditiveMechanism's. Charges ε = αΔ₁/s for the whole vector.
 
  private:
+  void charge(PrivacyAccountant& accountant, const std::string& label) const override;
+  void perturb(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise) const override;
+
   double l1_sensitivity_;
   HuberDistribution distribution_;
   double scale_;

@@ -11,6 +11,8 @@
 //    the guarantee is exactly ε; the noise scale tΛ is b·(1 + at most 2^-29·(2 + n/ε)).
 //  * Δ₁, ε finite and > 0 and b representable (finite, > 0), else InvalidParameter naming the
 //    parameter; every released value must be finite (InvalidParameter naming value[i], nothing charged).
+//  * Release protocol (finite values, size check and charge first, default label "laplace"):
+//    additive_mechanism.hpp.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +21,12 @@
 #include <Eigen/Core>
 
 #include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/additive_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
 namespace dpstream::privacy {
 
-class LaplaceMechanism {
+class LaplaceMechanism final : public AdditiveMechanism {
  public:
   LaplaceMechanism(double l1_sensitivity, double epsilon);
 
@@ -35,12 +38,13 @@ class LaplaceMechanism {
   // t of the noise added to an n-vector: Λ·Y, P(Y = y) ∝ exp(−|y|/t). InvalidParameter past 2^62.
   std::uint64_t grid_noise_scale(Eigen::Index coordinates) const;
 
-  void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                 PrivacyAccountant* accountant = nullptr, const std::string& label = "laplace") const;
-  double release(double value, NoiseSource& noise, PrivacyAccountant* accountant = nullptr,
-                 const std::string& label = "laplace") const;
+  // add_noise / release: AdditiveMechanism's. Charges (ε, 0) for the whole vector.
 
  private:
+  void check_release(Eigen::Index coordinates) const override;  // grid_noise_scale's refusal
+  void charge(PrivacyAccountant& accountant, const std::string& label) const override;
+  void perturb(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise) const override;
+
   double l1_sensitivity_;
   double epsilon_;
   double scale_;

@@ -68,12 +68,4 @@ std::string stream_relation_from_checkpoint(const std::string& stored);
 // relation: InvalidParameter "<who>: relation add_remove_row is not a stream's guarantee ...".
 void require_stream_relation(const char* who, Neighbours relation);
 
-// Throws InvalidParameter naming `name` unless `value` is finite and > 0. The message is
-// "<name> must be finite and > 0, got <value>".
-void require_positive(const char* name, double value);
-
-// The shortest decimal text that reads back as exactly `value` ("0.1", "-1", "1e-06", "inf", "nan"):
-// the form every dpstream error message uses for a received value.
-std::string format_value(double value);
-
 }  // namespace dpstream::privacy
