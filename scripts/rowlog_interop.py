@@ -27,7 +27,7 @@ def nan_with_payload(payload):
 
 def write_log(pb, path, dim, rows):
     header = pb.RowLogHeader(magic="dpstream-rowlog", format_version=1, dimension=dim, count=len(rows),
-                             provenance="rowlog_interop.py", created_by="python3-protobuf")
+                             provenance=b"rowlog_interop.py", created_by="python3-protobuf")
     with open(path, "wb") as f:
         for msg in [header] + rows:
             data = msg.SerializeToString()

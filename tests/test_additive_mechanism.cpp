@@ -9,7 +9,7 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/additive_mechanism.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"

@@ -7,7 +7,7 @@
 
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace test_base_checks {
 

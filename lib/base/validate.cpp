@@ -4,7 +4,7 @@
 #include <string>
 
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
+#include "dpstream/base/errors.hpp"
 
 namespace dpstream::base {
 

@@ -12,7 +12,6 @@
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::completion {
 

@@ -16,7 +16,6 @@
 #include "dpstream/io/line_reader.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::completion {
 

@@ -10,7 +10,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/private_oja.hpp"
 #include "dpstream/privacy/calibration.hpp"

@@ -23,7 +23,6 @@
 #include "dpstream/io/line_reader.hpp"
 #include "dpstream/base/memory_limit.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/io/row_log.hpp"
 #include "sampling.hpp"
 

@@ -10,7 +10,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 #include "sampling.hpp"
 
 namespace dpstream::completion {

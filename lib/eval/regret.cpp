@@ -9,7 +9,6 @@
 #include "linalg/matrix_message.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::eval {
 

@@ -4,7 +4,6 @@
 
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::eval {

@@ -7,7 +7,6 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 

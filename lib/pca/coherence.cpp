@@ -17,7 +17,6 @@
 #include "matrix_checks.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::pca {
 

@@ -7,7 +7,6 @@
 #include "dpstream/base/errors.hpp"
 #include "linalg/matrix_message.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::pca {
 

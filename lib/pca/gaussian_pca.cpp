@@ -5,8 +5,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/memory_limit.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/row_guard.hpp"
 

@@ -16,7 +16,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 #include "matrix_checks.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/coherence.hpp"
@@ -24,7 +23,6 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
 #include "dpstream/privacy/snap.hpp"
-#include "matrix_checks.hpp"
 
 namespace dpstream::pca {
 

@@ -10,7 +10,6 @@
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::pca::detail {
 

@@ -15,8 +15,6 @@
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "privacy_ledger.pb.h"
 

@@ -5,7 +5,6 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 

@@ -9,7 +9,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"

@@ -10,8 +10,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/message_seal.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/accumulators.hpp"
 

@@ -11,7 +11,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::stream {
 

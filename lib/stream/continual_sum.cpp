@@ -9,8 +9,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/memory_limit.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/factorization_noise.hpp"
 #include "dpstream/stream/row_guard.hpp"

@@ -9,7 +9,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/blt_optimizer.hpp"
 #include "dpstream/stream/separable_noise.hpp"

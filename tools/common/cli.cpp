@@ -14,8 +14,6 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/staged_file.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/staged_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/row_normalization.hpp"

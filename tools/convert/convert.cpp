@@ -18,7 +18,6 @@
 #include "common/progress.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
 

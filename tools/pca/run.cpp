@@ -20,7 +20,6 @@
 #include "dpstream/pca/private_pca_method.hpp"
 #include "common/work.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 #include "dpstream/pca/find_and_project.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/input_perturbation.hpp"

@@ -15,7 +15,6 @@
 #include "dpstream/completion/preparation.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
 
 namespace dpstream::tools::recommend {
 

@@ -19,8 +19,6 @@
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "recommend/train.hpp"
 

@@ -18,8 +18,6 @@
 #include "dpstream/stream/seeded_permutation.hpp"
 #include "common/work.hpp"
 #include "dpstream/base/format.hpp"
-#include "dpstream/errors.hpp"
-#include "dpstream/io/atomic_file.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
 namespace dpstream::tools::replay {
