@@ -12,6 +12,9 @@
 
 namespace dpstream::pca::detail {
 
+// "rows x cols", for messages.
+inline std::string dims(Eigen::Index rows, Eigen::Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
 // Non-empty and finite; InvalidParameter naming `fn` and the first non-finite entry (column-major).
 inline void require_finite_matrix(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& a) {
   if (a.rows() == 0 || a.cols() == 0)

@@ -40,13 +40,11 @@ using Apply = std::function<void(const VectorXd&, VectorXd&)>;
 // Upper confidence margin for ‖A‖₁ + Lap(b): P(Lap(b) < −b ln 500) = ½·e^{−ln 500} = 1e-3.
 const double kL1Margin = std::log(500.0);
 
-std::string dims(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
-
 void check_finite(const char* fn, const Eigen::Ref<const MatrixXd>& a) { detail::require_finite_matrix(fn, a); }
 
-void check_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& a) {
+void check_square_symmetric(const char* fn, const Eigen::Ref<const MatrixXd>& a) {
   if (a.rows() != a.cols())
-    throw InvalidParameter(std::string(fn) + ": matrix must be square (symmetric), got " + dims(a.rows(), a.cols()) +
+    throw InvalidParameter(std::string(fn) + ": matrix must be square (symmetric), got " + detail::dims(a.rows(), a.cols()) +
                            "; use the _rectangular variant for a rectangular matrix");
   check_finite(fn, a);
   const double max_abs = a.cwiseAbs().maxCoeff();
@@ -387,10 +385,6 @@ void check_operator(const char* fn, const SymmetricOperator& op) {
   if (!op.apply) throw InvalidParameter(std::string(fn) + ": operator apply must be set");
 }
 
-void check_k(const char* fn, long k, Index limit) {
-  base::require_rank(fn, k, limit);
-}
-
 // The shared body of every public PPI / rank-k call.
 // dense: the matrix when dense (for ‖A‖₁), else nullptr. rectangular: dense is m × d.
 PpiResult ppi_call(const char* fn, const PpiOptions& o, bool rank_k, const Eigen::Ref<const MatrixXd>* dense,
@@ -423,7 +417,7 @@ long planned_search_runs(Index n) {
 CoherenceSearchResult search(const char* fn, const PpiOptions& o, const Eigen::Ref<const MatrixXd>& a, bool rectangular,
                              privacy::NoiseSource& noise, privacy::PrivacyAccountant* acc) {
   validate(fn, o, false, false);
-  if (rectangular) check_finite(fn, a); else check_symmetric(fn, a);
+  if (rectangular) check_finite(fn, a); else check_square_symmetric(fn, a);
   const Index n = rectangular ? a.rows() + a.cols() : a.rows();
   const double unit = rectangular ? std::sqrt(2.0) : unit_factor(o.unit);
   const long runs = planned_search_runs(n);
@@ -563,7 +557,7 @@ PpiResult private_power_iteration(const Eigen::Ref<const MatrixXd>& a, const Ppi
                                   privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
   const char* fn = "private_power_iteration";
   validate(fn, options, true, false);
-  check_symmetric(fn, a);
+  check_square_symmetric(fn, a);
   const Apply apply = dense_apply(a);
   return ppi_call(fn, options, false, &a, &apply, a.rows(), false, noise, accountant);
 }
@@ -588,8 +582,8 @@ PpiResult private_rank_k(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& 
                          privacy::PrivacyAccountant* accountant) {
   const char* fn = "private_rank_k";
   validate(fn, options, true, true);
-  check_symmetric(fn, a);
-  check_k(fn, options.k, a.rows());
+  check_square_symmetric(fn, a);
+  base::require_rank(fn, options.k, a.rows());
   const Apply apply = dense_apply(a);
   return ppi_call(fn, options, true, &a, &apply, a.rows(), false, noise, accountant);
 }
@@ -599,7 +593,7 @@ PpiResult private_rank_k(const SymmetricOperator& a, const PpiOptions& options, 
   const char* fn = "private_rank_k";
   validate(fn, options, true, true);
   check_operator(fn, a);
-  check_k(fn, options.k, a.dimension);
+  base::require_rank(fn, options.k, a.dimension);
   return ppi_call(fn, options, true, nullptr, &a.apply, a.dimension, false, noise, accountant);
 }
 
@@ -608,7 +602,7 @@ PpiResult private_rank_k_rectangular(const Eigen::Ref<const MatrixXd>& a, const 
   const char* fn = "private_rank_k_rectangular";
   validate(fn, options, true, true);
   check_finite(fn, a);
-  check_k(fn, options.k, std::min(a.rows(), a.cols()));
+  base::require_rank(fn, options.k, std::min(a.rows(), a.cols()));
   return ppi_call(fn, options, true, &a, nullptr, a.rows() + a.cols(), true, noise, accountant);
 }
 

@@ -12,6 +12,7 @@
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "krylov_refresh.hpp"
+#include "matrix_checks.hpp"
 #include "symmetric_input.hpp"
 #include "linalg/matrix_message.hpp"
 
@@ -36,8 +37,6 @@ using detail::krylov_refresh;
 // Orthonormality tolerance of a basis: max|VᵀV − I| (see the header).
 constexpr double kOrthonormalityTolerance = 1e-8;
 
-std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
-
 void check_k(const char* fn, Index k, Index d) {
   base::require_rank(fn, k, d, " (the dimension)");
 }
@@ -54,7 +53,7 @@ void check_finite(const char* fn, const char* name, const Eigen::Ref<const Matri
 void check_basis(const char* fn, const char* name, const Eigen::Ref<const MatrixXd>& v, Index d) {
   if (v.rows() != d || v.cols() < 1 || v.cols() > d)
     throw InvalidParameter(std::string(fn) + ": " + name + " must be " + std::to_string(d) +
-                           " x m with 1 <= m <= " + std::to_string(d) + ", got " + dims(v.rows(), v.cols()));
+                           " x m with 1 <= m <= " + std::to_string(d) + ", got " + detail::dims(v.rows(), v.cols()));
   check_finite(fn, name, v);
   const double err =
       (v.transpose() * v - MatrixXd::Identity(v.cols(), v.cols())).cwiseAbs().maxCoeff();
@@ -82,7 +81,7 @@ void check_options(const RefreshOptions& o) {
 void check_start(const char* fn, const Eigen::Ref<const MatrixXd>& start, Index d) {
   if (start.rows() != d || start.cols() < 1)
     throw InvalidParameter(std::string(fn) + ": start basis must be " + std::to_string(d) +
-                           " x m with m >= 1, got " + dims(start.rows(), start.cols()));
+                           " x m with m >= 1, got " + detail::dims(start.rows(), start.cols()));
   check_finite(fn, "start", start);
 }
 
@@ -236,8 +235,8 @@ void SubspaceTracker::check_refresh_arguments(const char* fn, const Eigen::Ref<c
     throw InvalidParameter(std::string(fn) + ": residual_floor must be finite and >= 0, got " +
                            format_value(residual_floor));
   if (c.rows() != dimension_ || c.cols() != dimension_)
-    throw InvalidParameter(std::string(fn) + ": matrix must be " + dims(dimension_, dimension_) + ", got " +
-                           dims(c.rows(), c.cols()));
+    throw InvalidParameter(std::string(fn) + ": matrix must be " + detail::dims(dimension_, dimension_) + ", got " +
+                           detail::dims(c.rows(), c.cols()));
 }
 
 // c validated (check_symmetric or an expansion, which also left its float copy in the workspace when
@@ -277,8 +276,8 @@ void SubspaceTracker::restore(const State& state) {
   const TopEigen& c = state.current;
   if (c.vectors.size() > 0 || c.values.size() > 0) {
     if (c.vectors.rows() != dimension_ || c.vectors.cols() != k_ || c.values.size() != k_)
-      throw InvalidParameter("SubspaceTracker::restore: the last result must be " + dims(dimension_, k_) +
-                             " with " + std::to_string(k_) + " values, got " + dims(c.vectors.rows(), c.vectors.cols()) +
+      throw InvalidParameter("SubspaceTracker::restore: the last result must be " + detail::dims(dimension_, k_) +
+                             " with " + std::to_string(k_) + " values, got " + detail::dims(c.vectors.rows(), c.vectors.cols()) +
                              " with " + std::to_string(c.values.size()));
     check_finite("SubspaceTracker::restore", "last result", c.vectors);
   }

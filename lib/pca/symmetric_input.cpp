@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../linalg/transpose_tile.hpp"
+#include "matrix_checks.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -20,10 +21,9 @@ using linalg::detail::kTile;
 using linalg::detail::transpose_tile;
 
 namespace {
-std::string dims(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 void require_square(const char* fn, Index rows, Index cols) {
   if (rows != cols || rows == 0)
-    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " + dims(rows, cols));
+    throw InvalidParameter(std::string(fn) + ": matrix must be square and non-empty, got " + detail::dims(rows, cols));
 }
 // InvalidParameter naming `fn` and the first non-finite entry of c's lower (else upper) triangle,
 // column by column; for a caller whose pass found one (returns if there is none).
