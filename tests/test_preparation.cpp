@@ -159,6 +159,14 @@ TEST_CASE("catalogue: read from a list or a CSV's first column; ratings outside 
   CHECK_THROWS_NAMING(read_item_catalogue(bad), CorruptInput, Contains("bad.txt:2: 'x2' is not an item id"));
   CHECK_THROWS_NAMING(read_item_catalogue(empty), CorruptInput, Contains("no item id"));
   CHECK_THROWS_NAMING(read_item_catalogue((dir.path / "missing").string()), CorruptInput, Contains("cannot open"));
+
+  // The line reader's byte-order mark rule: UTF-8's dropped (the first id kept, not taken for a
+  // header), UTF-16's refused by name.
+  const std::string bom8 = (dir.path / "bom8.txt").string(), bom16 = (dir.path / "bom16.txt").string();
+  dpstream::testing::write_bytes(bom8, "\xEF\xBB\xBF" "7\n8\n");
+  dpstream::testing::write_bytes(bom16, std::string("\xFF\xFE" "7\0\n\0", 6));
+  CHECK(read_item_catalogue(bom8) == Ids{7, 8});
+  CHECK_THROWS_NAMING(read_item_catalogue(bom16), CorruptInput, Contains("bom16.txt") && Contains("UTF-16 byte-order mark"));
 }
 
 }  // namespace test_preparation

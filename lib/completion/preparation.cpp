@@ -56,7 +56,6 @@ std::vector<std::int64_t> read_item_catalogue(const std::string& path) {
   while (lines.next(view)) {
     const std::uint64_t number = lines.line_number();
     std::string line(view);
-    if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // UTF-8's byte-order mark
     const std::string text = trimmed(line);
     if (text.empty() || text[0] == '#') continue;
     const std::string field = first_field(text);

@@ -407,15 +407,11 @@ std::uint64_t for_each_data_line(const std::string& path, OnStart&& on_start, On
     bytes_read += static_cast<std::uint64_t>(n);
     if (bytes_read == 0) throw CorruptInput(path + ": empty file (0 bytes)");
     if (first_chunk) {
-      // A byte-order mark: UTF-8's (Excel's "CSV UTF-8") is dropped, as the CSV row reader does; UTF-16
-      // text is refused (its bytes would read as malformed lines).
-      if (filled >= 3 && std::memcmp(buffer.data(), "\xEF\xBB\xBF", 3) == 0) {
-        std::memmove(buffer.data(), buffer.data() + 3, filled - 3);
-        filled -= 3;
-      } else if (filled >= 2 && (std::memcmp(buffer.data(), "\xFF\xFE", 2) == 0 || std::memcmp(buffer.data(), "\xFE\xFF", 2) == 0)) {
-        throw CorruptInput(path + ": starts with a UTF-16 byte-order mark; ratings are read as UTF-8 or ASCII text "
-                                  "(convert it, e.g. iconv -f UTF-16 -t UTF-8)");
-      }
+      // A byte-order mark, by the line reader's rule (io::without_byte_order_mark).
+      const std::string_view start(buffer.data(), filled);
+      const std::size_t mark = start.size() - io::without_byte_order_mark(start, path).size();
+      std::memmove(buffer.data(), buffer.data() + mark, filled - mark);
+      filled -= mark;
       const auto newlines = static_cast<std::uint64_t>(std::count(buffer.data(), buffer.data() + filled, '\n'));
       on_start(static_cast<std::size_t>(std::max(file_size, bytes_read) * (newlines + 1) / bytes_read));
     }

@@ -200,14 +200,7 @@ bool CsvRowReader::read_line() {
   if (!lines_->next(raw)) return false;
   line_number_ = lines_->line_number();
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-  line_ = raw;
-  if (line_number_ == 1) {
-    // A byte-order mark: UTF-8's (Excel's "CSV UTF-8", PowerShell) is dropped; UTF-16 text is refused.
-    if (line_.substr(0, 3) == "\xEF\xBB\xBF") line_.remove_prefix(3);
-    else if (line_.substr(0, 2) == "\xFF\xFE" || line_.substr(0, 2) == "\xFE\xFF")
-      throw CorruptInput(csv_name(path_) + ": starts with a UTF-16 byte-order mark; the reader takes UTF-8 or "
-                                           "ASCII text (convert it, e.g. iconv -f UTF-16 -t UTF-8)");
-  }
+  line_ = raw;  // a byte-order mark is the line reader's (without_byte_order_mark)
   return true;
 }
 

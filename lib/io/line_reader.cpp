@@ -29,6 +29,14 @@ void refuse_long_line(const std::string& what, std::uint64_t line_number, std::s
                      " times its length; --max-memory raises it): is it a text file with line breaks?");
 }
 
+std::string_view without_byte_order_mark(std::string_view first_line, const std::string& what) {
+  if (first_line.starts_with("\xEF\xBB\xBF")) return first_line.substr(3);
+  if (first_line.starts_with("\xFF\xFE") || first_line.starts_with("\xFE\xFF"))
+    throw CorruptInput(what + ": starts with a UTF-16 byte-order mark; the reader takes UTF-8 or ASCII text "
+                              "(convert it, e.g. iconv -f UTF-16 -t UTF-8)");
+  return first_line;
+}
+
 LineReader::LineReader(std::FILE* file, std::string what)
     : file_(file), what_(std::move(what)), max_bytes_(max_line_bytes()), buffer_(kChunk) {}
 
@@ -65,7 +73,7 @@ bool LineReader::next(std::string_view& line) {
       if (at - begin_ > max_bytes_) refuse_long_line(what_, line_number_ + 1, max_bytes_);
       line = std::string_view(data + begin_, at - begin_);
       begin_ = at + 1;
-      ++line_number_;
+      if (++line_number_ == 1) line = without_byte_order_mark(line, what_);
       return true;
     }
     const std::size_t searched = end_ - begin_;
@@ -74,7 +82,7 @@ bool LineReader::next(std::string_view& line) {
       if (begin_ == end_) return false;
       line = std::string_view(buffer_.data() + begin_, end_ - begin_);  // the last line, without '\n'
       begin_ = end_;
-      ++line_number_;
+      if (++line_number_ == 1) line = without_byte_order_mark(line, what_);
       return true;
     }
     scanned = begin_ + searched;  // fill() moved the line to the front

@@ -24,8 +24,13 @@ std::size_t max_line_bytes() noexcept;
 // CorruptInput "WHAT: line N is longer than B (the longest line the memory limit of L allows: ...)".
 [[noreturn]] void refuse_long_line(const std::string& what, std::uint64_t line_number, std::size_t max_bytes);
 
+// A text's first bytes: UTF-8's byte-order mark (Excel's "CSV UTF-8", PowerShell) is dropped;
+// UTF-16's is refused, CorruptInput naming `what`: the readers take UTF-8 or ASCII text.
+std::string_view without_byte_order_mark(std::string_view first_line, const std::string& what);
+
 // Lines of a FILE* (not owned; read through its descriptor, which nothing else may read), without
-// their '\n'. Reads in chunks; max_line_bytes() is read when it is constructed.
+// their '\n', the first without a byte-order mark (without_byte_order_mark). Reads in chunks;
+// max_line_bytes() is read when it is constructed.
 class LineReader {
  public:
   // `what` names the file in errors ("csv data.csv").
