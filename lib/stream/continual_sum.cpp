@@ -57,6 +57,7 @@ const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   if (options.blt && options.strategy != NoiseStrategy::blt)
     throw InvalidParameter(std::string("continual sum: blt parameters given, but the strategy is ") +
                            to_string(options.strategy));
+  validate(options.participation, options.horizon);
   return options;
 }
 
@@ -103,7 +104,7 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
     TreeNoiseOptions tree;
     tree.kind = options.strategy == NoiseStrategy::plain_tree ? TreeKind::plain : TreeKind::honaker;
     tree.horizon = options.horizon;
-    tree.l2_sensitivity = l2_sensitivity_;
+    tree.l2_sensitivity = calibrated_sensitivity();
     tree.target = options.target;
     tree.calibration = options.calibration;
     noise_ = make_tree_noise(tree, exact_.packed_size());
@@ -113,7 +114,7 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
              : options.strategy == NoiseStrategy::separable ? FactorizationKind::separable
                                                             : FactorizationKind::sqrt_toeplitz;
     f.horizon = options.horizon;
-    f.l2_sensitivity = l2_sensitivity_;
+    f.l2_sensitivity = calibrated_sensitivity();
     f.target = options.target;
     f.calibration = options.calibration;
     f.blt = options.blt;
@@ -141,12 +142,21 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
 }
 
 template <class Accumulator>
+double ContinualSum<Accumulator>::calibrated_sensitivity() const noexcept {
+  return l2_sensitivity_ *
+         participation_sensitivity_factor(options_.strategy, options_.horizon, options_.participation);
+}
+
+template <class Accumulator>
 void ContinualSum<Accumulator>::charge_stream() {
   // One charge for the whole stream: it is one Gaussian mechanism with GDP parameter μ, i.e. the
   // Gaussian mechanism with sensitivity μ and σ = 1 (ρ = μ²/2), whose (ε, δ) is the target.
   const std::string label = std::string("continual ") + Accumulator::kKind + " sum (" + noise_->name() + ", " +
                             (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
-                            " releases of " + std::to_string(options_.block_rows) + " rows)";
+                            " releases of " + std::to_string(options_.block_rows) + " rows" +
+                            (options_.participation.unit_level()
+                                 ? "; neighbouring: " + neighbouring_text(options_.participation) : std::string()) +
+                            ")";
   accountant_->charge_gaussian(label, noise_->mu(), 1.0, options_.target);
 }
 

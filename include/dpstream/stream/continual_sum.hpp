@@ -22,6 +22,10 @@
 //    the worker; the part's counts and bound, and that its sum is one such rows can make, are
 //    checked here (block_aggregate.hpp: the privacy is unchanged — one guard, one bound per row,
 //    noise added once per release, here — and the workers must be trusted).
+//  * Unit level (Options::participation, participation.hpp): neighbouring streams differ in all
+//    rows of one unit, at most k of them (ContributionBound keeps at most k); every strategy is then
+//    calibrated for participation_sensitivity_factor × the one-row sensitivity, and the accountant is
+//    charged the target for that unit-level relation.
 //  * Noise and calibration: the strategy's. Trees (tree_noise.hpp): plain or Honaker, fixed horizon T
 //    releases or unbounded (doubling epochs); σ_node from privacy::tree_node_sigma (tight default).
 //    Factorizations (factorization_noise.hpp), fixed horizon only: square-root Toeplitz (the exact
@@ -86,6 +90,7 @@
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/blt.hpp"
 #include "dpstream/stream/continual_noise.hpp"
+#include "dpstream/stream/participation.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 
 namespace dpstream::stream {
@@ -112,6 +117,9 @@ struct ContinualSumOptions {
   privacy::Calibration calibration = privacy::Calibration::tight;
   privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
   double row_norm_bound = 1.0;    // L
+  // Row level (default) or unit level: at most k rows of one unit (participation.hpp). The rows'
+  // bounding is the caller's (ContributionBound); the calibration here assumes it.
+  Participation participation;
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
   std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
   Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
@@ -182,6 +190,8 @@ class ContinualSum {
   const ContinualSumOptions& options() const noexcept { return options_; }
   const ContinualNoise& noise() const noexcept { return *noise_; }
   double l2_sensitivity() const noexcept { return l2_sensitivity_; }
+  // The sensitivity the noise is calibrated for: one unit's (l2_sensitivity() at row level).
+  double calibrated_sensitivity() const noexcept;
   // Per-entry noise variance of release t (closed form; diagonal entries for a covariance).
   double release_variance(std::uint64_t t) const { return noise_->release_variance(t); }
   // Privacy of the whole stream: μ-GDP, and the (ε, δ) target it was calibrated to.
