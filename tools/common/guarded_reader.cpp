@@ -13,7 +13,29 @@ GuardedReader::GuardedReader(io::RowSource& source, const ReadOptions& o)
     : source_(source),
       guard_(o.normalize.guard_options(source.dimension(), o.nonnegative)),
       skip_(o.skip_malformed),
-      limit_(o.limit) {}
+      limit_(o.limit),
+      bound_(o.bound ? std::make_unique<stream::ContributionBound>(*o.bound) : nullptr),
+      block_rows_(o.block_rows) {}
+
+std::string GuardedReader::where() const {
+  std::string w = source_.path() + ": row " + std::to_string(record_.row_index);
+  if (record_.line != 0) w += " (line " + std::to_string(record_.line) + ")";
+  return w;
+}
+
+// The bound decides on the row's unit key and the block it would go into, nothing else; a missing
+// or empty key, or a new unit over the state budget, stops the run naming the row (never skipped:
+// a row without a unit cannot be bounded, and skipping it would hide a broken key column).
+bool GuardedReader::within_bound() {
+  if (!bound_) return true;
+  try {
+    return bound_->admit(record_.has_unit ? &record_.unit : nullptr, record_.row_index, used_ / block_rows_);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.rfind("row ", 0) == 0 && what.find(": ") != std::string::npos) what = what.substr(what.find(": ") + 2);
+    throw std::runtime_error(where() + ": " + what);
+  }
+}
 
 // Admits the reader's row in place (unit: normalised by the guard); false if the guard refused it
 // and refusals are counted.
@@ -44,6 +66,7 @@ bool GuardedReader::fill(RowBuffer& buf, std::uint64_t max_rows, const std::func
   while (added < max_rows) {
     if (limit_ != 0 && used_ == limit_) return false;
     if (!source_.next(record_)) return false;  // CorruptInput propagates (names file and row)
+    if (!within_bound()) continue;  // dropped and counted by the bound
     if (!admit(record_.dense)) continue;
     buf.reserve(buf.rows + 1);
     Eigen::Map<VectorXd>(buf.row(buf.rows), d) = record_.dense;

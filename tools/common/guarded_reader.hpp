@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include <Eigen/Core>
@@ -14,6 +16,7 @@
 #include "common/cli.hpp"
 #include "common/row_buffer.hpp"
 #include "dpstream/io/row_source.hpp"
+#include "dpstream/stream/contribution_bound.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::tools {
@@ -23,6 +26,10 @@ struct ReadOptions {
   bool skip_malformed = false;  // count and skip reader errors and guard rejections instead of throwing
   std::uint64_t limit = 0;      // use the first N valid rows (0: all)
   bool nonnegative = false;     // the guard refuses a row with a negative entry (RowGuardOptions)
+  // Unit level: rows pass a ContributionBound BEFORE the guard (source → bound → guard → stream); a
+  // kept row goes into block used() / block_rows of the stream the rows feed.
+  std::optional<stream::ContributionBoundOptions> bound;
+  std::uint64_t block_rows = 1;
 };
 
 class GuardedReader {
@@ -37,14 +44,20 @@ class GuardedReader {
   std::uint64_t zero() const { return guard_.counts().zero; }
   const stream::RowGuardCounts& guard_counts() const { return guard_.counts(); }
   const std::string& first_reject() const { return first_reject_; }
+  // The contribution bound (nullptr at row level); its counts are not private.
+  const stream::ContributionBound* bound() const noexcept { return bound_.get(); }
 
  private:
   bool admit(Eigen::VectorXd& row);
+  bool within_bound();  // the record's unit has room for it (always, at row level)
+  std::string where() const;  // "FILE: row N (line L)"
 
   io::RowSource& source_;
   stream::RowGuard guard_;
   bool skip_;
   std::uint64_t limit_;
+  std::unique_ptr<stream::ContributionBound> bound_;
+  std::uint64_t block_rows_;
   io::RowRecord record_;
   std::uint64_t used_ = 0;
   std::string first_reject_;

@@ -42,6 +42,7 @@ OpenedInput open_file(const InputFlags& flags) {
   io::RowSourceOptions o;
   o.skip_malformed = flags.skip_malformed;
   o.csv_header = io::parse_csv_header(flags.header);
+  o.unit_column = flags.unit_column;
   in.title = stdin_input ? "standard input" : std::filesystem::path(path).filename().string();
   if (format != io::RowFormat::idx) {
     in.source = io::open_row_source(path, format, o);

@@ -76,6 +76,9 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
   }
   if (report_.output_format == io::RowFormat::idx) throw UsageError("--to: IDX output is not supported; use pb or csv");
   if (s.sparse && report_.output_format != io::RowFormat::pb) throw UsageError("--sparse needs row log (pb) output");
+  // A CSV output has no unit column: the keys would be lost without a word.
+  if (!s.user_column.empty() && report_.output_format != io::RowFormat::pb)
+    throw UsageError("--user-column needs row log (pb) output (its rows keep the user in their `unit` field)");
   std::error_code ec;
   if (std::filesystem::equivalent(s.input, s.output, ec)) throw UsageError("--output " + s.output + " is the input file");
   open_input();
@@ -85,6 +88,7 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
 void Conversion::open_input() {
   io::RowSourceOptions options;
   options.skip_malformed = s_.skip_malformed;
+  options.unit_column = s_.user_column;
   if (report_.input_format == io::RowFormat::idx) options.scale = s_.scale;
   scale_here_ = report_.input_format != io::RowFormat::idx && s_.scale != 1.0;
   try {
@@ -180,6 +184,8 @@ void add_convert_options(CLI::App& app, ConvertSettings& s) {
   app.add_option("--limit", s.limit, "convert at most N rows (0: all)")->check(at_least(0));
   app.add_flag("--sparse", s.sparse, "row log output: store every row sparse (its nonzero entries)");
   app.add_flag("--skip-malformed", s.skip_malformed, "skip and count malformed input rows instead of stopping");
+  app.add_option("--user-column", s.user_column,
+                 "CSV input: the column of user keys (header name or 0-based index), written to each row's unit field");
 }
 
 ConvertReport convert(const ConvertSettings& s) {

@@ -26,6 +26,7 @@ struct ConvertSettings {
   double scale = 1.0;
   std::uint64_t limit = 0;
   bool sparse = false, skip_malformed = false, force = false;
+  std::string user_column;  // CSV input: the column of unit keys, kept in the row log's `unit` field
 };
 
 void add_convert_options(CLI::App& app, ConvertSettings& s);
