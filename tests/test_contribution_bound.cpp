@@ -7,6 +7,7 @@
 
 #include "check_throws.hpp"
 #include "dpstream/errors.hpp"
+#include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/contribution_bound.hpp"
@@ -148,6 +149,27 @@ TEST_CASE("a unit-level continual sum is calibrated for k rows and charged the u
   bad.participation.max_rows_per_unit = 2;
   bad.horizon = 3;
   CHECK_THROWS_NAMING(ContinualVectorSum(3, bad), InvalidParameter, Contains("one block"));
+}
+
+// Analyze Gauss at the unit level: σ for sensitivity k·L² (k times the row level's at the same
+// target), while each row is still held to L, not to the √k·L the mechanism is built with.
+TEST_CASE("unit-level Analyze Gauss is calibrated for k·L² and checks rows against L", "[bound]") {
+  dpstream::pca::GaussianPcaOptions row;
+  row.k = 1;
+  row.seed = 1;
+  dpstream::pca::GaussianPcaOptions unit = row;
+  unit.max_rows_per_unit = 4;
+  const dpstream::pca::GaussianPca row_pca(3, row);
+  dpstream::pca::GaussianPca unit_pca(3, unit);
+  CHECK(unit_pca.sigma() == Approx(4.0 * row_pca.sigma()).epsilon(1e-12));
+  Eigen::MatrixXd rows = Eigen::MatrixXd::Zero(2, 3);
+  rows(1, 0) = 1.5;  // over L = 1, under √4·L = 2
+  CHECK_THROWS_NAMING(unit_pca.release(rows), InvalidRow, Contains("row 1"));
+  dpstream::privacy::PrivacyAccountant accountant(dpstream::privacy::EpsDelta(1.0, 1e-6));
+  rows(1, 0) = 1.0;
+  unit_pca.release(rows, &accountant);
+  REQUIRE(accountant.ledger().size() == 1);
+  CHECK(accountant.ledger()[0].label.find("all rows of one unit, at most 4") != std::string::npos);
 }
 
 }  // namespace test_contribution_bound
