@@ -34,22 +34,32 @@ class OnlinePCA(_StreamParams):
     * regret_, guard_counts_ and everything the meter reports use raw rows: evaluation output,
       NOT private.
     * Noise: secure by default; seed=N is reproducible and NOT secure.
+    * Unit level (``max_rows_per_user=K``, optionally ``min_separation=B``): partial_fit then needs
+      ``user_ids=`` (one str, bytes or int a row). At most K rows of each user are kept (her first
+      K; with B, at most one a block, blocks at least B apart; stream/contribution_bound.hpp), the
+      rest dropped and counted in ``user_counts_`` (NOT private), and the stream is calibrated for
+      all of one user's rows (K times one row's sensitivity, stream/participation.hpp): the
+      neighbouring relation is all rows of one user, each zeroed with its slot kept. The bound's state
+      is 96 bytes a user (more for ids over 15 bytes), within a quarter of the memory limit.
 
     Fitted attributes: components_ (n_components x d, orthonormal rows), n_features_in_,
     accountant_, regret_ (dict: rows, opt, gain, regret, regret_over_opt,
     nonprivate_regret_over_opt with baseline=True), guard_counts_.
     """
     _param_names = ("n_components", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
-                    "normalize", "clip_norm", "calibration", "nonnegative", "track_regret", "baseline")
+                    "normalize", "clip_norm", "calibration", "nonnegative", "track_regret", "baseline",
+                    "max_rows_per_user", "min_separation")
 
     def __init__(self, n_components, epsilon, delta, *, block=128, mechanism="tree", horizon=None,
                  noise_shape="goe", seed=None, normalize="unit", clip_norm=1.0, calibration="tight",
-                 nonnegative=False, track_regret=True, baseline=False, accountant=None):
+                 nonnegative=False, track_regret=True, baseline=False, accountant=None, max_rows_per_user=None,
+                 min_separation=0):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.block, self.mechanism, self.horizon, self.noise_shape = block, mechanism, horizon, noise_shape
         self.seed, self.normalize, self.clip_norm, self.calibration = seed, normalize, clip_norm, calibration
         self.nonnegative, self.track_regret, self.baseline = nonnegative, track_regret, baseline
         self.accountant = accountant
+        self.max_rows_per_user, self.min_separation = max_rows_per_user, min_separation
         self._core = None
 
     def _start(self, dim):
@@ -58,19 +68,51 @@ class OnlinePCA(_StreamParams):
         self._core = _core._OnlinePCA(self.n_components, self.track_regret, self.baseline, self.accountant_._core,
                                       dim=dim, **params)
         self.n_features_in_ = dim
+        self._bound, self._presented = None, 0
+        if self.max_rows_per_user:
+            self._bound = _core._ContributionBound(int(self.max_rows_per_user), int(self.min_separation or 0))
 
     @property
     def neighbours(self):
         """The neighbouring relation the (epsilon, delta) holds for, in words."""
-        return _core._describe_neighbours("zero_out")
+        row = _core._describe_neighbours("zero_out")
+        if not self.max_rows_per_user:
+            return row
+        text = f"all rows of one user (at most {int(self.max_rows_per_user)} rows kept per user"
+        if self.min_separation:
+            text += f", one per block, blocks at least {int(self.min_separation)} apart"
+        return text + "), each: " + row
 
-    def partial_fit(self, X, y=None):
-        """Scores, then ingests, the rows of X (n, d). Returns self."""
+    def partial_fit(self, X, y=None, user_ids=None):
+        """Scores, then ingests, the rows of X (n, d); with max_rows_per_user, user_ids (one a row)
+        say whose each row is, and the rows over a user's bound are dropped. Returns self."""
         X = _rows(X)
+        if self.max_rows_per_user and user_ids is None:
+            raise ValueError("max_rows_per_user is set: partial_fit needs user_ids=, one per row of X")
+        if user_ids is not None and not self.max_rows_per_user:
+            raise ValueError("user_ids= needs max_rows_per_user=K (the bound on each user's rows)")
         if self._core is None:
             self._start(X.shape[1])
+        if self._bound is not None:
+            ids = user_ids.tolist() if isinstance(user_ids, np.ndarray) else list(user_ids)
+            if len(ids) != X.shape[0]:
+                raise ValueError(f"user_ids has {len(ids)} entries for {X.shape[0]} rows of X")
+            # Bounded before the guard (source -> bound -> guard -> stream); a kept row's block is its
+            # position in the stream.
+            mask = self._bound.admit(ids, self._presented, self._core.rows(), self.block)
+            self._presented += len(ids)
+            X = X[mask]
+            if X.shape[0] == 0:
+                return self
         self._core.partial_fit(X)
         return self
+
+    @property
+    def user_counts_(self):
+        """The bound's counts (seen, kept, over_rows, too_close, users, state bytes): NOT private."""
+        if getattr(self, "_bound", None) is None:
+            raise AttributeError("user_counts_: this OnlinePCA has no max_rows_per_user, or has seen no rows")
+        return self._bound.counts()
 
     def finish(self):
         """Closes a partial last block: it becomes the last release, which the learner follows."""

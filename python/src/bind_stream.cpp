@@ -187,4 +187,5 @@ PYBIND11_MODULE(_core, m) {
   dpstream::python::bind_stream(m);
   dpstream::python::bind_pca(m);
   dpstream::python::bind_replay(m);
+  dpstream::python::bind_units(m);
 }
