@@ -28,7 +28,7 @@ struct ReadOptions {
   bool nonnegative = false;     // the guard refuses a row with a negative entry (RowGuardOptions)
   // Unit level: rows pass a ContributionBound BEFORE the guard (source → bound → guard → stream); a
   // kept row goes into block used() / block_rows of the stream the rows feed.
-  std::optional<stream::ContributionBoundOptions> bound;
+  std::optional<stream::ContributionBoundOptions> bound = std::nullopt;
   std::uint64_t block_rows = 1;
 };
 
