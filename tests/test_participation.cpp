@@ -202,24 +202,73 @@ TEST_CASE("the accountant is charged the unit-level mu, and the label says per u
   options.participation = {3, 4};
   const ContinualVectorSum unit(2, options, &accountant);
   REQUIRE(accountant.ledger().size() == 1);
-  CHECK_THAT(accountant.ledger().front().label, Contains("per unit: <= 3 steps, >= 4 apart"));
+  CHECK_THAT(accountant.ledger().front().label, Contains("one unit: at most 3 rows, in release steps at least 4 apart"));
   // ρ = μ²/2 of the unit-level μ, well above the one-row value's.
   REQUIRE(accountant.ledger().front().rho.has_value());
   CHECK(*accountant.ledger().front().rho == Approx(unit.mu() * unit.mu() / 2).epsilon(1e-12));
   CHECK(unit.mu() > unit.noise().mu() * 1.5);
 }
 
-TEST_CASE("participation: k and b must be >= 1", "[participation]") {
-  CHECK_THROWS_NAMING(check_participation({0, 1}), InvalidParameter, Contains("max_steps"));
-  CHECK_THROWS_NAMING(check_participation({1, 0}), InvalidParameter, Contains("min_separation"));
+TEST_CASE("b = 0: rows may share a step, and every strategy's factor is exactly k", "[participation]") {
+  // The brute force with b = 0 enumerates multisets of steps (a step may repeat): its maximum is k
+  // rows in the heaviest column, k² times one row's sensitivity², for every strategy.
+  const std::vector<std::pair<const char*, MatrixXd>> strategies{
+      {"sqrt Toeplitz", toeplitz(sqrt_toeplitz_coefficients(9))},
+      {"BLT", toeplitz(rational_approximation_blt(2).coefficients(9))},
+      {"plain tree", drawn_tree_strategy(TreeKind::plain, 9)},
+      {"separable", separable_strategy(SeparableStrategy::optimize(9))}};
+  for (const auto& [name, c] : strategies)
+    for (std::uint64_t k : kSteps) {
+      INFO(name << ", k = " << k);
+      CHECK(brute_force_squared(c, k, 0) ==
+            Approx(static_cast<double>(k * k) * c.colwise().squaredNorm().maxCoeff()).epsilon(1e-12));
+    }
+  for (std::uint64_t k : kSteps) {
+    INFO("k = " << k);
+    const double kk = static_cast<double>(k);
+    CHECK(feasible_steps(9, {k, 0}) == k);
+    CHECK(toeplitz_participation_squared(sqrt_toeplitz_coefficients(9), {k, 0}) ==
+          Approx(kk * kk * sqrt_toeplitz_coefficients(9).squaredNorm()).epsilon(1e-13));
+    CHECK(tree_participation(9, {k, 0}).squared == kk * kk * tree_levels(9));
+    CHECK(rational_approximation_blt(2).sensitivity_squared(9, {k, 0}) ==
+          Approx(kk * kk * rational_approximation_blt(2).sensitivity_squared(9)).epsilon(1e-13));
+    const SeparableStrategy separable = SeparableStrategy::optimize(9);
+    CHECK(separable_participation_squared(separable, {k, 0}) ==
+          Approx(kk * kk * separable.sensitivity_squared()).epsilon(1e-12));
+  }
+  // The stream: σ and μ are k times the row level's, for each strategy; with b ≥ 1 never more.
+  for (NoiseStrategy strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
+                                 NoiseStrategy::blt, NoiseStrategy::separable}) {
+    INFO(to_string(strategy));
+    ContinualSumOptions options;
+    options.strategy = strategy;
+    options.horizon = 64;
+    const ContinualVectorSum row(3, options);
+    options.participation = {4, 0};
+    const ContinualVectorSum shared(3, options);
+    CHECK(shared.noise().participation_bound(options.participation).factor == Approx(4.0).epsilon(1e-12));
+    CHECK(shared.noise().participation_bound(options.participation).exact);
+    CHECK(shared.noise().draw_sigma() == Approx(4 * row.noise().draw_sigma()).epsilon(1e-9));
+    options.participation = {4, 1};
+    const ContinualVectorSum separated(3, options);
+    CHECK(separated.noise().draw_sigma() <= shared.noise().draw_sigma() * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("participation: k must be >= 1; the texts", "[participation]") {
+  CHECK_THROWS_NAMING(check_participation({0, 1}), InvalidParameter, Contains("max_rows"));
   ContinualSumOptions options;
   options.horizon = 8;
-  options.participation = {2, 0};
-  CHECK_THROWS_NAMING(ContinualVectorSum(2, options), InvalidParameter, Contains("min_separation"));
-  CHECK_THROWS_NAMING(describe(Participation{0, 1}), InvalidParameter, Contains("max_steps"));
+  options.participation = {0, 1};
+  CHECK_THROWS_NAMING(ContinualVectorSum(2, options), InvalidParameter, Contains("max_rows"));
+  CHECK_THROWS_NAMING(describe(Participation{0, 1}), InvalidParameter, Contains("max_rows"));
   CHECK(describe({}) == "one row (single participation)");
-  CHECK(describe({4, 2}) ==
-        "one unit: rows in at most 4 release steps, two of them at least 2 steps apart, at most one row a step");
+  CHECK(describe({4, 2}) == "one unit: at most 4 rows, in release steps at least 2 apart, at most one a step");
+  CHECK(describe({4, 0}) == "one unit: at most 4 rows, several may share a release step");
+  CHECK(describe_unit({1, 0}, "user") == "all rows of one user (at most 1 row kept per user)");
+  CHECK(describe_unit({4, 0}, "user") == "all rows of one user (at most 4 rows kept per user)");
+  CHECK(describe_unit({4, 3}, "user") ==
+        "all rows of one user (at most 4 rows kept per user, at most one a release, releases at least 3 apart)");
   CHECK(feasible_steps(10, {9, 3}) == 4);
   CHECK(feasible_steps(9, {9, 3}) == 3);
 }

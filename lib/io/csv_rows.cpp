@@ -220,14 +220,16 @@ bool CsvRowReader::next(RowRecord& out) {
     const std::uint64_t index = row_index_++;
     split(line_, fields_);
     const bool trailing_comma = ends_with_comma(line_);
-    if (static_cast<Eigen::Index>(fields_.size()) != dimension_) {
+    const Eigen::Index expected_fields = dimension_ + (unit_field_ >= 0 ? 1 : 0);
+    if (static_cast<Eigen::Index>(fields_.size()) != expected_fields) {
       std::string count = column_names_.empty() ? " (the first data line's count)" : " (the header's count";
       if (!column_names_.empty())
         count += header_ends_with_comma_ ? ", whose line ends with a comma: its last field is empty)" : ")";
-      malformed(where(index) + ": " + std::to_string(fields_.size()) + " fields, expected " + std::to_string(dimension_) +
+      malformed(where(index) + ": " + std::to_string(fields_.size()) + " fields, expected " + std::to_string(expected_fields) +
                 count + (trailing_comma ? "; the line ends with a comma" : ""));
       continue;
     }
+    if (unit_field_ >= 0 && !take_unit_field(index)) continue;
     out.dense.resize(dimension_);
     Eigen::Index bad = -1;
     for (Eigen::Index j = 0; j < dimension_ && bad < 0; ++j)
@@ -239,11 +241,16 @@ bool CsvRowReader::next(RowRecord& out) {
         why += bad + 1 == dimension_ && trailing_comma ? " (an empty field: the line ends with a comma)" : " (an empty field)";
       // Fields count from 1 as the line's text does (like lines); columns from 0 as the row's
       // indices do (like rows, and as RowGuard's messages name them).
-      malformed(where(index) + ", field " + std::to_string(bad + 1) + " (column " + std::to_string(bad) +
+      const Eigen::Index field_number = bad + 1 + (unit_field_ >= 0 && bad >= unit_field_ ? 1 : 0);
+      malformed(where(index) + ", field " + std::to_string(field_number) + " (column " + std::to_string(bad) +
                 "): " + quoted(field) + why);
       continue;
     }
     out.set_dense_position(index, line_number_);
+    if (unit_field_ >= 0) {
+      out.unit.assign(unit_text_);
+      out.has_unit = true;
+    }
     ++returned_;
     return true;
   }

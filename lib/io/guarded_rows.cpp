@@ -7,7 +7,32 @@
 namespace dpstream::io {
 
 GuardedRows::GuardedRows(RowSource& source, const GuardedRowsOptions& o)
-    : source_(source), guard_(o.guard), skip_(o.skip_malformed), limit_(o.limit) {}
+    : source_(source),
+      guard_(o.guard),
+      skip_(o.skip_malformed),
+      limit_(o.limit),
+      bound_(o.bound ? std::make_unique<stream::ContributionBound>(*o.bound) : nullptr),
+      block_rows_(o.block_rows) {
+  if (bound_ && block_rows_ == 0) throw InvalidParameter("guarded rows: block_rows must be >= 1 with a bound");
+}
+
+std::string GuardedRows::where() const {
+  std::string w = source_.path() + ": row " + std::to_string(record_.row_index);
+  if (record_.line != 0) w += " (line " + std::to_string(record_.line) + ")";
+  return w;
+}
+
+// The bound decides on the row's key and the block it would go into, nothing else.
+bool GuardedRows::within_bound() {
+  if (!bound_) return true;
+  try {
+    return bound_->admit(record_.has_unit ? &record_.unit : nullptr, record_.row_index, used_ / block_rows_);
+  } catch (const std::exception& e) {
+    std::string what = e.what();  // "row N: …": name the file's row and line instead
+    if (what.rfind("row ", 0) == 0 && what.find(": ") != std::string::npos) what = what.substr(what.find(": ") + 2);
+    throw std::runtime_error(where() + ": " + what);
+  }
+}
 
 // Admits the reader's row in place (unit: normalised by the guard); false if the guard refused it
 // and refusals are counted.
@@ -24,10 +49,8 @@ bool GuardedRows::admit(Eigen::VectorXd& row) {
     std::string what = e.what();  // "row N: …" with N the guard's count; name the file's row instead
     const auto colon = what.find(": ");
     if (colon != std::string::npos) what = what.substr(colon + 2);
-    std::string where = source_.path() + ": row " + std::to_string(record_.row_index);
-    if (record_.line != 0) where += " (line " + std::to_string(record_.line) + ")";
-    if (!skip_) throw std::runtime_error(where + ": " + what + " (--skip-malformed counts and skips such rows)");
-    if (first_reject_.empty()) first_reject_ = where + ": " + what;
+    if (!skip_) throw std::runtime_error(where() + ": " + what + " (--skip-malformed counts and skips such rows)");
+    if (first_reject_.empty()) first_reject_ = where() + ": " + what;
     return false;
   }
 }
@@ -36,6 +59,7 @@ const Eigen::VectorXd* GuardedRows::next() {
   if (limit_ != 0 && used_ == limit_) return nullptr;
   for (;;) {
     if (!source_.next(record_)) return nullptr;  // CorruptInput propagates (names file and row)
+    if (!within_bound()) continue;  // dropped and counted by the bound
     if (!admit(record_.dense)) continue;
     ++used_;
     return &record_.dense;

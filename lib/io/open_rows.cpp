@@ -42,6 +42,7 @@ OpenedRows open_file(const RowsRequest& request) {
   RowSourceOptions o;
   o.skip_malformed = request.skip_malformed;
   o.csv_header = parse_csv_header(request.header);
+  o.unit_column = request.unit_column;
   in.title = stdin_input ? "standard input" : std::filesystem::path(path).filename().string();
   if (format != RowFormat::idx) {
     in.source = open_row_source(path, format, o);

@@ -104,6 +104,7 @@ void RowLogWriter::write_dense(const Eigen::Ref<const Eigen::VectorXd>& row, std
   Eigen::Map<Eigen::VectorXd>(msg.mutable_values()->mutable_data(), row.size()) = row;
   if (id) msg.set_id(*id);
   if (timestamp) msg.set_timestamp(*timestamp);
+  if (unit_ != nullptr) msg.set_unit(*unit_);
   emit();
 }
 
@@ -122,12 +123,21 @@ void RowLogWriter::write_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices
   for (int i = 0; i < n; ++i) out[i] = static_cast<std::uint32_t>(indices[i]);
   if (id) msg.set_id(*id);
   if (timestamp) msg.set_timestamp(*timestamp);
+  if (unit_ != nullptr) msg.set_unit(*unit_);
   emit();
 }
 
 void RowLogWriter::write(const RowRecord& record) {
-  if (record.sparse) write_sparse(record.indices, record.values, record.id, record.timestamp);
-  else write_dense(record.dense, record.id, record.timestamp);
+  // The unit goes with the row written now only (write_dense/write_sparse alone write none).
+  unit_ = record.has_unit ? &record.unit : nullptr;
+  try {
+    if (record.sparse) write_sparse(record.indices, record.values, record.id, record.timestamp);
+    else write_dense(record.dense, record.id, record.timestamp);
+  } catch (...) {
+    unit_ = nullptr;
+    throw;
+  }
+  unit_ = nullptr;
 }
 
 std::uint64_t RowLogWriter::bytes_written() const {
@@ -339,6 +349,8 @@ bool RowLogReader::next(RowRecord& out) {
     }
     out.id = row.has_id() ? std::optional<std::uint64_t>(row.id()) : std::nullopt;
     out.timestamp = row.has_timestamp() ? std::optional<std::int64_t>(row.timestamp()) : std::nullopt;
+    out.has_unit = row.has_unit();
+    if (out.has_unit) out.unit.assign(row.unit());
     out.row_index = index;
     out.line = 0;
     ++returned_;

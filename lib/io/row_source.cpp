@@ -99,9 +99,16 @@ std::unique_ptr<RowSource> open_row_source(const std::string& path, RowFormat fo
   if (options.scale != 1.0 && format != RowFormat::idx)
     throw InvalidParameter(path + ": scale is an option of the IDX reader only, got " + std::to_string(options.scale) +
                            " for a " + to_string(format) + " source");
+  if (!options.unit_column.empty() && format != RowFormat::csv)
+    throw InvalidParameter(path + ": a unit column is an option of the CSV reader only (" + to_string(format) +
+                           " source; a row log carries the unit in each row's `unit` field)");
   switch (format) {
     case RowFormat::pb: return std::make_unique<RowLogReader>(path, options.skip_malformed);
-    case RowFormat::csv: return std::make_unique<CsvRowReader>(path, options.csv_header, options.skip_malformed);
+    case RowFormat::csv: {
+      auto csv = std::make_unique<CsvRowReader>(path, options.csv_header, options.skip_malformed);
+      if (!options.unit_column.empty()) csv->use_unit_column(options.unit_column);
+      return csv;
+    }
     case RowFormat::idx: return std::make_unique<IdxRowReader>(path, options.scale);
     case RowFormat::synthetic:
       throw InvalidParameter(path + ": synthetic rows are generated, not read from a file (io::SyntheticRowSource)");

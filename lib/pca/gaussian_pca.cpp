@@ -1,5 +1,6 @@
 #include "dpstream/pca/gaussian_pca.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "dpstream/base/errors.hpp"
@@ -26,12 +27,28 @@ std::unique_ptr<privacy::NoiseSource> make_noise(const std::optional<std::uint64
   return privacy::make_secure_noise_source();
 }
 
+// Unit level: the mechanism of row bound √k·L has the sensitivity (√k·L)² = k·L² of k rows of norm L.
+privacy::SymmetricGaussianMechanism::Options calibrated(const GaussianPcaOptions& options) {
+  privacy::SymmetricGaussianMechanism::Options o = options.mechanism;
+  if (options.max_rows_per_unit > 0) o.row_norm_bound *= std::sqrt(static_cast<double>(options.max_rows_per_unit));
+  return o;
+}
+
+std::string charge_label(const GaussianPcaOptions& options) {
+  std::string label = "Gaussian PCA covariance (Analyze Gauss Alg. 1)";
+  if (options.max_rows_per_unit > 0)
+    label += "; neighbouring: all rows of one unit, at most " + std::to_string(options.max_rows_per_unit);
+  return label;
+}
+
 }  // namespace
 
 GaussianPca::GaussianPca(Index dimension, const GaussianPcaOptions& options)
     : dimension_(checked_dimension(dimension, options.k)),
       k_(options.k),
-      mechanism_(options.mechanism),
+      row_norm_bound_(options.mechanism.row_norm_bound),
+      label_(charge_label(options)),
+      mechanism_(calibrated(options)),
       noise_(make_noise(options.seed)) {
   // A release holds five d × d matrices: the exact sum and its full copy, the noisy covariance, the
   // eigensolver's workspace and vectors. Refused now rather than at the first release.
@@ -45,7 +62,7 @@ GaussianPcaRelease GaussianPca::release(const Eigen::Ref<const MatrixXd>& rows, 
                            " columns, the dimension is " + std::to_string(dimension_));
   for (Index i = 0; i < rows.rows(); ++i)
     stream::require_bounded_row(rows.row(i).transpose(), static_cast<std::uint64_t>(i), dimension_,
-                                mechanism_.options().row_norm_bound);
+                                row_norm_bound_);
   stream::CovarianceAccumulator exact(dimension_);
   exact.update_block(rows);
   return release_covariance(exact.matrix(), accountant);
@@ -61,7 +78,7 @@ GaussianPcaRelease GaussianPca::release(const stream::CovarianceAccumulator& exa
 GaussianPcaRelease GaussianPca::release_covariance(const Eigen::Ref<const MatrixXd>& covariance,
                                                    privacy::PrivacyAccountant* accountant) {
   GaussianPcaRelease out;
-  out.noisy_covariance = mechanism_.release(covariance, *noise_, accountant, "Gaussian PCA covariance (Analyze Gauss Alg. 1)");
+  out.noisy_covariance = mechanism_.release(covariance, *noise_, accountant, label_);
   const TopEigen top = top_k_eigen(out.noisy_covariance, k_);  // algebraic: Ĉ is indefinite
   out.subspace.vectors = top.vectors;
   out.subspace.values = top.values;

@@ -60,6 +60,7 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
     o.mechanism.calibration = p.calibration;
     o.mechanism.row_norm_bound = bound;
     o.mechanism.relation = method_relation(s);
+    o.max_rows_per_unit = s.max_rows_per_unit;
     auto m = std::make_shared<GaussianPca>(d, o);
     return [m](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, &a).subspace; };
   }
@@ -140,6 +141,9 @@ const char* private_pca_method_names() { return "gauss, power, oja, streaming-oj
 
 PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimension)
     : relation_(method_relation(o)), options_(o), dimension_(dimension) {
+  if (o.max_rows_per_unit != 0 && o.method != "gauss")
+    throw InvalidParameter("private PCA: a unit-level bound (max_rows_per_unit) is implemented for gauss, not " +
+                           o.method);
   if (o.method == "pfp" || o.method == "rr") {
     release_ = shared_noise_method(o);
   } else if (o.method == "gauss" || o.method == "power" || o.method == "oja" || o.method == "streaming-oja") {

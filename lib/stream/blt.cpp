@@ -180,6 +180,8 @@ double BufferedToeplitz::sensitivity_squared(std::uint64_t n, const Participatio
   check_length("sensitivity_squared", n);
   const std::uint64_t k = feasible_steps(n, participation);
   if (k == 1) return sensitivity_squared(n);
+  // b = 0: all k rows in one step (participation.hpp).
+  if (participation.min_separation == 0) return static_cast<double>(k * k) * sensitivity_squared(n);
   return detail::participation_sensitivity_squared(as_vector(u_), as_vector(omega_), static_cast<double>(n),
                                                    static_cast<double>(k),
                                                    static_cast<double>(participation.min_separation), 1.0);

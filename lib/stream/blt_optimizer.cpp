@@ -143,7 +143,9 @@ void check_horizon(const char* fn, std::uint64_t n) {
 BltOptimizeResult optimize_blt_buffers(std::uint64_t horizon, BltError error, int buffers, int max_iterations,
                                        const Participation& participation) {
   check_horizon("optimize_blt_buffers", horizon);
-  const std::uint64_t k = feasible_steps(horizon, participation);
+  // b = 0 scales every strategy's sensitivity by k (participation.hpp): the single participation's
+  // optimum is optimal.
+  const std::uint64_t k = participation.min_separation == 0 ? 1 : feasible_steps(horizon, participation);
   if (buffers < 0 || buffers > 15)
     throw InvalidParameter("optimize_blt_buffers: buffers must be in [0, 15], got " + std::to_string(buffers));
   if (max_iterations < 1)

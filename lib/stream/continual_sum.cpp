@@ -44,9 +44,8 @@ std::unique_ptr<privacy::NoiseSource> make_source(const ContinualSumOptions& opt
 
 // What the charge protects, when it is more than one row.
 std::string participation_label(const Participation& participation) {
-  if (participation.max_steps == 1) return "";
-  return "; per unit: <= " + std::to_string(participation.max_steps) + " steps, >= " +
-         std::to_string(participation.min_separation) + " apart";
+  if (participation.max_rows == 1) return "";
+  return "; " + describe(participation);
 }
 
 const ContinualSumOptions& validated(const ContinualSumOptions& options) {

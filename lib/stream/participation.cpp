@@ -16,26 +16,35 @@ using Eigen::Index;
 using Eigen::VectorXd;
 
 void check_participation(const Participation& participation) {
-  if (participation.max_steps < 1)
-    throw InvalidParameter("participation: max_steps (k, the release steps one unit may contribute to) must be >= 1");
-  if (participation.min_separation < 1)
-    throw InvalidParameter("participation: min_separation (b, the least gap between two of a unit's steps) must be >= 1");
+  if (participation.max_rows < 1)
+    throw InvalidParameter("participation: max_rows (k, the rows one unit may contribute) must be >= 1");
 }
 
 std::string describe(const Participation& participation) {
   check_participation(participation);
-  if (participation.max_steps == 1) return "one row (single participation)";
-  return "one unit: rows in at most " + std::to_string(participation.max_steps) +
-         " release steps, two of them at least " + std::to_string(participation.min_separation) +
-         " steps apart, at most one row a step";
+  if (participation.max_rows == 1) return "one row (single participation)";
+  const std::string rows = "one unit: at most " + std::to_string(participation.max_rows) + " rows";
+  if (participation.min_separation == 0) return rows + ", several may share a release step";
+  return rows + ", in release steps at least " + std::to_string(participation.min_separation) +
+         " apart, at most one a step";
+}
+
+std::string describe_unit(const Participation& participation, const std::string& unit) {
+  check_participation(participation);
+  const std::uint64_t k = participation.max_rows, b = participation.min_separation;
+  std::string text = "all rows of one " + unit + " (at most " + std::to_string(k) + (k == 1 ? " row" : " rows") +
+                     " kept per " + unit;
+  if (k > 1 && b != 0) text += ", at most one a release, releases at least " + std::to_string(b) + " apart";
+  return text + ")";
 }
 
 std::uint64_t feasible_steps(std::uint64_t horizon, const Participation& participation) {
   check_participation(participation);
   const std::uint64_t b = participation.min_separation;
+  if (b == 0) return participation.max_rows;  // all of them may share one step
   // ⌈n/b⌉ without overflow; at least 1 so that a zero horizon does not zero the sensitivity.
   const std::uint64_t most = horizon / b + (horizon % b != 0 ? 1 : 0);
-  return std::max<std::uint64_t>(1, std::min(participation.max_steps, most));
+  return std::max<std::uint64_t>(1, std::min(participation.max_rows, most));
 }
 
 double toeplitz_participation_squared(const Eigen::Ref<const VectorXd>& coefficients,
@@ -60,7 +69,7 @@ TreeParticipation tree_participation(std::uint64_t horizon, const Participation&
   TreeParticipation out;
   for (std::uint32_t j = 0; j < levels; ++j) {
     const std::uint64_t width = std::uint64_t{1} << j;
-    const std::uint64_t per_node = std::min(k, width / b + (width % b != 0 ? 1 : 0));
+    const std::uint64_t per_node = b == 0 ? k : std::min(k, width / b + (width % b != 0 ? 1 : 0));
     const auto full = static_cast<double>(k / per_node), m = static_cast<double>(per_node),
                rest = static_cast<double>(k % per_node);
     const double level = full * m * m + rest * rest;
@@ -100,13 +109,14 @@ double ContinualNoise::unit_mu(const Participation& participation) const {
 ParticipationBound TreeNoise::participation_bound(const Participation& participation) const {
   if (feasible_steps(horizon_, participation) == 1) return {};
   const double squared = tree_participation(horizon_, participation).squared;
-  return {std::sqrt(squared / static_cast<double>(levels_)), false};
+  return {std::sqrt(squared / static_cast<double>(levels_)), participation.min_separation == 0};
 }
 
 ParticipationBound EpochTreeNoise::participation_bound(const Participation& participation) const {
   check_participation(participation);
-  if (participation.max_steps == 1) return {};
-  return {static_cast<double>(participation.max_steps), false};
+  if (participation.max_rows == 1) return {};
+  // b = 0: attained by k rows in one step; b ≥ 1: the supremum over epochs, not attained.
+  return {static_cast<double>(participation.max_rows), participation.min_separation == 0};
 }
 
 ParticipationBound SqrtToeplitzNoise::participation_bound(const Participation& participation) const {
@@ -122,7 +132,7 @@ ParticipationBound BltNoise::participation_bound(const Participation& participat
 ParticipationBound SeparableNoise::participation_bound(const Participation& participation) const {
   if (feasible_steps(strategy_.horizon(), participation) == 1) return {};
   return {std::sqrt(separable_participation_squared(strategy_, participation) / strategy_.sensitivity_squared()),
-          false};
+          participation.min_separation == 0};
 }
 
 }  // namespace dpstream::stream

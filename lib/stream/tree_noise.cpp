@@ -349,7 +349,7 @@ std::unique_ptr<ContinualNoise> make_tree_noise(const TreeNoiseOptions& options,
   check_participation(options.participation);
   if (options.horizon == 0)
     return std::make_unique<EpochTreeNoise>(options.kind, options.l2_sensitivity, options.target, options.calibration,
-                                            size, static_cast<double>(options.participation.max_steps));
+                                            size, static_cast<double>(options.participation.max_rows));
   const std::uint32_t levels = tree_levels(options.horizon);
   double unit_factor = 1.0;
   if (feasible_steps(options.horizon, options.participation) > 1) {

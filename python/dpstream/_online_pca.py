@@ -38,6 +38,15 @@ class OnlinePCA(PcaTransformer):
     * regret_, guard_counts_ and everything the meter reports use raw rows: evaluation output,
       NOT private.
     * Noise: secure by default; seed=N is reproducible and NOT secure.
+    * Privacy unit (``max_rows_per_user=K``, optionally ``min_separation=B``): partial_fit then needs
+      ``user_ids=`` (one str, bytes or int a row). At most K rows of each user are kept (her first K;
+      with B >= 1, at most one a block, blocks at least B apart; stream/contribution_bound.hpp), the
+      rest dropped and counted in ``user_counts_`` (NOT private). The stream is calibrated for all of
+      one user's rows (stream/participation.hpp): B = 0 lets her rows share a block, K times one
+      row's noise (as group privacy in Gaussian DP); B >= 1 costs less, by the strategy's exact
+      factor or a proven bound (``sensitivity_factor_``). The relation (``neighbours``): all rows of
+      one user, each zeroed with its slot kept. The bound's state is 96 bytes a user (more for ids
+      over 15 bytes), within a quarter of the memory limit. Not with center=True.
 
     Centring (center=True, with normalize='clip' or 'none'): at the first partial_fit a private mean of THAT call's rows (one Gaussian
     mechanism on (sum, L * count), sensitivity sqrt(2) L, with ``centering_share`` of epsilon and of
@@ -63,18 +72,19 @@ class OnlinePCA(PcaTransformer):
     """
     _param_names = ("n_components", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
                     "normalize", "clip_norm", "calibration", "nonnegative", "track_regret", "baseline", "center",
-                    "centering_share", "accountant")
+                    "centering_share", "accountant", "max_rows_per_user", "min_separation")
 
     def __init__(self, n_components=None, epsilon=1.0, delta=1e-6, *, block=128, mechanism="tree", horizon=None,
                  noise_shape="goe", seed=None, normalize="unit", clip_norm=1.0, calibration="tight",
                  nonnegative=False, track_regret=True, baseline=False, center=False, centering_share=0.25,
-                 accountant=None):
+                 accountant=None, max_rows_per_user=None, min_separation=0):
         self.n_components, self.epsilon, self.delta = n_components, epsilon, delta
         self.block, self.mechanism, self.horizon, self.noise_shape = block, mechanism, horizon, noise_shape
         self.seed, self.normalize, self.clip_norm, self.calibration = seed, normalize, clip_norm, calibration
         self.nonnegative, self.track_regret, self.baseline = nonnegative, track_regret, baseline
         self.center, self.centering_share = center, centering_share
         self.accountant = accountant
+        self.max_rows_per_user, self.min_separation = max_rows_per_user, min_separation
 
     def _start(self, X):
         """The stream (its one charge) and, with centring, the mean of X (its charge), in that order
@@ -85,6 +95,7 @@ class OnlinePCA(PcaTransformer):
                                                      self.normalize)
         accountant = self.accountant if self.accountant is not None else PrivacyAccountant(self.epsilon, self.delta)
         stream = {key: getattr(self, key) for key in _STREAM_KEYS}
+        stream["max_rows_per_user"], stream["min_separation"] = self._unit()
         mean = np.zeros(dim)
         with charging(accountant):
             if mean_target is not None:
@@ -103,24 +114,83 @@ class OnlinePCA(PcaTransformer):
     def _has_stream(self):
         return self.__dict__.get("_core") is not None or "_model" in self.__dict__
 
+    def _unit(self):
+        """(K, B) of the privacy unit; (0, 0) at row level. Checked before any charge."""
+        k = self.max_rows_per_user
+        if k is None or k == 0:
+            if self.min_separation:
+                raise ValueError("min_separation needs max_rows_per_user=K (the bound on each user's rows)")
+            return 0, 0
+        if isinstance(k, bool) or int(k) != k or not 1 <= k < 2**32:
+            raise ValueError(f"max_rows_per_user must be an integer in [1, 2^32), got {k!r}")
+        b = self.min_separation or 0
+        if isinstance(b, bool) or int(b) != b or b < 0:
+            raise ValueError(f"min_separation must be an integer >= 0, got {b!r}")
+        if self.center:
+            raise ValueError("max_rows_per_user with center=True: the private mean is not calibrated for a user")
+        return int(k), int(b)
+
     @property
     def neighbours(self):
         """The neighbouring relation the (epsilon, delta) holds for, in words."""
-        return _core._describe_neighbours("replace" if self.center else "zero_out")
+        row = _core._describe_neighbours("replace" if self.center else "zero_out")
+        k, b = self._unit()
+        return row if k == 0 else _core._describe_unit(k, b, "user") + ", each: " + row
+
+    @property
+    def sensitivity_factor_(self):
+        """The stream's sensitivity for one privacy unit over one row's ((factor, exact): exact False
+        means a proven upper bound); (1.0, True) at row level."""
+        return self._fitted().participation_bound()
+
+    def _bounded(self, X, user_ids):
+        """The rows of X the contribution bound keeps (a new bound at a stream's start)."""
+        k, b = self._unit()
+        if k == 0:
+            if user_ids is not None:
+                raise ValueError("user_ids= needs max_rows_per_user=K (the bound on each user's rows)")
+            return X
+        if user_ids is None:
+            raise ValueError("max_rows_per_user is set: partial_fit needs user_ids=, one per row of X")
+        ids = user_ids.tolist() if isinstance(user_ids, np.ndarray) else list(user_ids)
+        if len(ids) != X.shape[0]:
+            raise ValueError(f"user_ids has {len(ids)} entries for {X.shape[0]} rows of X")
+        core = self.__dict__.get("_core")
+        if core is None:
+            self._bound, self._presented = _core._ContributionBound(k, b), 0
+        # source -> bound -> guard -> stream; a kept row's block is its position in the stream.
+        mask = self._bound.admit(ids, self._presented, 0 if core is None else core.rows(), self.block)
+        self._presented += len(ids)
+        return X[mask]
 
     @serialised
-    def partial_fit(self, X, y=None):
-        """Scores, then ingests, the rows of X (n, d); y is ignored. Returns self."""
+    def partial_fit(self, X, y=None, user_ids=None):
+        """Scores, then ingests, the rows of X (n, d); y is ignored. With max_rows_per_user,
+        user_ids (one a row) say whose each row is, and rows over a user's bound are dropped and
+        counted (user_counts_). Returns self."""
         if self.__dict__.get("_core") is None and "_model" in self.__dict__:
             raise _core.InvalidParameter("partial_fit: this OnlinePCA was unpickled, which carries the fitted model "
                                          "but not its stream; fit() starts a new stream")
         core = self.__dict__.get("_core")
         X = check_rows(X, "OnlinePCA.partial_fit", None if core is None else self.n_features_in_,
                        finite=0 if core is None else core.guard_counts()["seen"])
+        kept = self._bounded(X, user_ids)  # before the first charge: a bad id costs nothing
         if core is None:
             self._start(X)
-        self._core.partial_fit(X - self.mean_ if self._centred else X)
+        if kept.shape[0]:
+            self._core.partial_fit(kept - self.mean_ if self._centred else kept)
         return self
+
+    @property
+    def user_counts_(self):
+        """The contribution bound's counts (seen, kept, over_rows, too_close, users, state_bytes,
+        max_state_bytes): they depend on the raw data and are NOT private."""
+        bound = self.__dict__.get("_bound")
+        if bound is None and "_bound_counts" in self.__dict__:
+            return dict(self._bound_counts)
+        if bound is None:
+            raise AttributeError("user_counts_: this OnlinePCA has no max_rows_per_user, or has seen no rows")
+        return bound.counts()
 
     @serialised
     def finish(self):
@@ -130,12 +200,12 @@ class OnlinePCA(PcaTransformer):
         return self
 
     @serialised
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, user_ids=None):
         """A fresh stream over the rows of X (n, d), then finish(). Returns self."""
         X = check_rows(X, "OnlinePCA.fit", finite=True)
         self._core = None
         self.__dict__.pop("_model", None)
-        return self.partial_fit(X).finish()
+        return self.partial_fit(X, user_ids=user_ids).finish()
 
     def _fitted(self):
         if self.__dict__.get("_core") is None:
@@ -191,4 +261,7 @@ class OnlinePCA(PcaTransformer):
                                "guard_counts_": core.guard_counts(), "n_releases_": core.steps(),
                                "is_secure": core.is_secure()}
         state["_core"] = None
+        bound = state.pop("_bound", None)
+        if bound is not None:  # the bound's state is the stream's, not carried; its counts are
+            state["_bound_counts"] = bound.counts()
         return state

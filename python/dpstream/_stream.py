@@ -33,9 +33,13 @@ class ContinualCovariance(Params):
       that shifts the later rows into other blocks is NOT covered, so relation='add_remove' is
       refused (InvalidParameter). L is 1 under normalize='unit' (rows scaled to unit norm), else
       clip_norm (normalize='clip': rows over it are clipped and counted; 'none': refused with
-      InvalidRow). Privacy unit: one row.
+      InvalidRow). Privacy unit: one row -- or, with max_rows_per_user=K (and min_separation=B),
+      all rows of one user, at most K of them (B >= 1: one a block, blocks at least B apart; B = 0:
+      they may share a block): the stream is then calibrated for her rows (stream/participation.hpp),
+      and keeping each user within (K, B) is the CALLER's (dpstream.dask does it from user_ids=;
+      OnlinePCA from partial_fit's user_ids=).
     * Sensitivity of one block's sum (the packed upper triangle): L^2 (zero_out), sqrt(2) L^2
-      (replace).
+      (replace); times the unit's factor at the unit level (``participation_bound``).
     * NOT private: guard_counts, rows, rows_pending and steps are exact figures from the data.
     * Noise: the mechanism's -- 'tree' or 'honaker' (binary tree over releases; horizon=None is an
       unbounded stream), 'blt' (buffered linear Toeplitz) or 'separable' (fixed horizon only: give
@@ -67,11 +71,12 @@ class ContinualCovariance(Params):
     """
     _param_names = ("dim", "epsilon", "delta", "block", "mechanism", "horizon", "noise_shape", "seed",
                     "normalize", "clip_norm", "relation", "calibration", "nonnegative", "journal", "accountant",
-                    "callback")
+                    "callback", "max_rows_per_user", "min_separation")
 
     def __init__(self, dim, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
                  seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
-                 nonnegative=False, journal=None, accountant=None, callback=None):
+                 nonnegative=False, journal=None, accountant=None, callback=None, max_rows_per_user=None,
+                 min_separation=0):
         self.dim, self.epsilon, self.delta, self.block = dim, epsilon, delta, block
         self.mechanism, self.horizon, self.noise_shape, self.seed = mechanism, horizon, noise_shape, seed
         self.normalize, self.clip_norm, self.relation = normalize, clip_norm, relation
@@ -79,12 +84,16 @@ class ContinualCovariance(Params):
         self.journal = None if journal is None else str(journal)
         self.accountant = accountant
         self.callback = callback
+        self.max_rows_per_user, self.min_separation = max_rows_per_user, min_separation
         with charging(accountant):
             self._core = _core._ContinualCovariance(accountant._core if accountant is not None else None, None,
                                                     **self._stream_params())
 
     def _stream_params(self):
-        return {k: v for k, v in self.get_params().items() if k not in ("accountant", "callback")}
+        params = {k: v for k, v in self.get_params().items() if k not in ("accountant", "callback")}
+        params["max_rows_per_user"] = params["max_rows_per_user"] or 0  # None: row level
+        params["min_separation"] = params["min_separation"] or 0
+        return params
 
     def set_params(self, **params):
         raise TypeError("ContinualCovariance: parameters are fixed at construction (the stream and its one "
@@ -153,13 +162,23 @@ class ContinualCovariance(Params):
     @property
     def neighbours(self):
         """The neighbouring relation the (epsilon, delta) holds for, in words."""
-        return _core._describe_neighbours(self.relation)
+        row = _core._describe_neighbours(self.relation)
+        if not self.max_rows_per_user:
+            return row
+        return _core._describe_unit(self.max_rows_per_user, self.min_separation or 0, "user") + ", each: " + row
 
     @property
     @serialised
     def mu(self):
         """The whole stream's Gaussian-DP parameter (it implies the (epsilon, delta) target)."""
         return self._core.mu()
+
+    @property
+    @serialised
+    def participation_bound(self):
+        """(factor, exact): one unit's sensitivity over one row's, and whether it is attained (else a
+        proven upper bound); (1.0, True) at row level."""
+        return self._core.participation_bound()
 
     @property
     @serialised
@@ -210,7 +229,7 @@ class ContinualCovariance(Params):
         self = cls.__new__(cls)
         self.__dict__.update(dict(block=1, mechanism="tree", horizon=None, noise_shape="goe", seed=None,
                                   normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
-                                  nonnegative=False, journal=None))
+                                  nonnegative=False, journal=None, max_rows_per_user=None, min_separation=0))
         self.__dict__.update(params)
         self.journal = None if self.journal is None else str(self.journal)
         self.accountant, self.callback = accountant, callback

@@ -29,6 +29,17 @@ order, and refuses a duplicate or a gap, so no row is counted twice or dropped; 
 cannot be recomputed the run fails loudly (distributed's KilledWorker) with nothing released for
 the blocks after it.
 
+Privacy unit (user_ids=, max_rows_per_user=K, min_separation=B): contributions are bounded at the
+coordinator, from the keys only. The key partitions (a 1-d dask array or a bag, partitioned as the
+rows) come to the coordinator in row order -- a few bytes a row, never the rows -- where ONE
+ContributionBound (stream/contribution_bound.hpp) decides every row exactly as a single process
+would (her first K rows in stream order, B kept: a kept row's block is the number of rows kept
+before it // block); each worker then drops its partition's rows by that mask before it sums. So the
+stream equals OnlinePCA.partial_fit(X, user_ids=...) on one machine. Cost: one pass over the keys
+before the sums, and the per-user state on the coordinator (96 bytes a user, within a quarter of
+the memory limit). The keys are checked (type, empty, state budget) before the one charge. A shuffle
+by key would bound on the workers instead, but cannot keep B nor "her first K rows" in stream order.
+
 Collections: a dask.array of shape (n, d) (chunks along rows; columns are joined into one chunk),
 or a dask.bag whose elements are rows (sequences of d numbers; a bag is read twice: its partitions'
 lengths first, since the global row offsets cut the blocks). At most ``window`` blocks' parts are
@@ -76,6 +87,68 @@ def _partitions(collection):
 
 def _bag_rows(rows):
     return np.asarray(list(rows), dtype=np.float64)
+
+
+def _key_partitions(user_ids):
+    """The delayed partitions of a 1-d dask array or bag of user ids, and their lengths."""
+    import dask
+    import dask.array as da
+    import dask.bag as db
+
+    if isinstance(user_ids, da.Array):
+        if user_ids.ndim != 1:
+            raise _core.InvalidParameter(f"dpstream.dask: user_ids must be 1-d, got {user_ids.ndim} dimensions")
+        parts = list(user_ids.to_delayed())
+        lengths = list(user_ids.chunks[0])
+        if any(np.isnan(n) for n in lengths):
+            lengths = list(dask.compute(*[dask.delayed(len)(p) for p in parts]))
+        return parts, [int(n) for n in lengths]
+    if isinstance(user_ids, db.Bag):
+        parts = [dask.delayed(list)(p) for p in user_ids.to_delayed()]
+        return parts, list(dask.compute(*[dask.delayed(len)(p) for p in parts]))
+    raise _core.InvalidParameter(f"dpstream.dask: user_ids must be a dask array or bag, got {type(user_ids).__name__}")
+
+
+def _unit_masks(user_ids, lengths, max_rows_per_user, min_separation, block):
+    """Keys to the coordinator: one keep-mask a partition, from one ContributionBound over every key in
+    row order (the module docstring). Returns (masks, bound)."""
+    import dask
+
+    if user_ids is None:
+        raise _core.InvalidParameter("dpstream.dask: max_rows_per_user is set: user_ids= (one a row) is needed")
+    key_parts, key_lengths = _key_partitions(user_ids)
+    if key_lengths != lengths:
+        raise _core.InvalidParameter(f"dpstream.dask: user_ids are partitioned as {key_lengths}, the rows as {lengths}: "
+                                     "give them the same partitions (one id a row)")
+    bound = _core._ContributionBound(int(max_rows_per_user), int(min_separation or 0))
+    masks, presented, kept = [], 0, 0
+    for keys in key_parts:  # one partition's keys at a time: the coordinator holds no more
+        ids = dask.compute(keys)[0]
+        ids = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+        mask = bound.admit(ids, presented, kept, block)
+        presented += len(ids)
+        kept += int(mask.sum())
+        masks.append(mask)
+    return masks, bound
+
+
+def _kept(rows, mask):
+    """On a worker: the partition's rows the coordinator's bound kept."""
+    return np.asarray(rows)[np.asarray(mask, dtype=bool)]
+
+
+def _bounded(parts, lengths, user_ids, max_rows_per_user, min_separation, block):
+    """(parts, lengths, bound): the collection's partitions, filtered by the unit bound if there is one."""
+    import dask
+
+    if not max_rows_per_user:
+        if user_ids is not None:
+            raise _core.InvalidParameter("dpstream.dask: user_ids= needs max_rows_per_user=K (the bound on each "
+                                         "user's rows)")
+        return parts, lengths, None
+    masks, bound = _unit_masks(user_ids, lengths, max_rows_per_user, min_separation, block)
+    kept_parts = [dask.delayed(_kept, pure=True)(p, m) for p, m in zip(parts, masks)]
+    return kept_parts, [int(m.sum()) for m in masks], bound
 
 
 def _aggregate(rows, first_row, params):
@@ -174,8 +247,12 @@ def _feed(blocks, consume, window, dim):
 
 def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", horizon=None, noise_shape="goe",
                          seed=None, *, normalize="clip", clip_norm=1.0, relation="zero_out", calibration="tight",
-                         nonnegative=False, accountant=None, callback=None, window=None):
+                         nonnegative=False, accountant=None, callback=None, window=None, user_ids=None,
+                         max_rows_per_user=None, min_separation=0):
     """A ContinualCovariance (see its docstring for the privacy contract) fed from a Dask collection.
+    With max_rows_per_user=K, user_ids= (one a row, partitioned as the rows) bound each user's rows
+    at the coordinator (module docstring) and the stream protects a user; the bound's counts
+    (NOT private) are in stream.user_counts_.
 
     Returns (stream, releases): the stream after every row (a partial last block flushed) and every
     release, in order. The stream -- and so the accountant's one charge -- is built before any
@@ -190,10 +267,14 @@ def continual_covariance(collection, epsilon, delta, block=1, mechanism="tree", 
         import dask
         first = next((p for p, n in zip(parts, lengths) if n), None)
         dim = int(dask.compute(first)[0].shape[1]) if first is not None else 0
+    parts, lengths, bound = _bounded(parts, lengths, user_ids, max_rows_per_user, min_separation, block)
     stream = ContinualCovariance(dim, epsilon, delta, block, mechanism, horizon, noise_shape, seed,
                                  normalize=normalize, clip_norm=clip_norm, relation=relation,
                                  calibration=calibration, nonnegative=nonnegative, accountant=accountant,
-                                 callback=callback)
+                                 callback=callback, max_rows_per_user=max_rows_per_user,
+                                 min_separation=min_separation)
+    if bound is not None:
+        stream.user_counts_ = bound.counts()
     params = {k: v for k, v in stream.get_params().items() if k in _GUARD_KEYS}
     blocks, _ = _block_graph(parts, lengths, block, params)
     releases = []
@@ -216,7 +297,8 @@ def _gains(rows, first_row, block, bases, first_block, params):
 
 def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism="tree", horizon=None,
                noise_shape="goe", seed=None, normalize="unit", clip_norm=1.0, calibration="tight",
-               nonnegative=False, track_regret=True, accountant=None, window=None):
+               nonnegative=False, track_regret=True, accountant=None, window=None, user_ids=None,
+               max_rows_per_user=None, min_separation=0):
     """An OnlinePCA (see its docstring for the privacy contract) whose stream is fed from a Dask
     collection: the blocks are summed on the workers, released at the coordinator (noise once,
     one charge), and followed there, block by block.
@@ -226,7 +308,8 @@ def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism
     are scored on the workers with the subspace the learner held before their block (a second pass
     over the partitions; only d x k bases travel), OPT from the exact sum of the parts. The figures
     use raw rows: evaluation, NOT private. They equal a single process's OnlinePCA within 1e-9
-    relative (summation order only). ``window``: as continual_covariance's.
+    relative (summation order only). ``window``, ``user_ids``, ``max_rows_per_user`` and
+    ``min_separation``: as continual_covariance's (the bound's counts: pca.user_counts_).
     """
     check_window(window)
     parts, lengths, dim = _partitions(collection)
@@ -236,7 +319,12 @@ def online_pca(collection, n_components, epsilon, delta, *, block=128, mechanism
         dim = int(dask.compute(first)[0].shape[1]) if first is not None else 0
     pca = OnlinePCA(n_components, epsilon, delta, block=block, mechanism=mechanism, horizon=horizon,
                     noise_shape=noise_shape, seed=seed, normalize=normalize, clip_norm=clip_norm,
-                    calibration=calibration, nonnegative=nonnegative, track_regret=False, accountant=accountant)
+                    calibration=calibration, nonnegative=nonnegative, track_regret=False, accountant=accountant,
+                    max_rows_per_user=max_rows_per_user, min_separation=min_separation)
+    pca._unit()  # its settings checked before the keys move
+    parts, lengths, bound = _bounded(parts, lengths, user_ids, max_rows_per_user, min_separation, block)
+    if bound is not None:
+        pca._bound_counts = bound.counts()
     pca._start(np.zeros((0, dim)))  # the one charge, before any partition is computed
     params = dict(dim=dim, block=block, normalize=normalize, clip_norm=clip_norm, nonnegative=nonnegative)
     blocks, total_rows = _block_graph(parts, lengths, block, params)

@@ -197,6 +197,11 @@ void bind_pca(py::module_& m) {
       .def("refreshes", [](const PyOnlinePca& p) { return p.learner().refreshes(); })
       .def("steps", [](const PyOnlinePca& p) { return p.sum().steps(); })
       .def("rows", [](const PyOnlinePca& p) { return p.sum().rows(); })
+      .def("participation_bound",
+           [](const PyOnlinePca& p) {
+             const stream::ParticipationBound b = p.sum().noise().participation_bound(p.sum().options().participation);
+             return py::make_tuple(b.factor, b.exact);
+           })
       .def("mu", [](const PyOnlinePca& p) { return p.sum().mu(); })
       .def("is_secure", [](const PyOnlinePca& p) { return p.sum().is_secure(); })
       .def("guard_counts", [](const PyOnlinePca& p) { return counts_dict(p.counts()); })

@@ -101,6 +101,7 @@ stream::ContinualSumOptions StreamArgs::options() const {
   o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
   o.seed = seed;
   o.journal = journal;
+  if (max_rows_per_user != 0) o.participation = {max_rows_per_user, min_separation};  // 0: row level
   return o;
 }
 
@@ -121,6 +122,7 @@ StreamArgs stream_args(const py::kwargs& kw) {
   take("mechanism", a.mechanism), take("noise_shape", a.noise_shape), take("normalize", a.normalize);
   take("relation", a.relation), take("calibration", a.calibration), take("clip_norm", a.clip_norm);
   take("nonnegative", a.nonnegative), take("journal", a.journal);
+  take("max_rows_per_user", a.max_rows_per_user), take("min_separation", a.min_separation);
   if (kw.contains("horizon") && !kw["horizon"].is_none()) a.horizon = kw["horizon"].cast<std::uint64_t>();
   if (kw.contains("seed") && !kw["seed"].is_none()) a.seed = kw["seed"].cast<std::uint64_t>();
   return a;

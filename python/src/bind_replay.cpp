@@ -274,6 +274,7 @@ py::dict Replay::report() const {
   r["secure_noise"] = sum ? py::cast(sum->is_secure()) : none;
   r["mu"] = sum ? num(sum->mu()) : none, r["node_sigma"] = sum ? num(sum->noise().draw_sigma()) : none;
   r["csv"] = csv, r["svg"] = none;
+  r["privacy_unit"] = "row";  // replay() takes no user keys (OnlinePCA and dpstream.dask do)
   r["neighbours"] = private_setting(py::str(privacy::describe(session::session_relation(p))));
   r["not_private"] = session::not_private_keys();
   if (!priv) return r;

@@ -132,6 +132,11 @@ void bind_stream(py::module_& m) {
       .def("rows", [](const PyContinualCovariance& s) { return s.sum().rows(); })
       .def("rows_pending", [](const PyContinualCovariance& s) { return s.sum().rows_pending(); })
       .def("mu", [](const PyContinualCovariance& s) { return s.sum().mu(); })
+      .def("participation_bound",
+           [](const PyContinualCovariance& s) {
+             const stream::ParticipationBound b = s.sum().noise().participation_bound(s.sum().options().participation);
+             return py::make_tuple(b.factor, b.exact);
+           })
       .def("l2_sensitivity", [](const PyContinualCovariance& s) { return s.sum().l2_sensitivity(); })
       .def("is_secure", [](const PyContinualCovariance& s) { return s.sum().is_secure(); })
       .def("noise_name", [](const PyContinualCovariance& s) { return s.sum().noise().name(); })
@@ -205,4 +210,5 @@ PYBIND11_MODULE(_core, m) {
   dpstream::python::bind_pca(m);
   dpstream::python::bind_replay(m);
   dpstream::python::bind_centring(m);
+  dpstream::python::bind_units(m);
 }

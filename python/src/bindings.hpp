@@ -30,6 +30,7 @@ void bind_stream(py::module_& m);
 void bind_pca(py::module_& m);
 void bind_replay(py::module_& m);
 void bind_centring(py::module_& m);  // bind_centring.cpp: the private mean
+void bind_units(py::module_& m);  // bind_units.cpp: _ContributionBound
 
 // The accountant a Python object shares (None: none). Python keeps the owner alive.
 using SharedAccountant = std::shared_ptr<privacy::PrivacyAccountant>;
@@ -51,6 +52,10 @@ struct StreamArgs {
   std::string calibration = "tight";
   bool nonnegative = false;
   std::string journal;  // the release journal's path ("": none; continual_sum.hpp)
+  // Unit level (stream/participation.hpp): at most this many rows of one user (0: row level), and
+  // the minimum separation of her blocks.
+  std::uint32_t max_rows_per_user = 0;
+  std::uint64_t min_separation = 0;
 
   double row_norm_bound() const { return normalize == "unit" ? 1.0 : clip_norm; }
 

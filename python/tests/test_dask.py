@@ -172,3 +172,34 @@ def test_batches_that_arrive_over_time_release_what_one_process_releases(client,
                                           dpstream.OnlinePCA(2, 1.0, 1e-6, **settings), window=2).finish()
     np.testing.assert_allclose(pca.components_, one.components_, rtol=0, atol=1e-9)
     assert pca.guard_counts_ == one.guard_counts_
+
+
+def test_user_keys_bound_at_the_coordinator_as_one_process_would(client, rows):
+    # Keys to the coordinator: the dask stream keeps the rows one process's OnlinePCA keeps (a user's
+    # first 3, at least 2 blocks apart), and its releases equal that process's (same seed, same rows).
+    ids = np.random.default_rng(4).integers(0, 40, N)
+    unit = dict(max_rows_per_user=3, min_separation=2)
+    one = dpstream.OnlinePCA(2, block=BLOCK, mechanism="blt", horizon=PARAMS["horizon"], seed=7, normalize="clip",
+                             track_regret=False, **unit)
+    one.partial_fit(rows, user_ids=ids).finish()
+    x, keys = da.from_array(rows, chunks=(37, D)), da.from_array(ids, chunks=37)
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    pca, _ = dpstream.dask.online_pca(x, 2, 1.0, 1e-6, block=BLOCK, mechanism="blt", horizon=PARAMS["horizon"],
+                                      seed=7, normalize="clip", track_regret=False, accountant=acct,
+                                      user_ids=keys, **unit)
+    assert pca.user_counts_ == one.user_counts_
+    assert pca.user_counts_["too_close"] > 0 and pca.user_counts_["over_rows"] > 0  # both rules exercised
+    assert pca.n_releases_ == one.n_releases_
+    np.testing.assert_allclose(pca.leader_values_, one.leader_values_, rtol=1e-9)
+    assert len(acct.ledger) == 1 and "at most 3 rows" in pca.neighbours
+    # Keys partitioned otherwise than the rows, or a missing key: refused before the one charge.
+    acct = dpstream.PrivacyAccountant(1.0, 1e-6)
+    with pytest.raises(dpstream.InvalidParameter, match="partitioned as"):
+        dpstream.dask.continual_covariance(x, accountant=acct, user_ids=da.from_array(ids, chunks=50), **unit,
+                                           **PARAMS)
+    bad = ids.astype(object)
+    bad[100] = ""
+    with pytest.raises(Exception, match="row 100.*empty"):
+        dpstream.dask.continual_covariance(x, accountant=acct, user_ids=da.from_array(bad, chunks=37), **unit,
+                                           **PARAMS)
+    assert acct.ledger == []

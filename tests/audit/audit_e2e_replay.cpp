@@ -27,6 +27,16 @@
 //    (a streamed row removed, not zeroed). Every block then differs (blocks t: e_t → e_{t+1}), and the
 //    releases' μ is √(11/3) ≈ 1.9× the claim's on a tree (3 node differences for the zeroed row,
 //    11 for the shift); the claim does not cover it.
+//
+// The privacy unit (--user-column 0 --max-rows-per-user 2; rows may share a block, so the stream is
+// calibrated for 2 rows in one block: k = 2 times one row's sensitivity, participation.hpp). The
+// file's first column is the user; user 1 sends e₁ four times: lines 1–2 (block 1, kept) and two
+// more later, which the contribution bound drops (her first 2 rows are kept). D' zeroes all four of
+// her rows, keys and positions kept (the unit-level relation): the kept difference is 2·e₁e₁ᵀ in
+// block 1, the sensitivity the claim covers, attained. Planted: the same person under two keys
+// (lines 3 and 5 as user 9): the bound keeps 2 rows of each key, so 4 of hers reach the stream, in
+// blocks 1–3; her sensitivity is √(32/12) ≈ 1.63× the claim's on the tree (node sums 2,1,1 at the
+// leaves, 3 and 1 at level 1, 4 at the root, against 2 at each of 3 levels), outside the claim.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -78,7 +88,40 @@ struct ReplayPair {
   bool clip_from_data = false;  // planted: --normalize clip --clip-norm max row norm of each file
   bool noise_energy = false;    // features: also each release's off-diagonal sum of squares
   std::uint64_t limit = 0;      // --limit: a tree's horizon (a CSV does not declare its length)
+  std::uint32_t max_rows_per_user = 0;  // > 0: column 0 of the file is the user (--user-column 0)
 };
+
+// The rows a contribution bound of k rows a user (b = 0) keeps from a keyed matrix (column 0 the
+// user), without the key column: what reaches the stream.
+Eigen::MatrixXd kept_values(const Eigen::MatrixXd& keyed, std::uint32_t k) {
+  std::vector<Eigen::Index> kept;
+  std::vector<std::pair<double, std::uint32_t>> seen;
+  for (Eigen::Index i = 0; i < keyed.rows(); ++i) {
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& u) { return u.first == keyed(i, 0); });
+    if (it == seen.end()) it = seen.insert(seen.end(), {keyed(i, 0), 0});
+    if (it->second++ < k) kept.push_back(i);
+  }
+  Eigen::MatrixXd out(static_cast<Eigen::Index>(kept.size()), kDim);
+  for (std::size_t r = 0; r < kept.size(); ++r) out.row(static_cast<Eigen::Index>(r)) = keyed.row(kept[r]).tail(kDim);
+  return out;
+}
+
+// Keyed D: user 1 sends e₁ at lines 1, 2, 3 and 5 (`second_key`: lines 3 and 5 as user 9); the other
+// lines are users 2–7 with e₅, e₅, e₃, e₅, e₂, e₅. Zeroed: user 1's (and 9's) values set to 0, keys
+// kept. With --limit 8 the stream takes 8 kept rows: 4 full releases, so every tree node is seen.
+Eigen::MatrixXd keyed_rows(bool second_key, bool zeroed) {
+  Eigen::MatrixXd rows = Eigen::MatrixXd::Zero(10, kDim + 1);
+  const double person = zeroed ? 0.0 : 1.0;
+  const std::vector<std::pair<double, Eigen::Index>> lines{
+      {1, 1}, {1, 1}, {second_key ? 9 : 1, 1}, {2, kDim}, {second_key ? 9 : 1, 1},
+      {3, kDim}, {4, 3}, {5, kDim}, {6, 2}, {7, kDim}};
+  for (Eigen::Index i = 0; i < 10; ++i) {
+    const auto [user, column] = lines[static_cast<std::size_t>(i)];
+    rows(i, 0) = user;
+    rows(i, column) = user == 1 || user == 9 ? person : 1.0;
+  }
+  return rows;
+}
 
 // The exact Σ aaᵀ of each release's rows, diagonal only: row t − 1 holds release t's (releases of
 // B rows; the last may be short, or empty where a --limit longer than the file counts one more).
@@ -109,6 +152,10 @@ Releases replay_once(const dpstream::testing::TempDir& dir, const std::string& c
   s.privacy.seed = seed;
   s.out = dir.file("out");
   s.limit = pair.limit;
+  if (pair.max_rows_per_user != 0) {
+    s.input.unit_column = "0";
+    s.unit.max_rows_per_user = pair.max_rows_per_user;
+  }
   if (pair.clip_from_data) {
     s.normalize.normalize = "clip";
     s.normalize.clip_norm = dpstream::audit::max_row_norm(rows);
@@ -168,8 +215,11 @@ double audit_pair(const std::string& name, std::uint64_t id, long trials, const 
   REQUIRE(r0.mu == Approx(dpstream::audit::mu_for_target(kEpsilon, kDelta)).epsilon(1e-6));
   claimed = gdp_epsilon(r0.mu, kAuditDelta);
   const Eigen::Index releases = r0.diagonal.rows();
+  // What reaches the stream: at the unit level, the rows the bound keeps, without the key column.
+  const Eigen::MatrixXd v = pair.max_rows_per_user ? kept_values(d, pair.max_rows_per_user) : d;
+  const Eigen::MatrixXd v_prime = pair.max_rows_per_user ? kept_values(d_prime, pair.max_rows_per_user) : d_prime;
   const Eigen::MatrixXd weights =
-      likelihood_weights(dir, csv0, d, exact_diagonals(d_prime, releases) - exact_diagonals(d, releases), pair, id);
+      likelihood_weights(dir, csv0, v, exact_diagonals(v_prime, releases) - exact_diagonals(v, releases), pair, id);
   const auto result = run_audit(name, id, trials, kAuditDelta, claimed, [&](bool neighbour, std::uint64_t seed) {
     const Releases r = replay_once(dir, neighbour ? csv1 : csv0, neighbour ? d_prime : d, pair, seed);
     Eigen::VectorXd f(1 + (pair.noise_energy ? releases : 0));
@@ -232,6 +282,36 @@ TEST_CASE("audit e2e: a row removed with the later rows shifted is outside dpstr
   pair.limit = 8;           // both sides: 4 releases (D' has 7 rows)
   const double lb = audit_pair("e2e replay PLANTED removal that shifts later rows", 47004, 3000, stream_rows(),
                                removed_first(stream_rows()), pair, claimed);
+  CHECK(lb > claimed);
+}
+
+// A person's rows zeroed under the unit-level relation, through the tool's own bound: the claim
+// (k = 2 rows in one block) is attained and holds; the tree (0.7 ms a run), 3000 trials a side, as the
+// row-level case above.
+TEST_CASE("audit e2e: dpstream-replay at the unit level, one user's rows zeroed, stays within its claim",
+          "[audit][e2e][replay][units]") {
+  double claimed = 0;
+  ReplayPair pair;
+  pair.mechanism = "tree";
+  pair.limit = 8;
+  pair.max_rows_per_user = 2;
+  const double lb = audit_pair("e2e replay tree, unit k=2, one user's rows zeroed", 47005, 3000,
+                               keyed_rows(false, false), keyed_rows(false, true), pair, claimed);
+  CHECK(lb <= claimed);
+  CHECK(lb >= 0.5 * claimed);  // not vacuous: the pair attains k = 2 rows in one block
+}
+
+// Planted: one person under two keys: 4 of her rows pass a bound of 2 a key (μ ≈ 1.63 × the claim's:
+// header). 4000 trials a side, as audit_continual_sum's restore bug at μ ≈ 1.56.
+TEST_CASE("audit e2e: planted bug - a person under two user keys is outside the unit-level claim",
+          "[audit][e2e][replay][units][planted]") {
+  double claimed = 0;
+  ReplayPair pair;
+  pair.mechanism = "tree";
+  pair.limit = 8;
+  pair.max_rows_per_user = 2;
+  const double lb = audit_pair("e2e replay PLANTED one person under two keys", 47006, 4000,
+                               keyed_rows(true, false), keyed_rows(true, true), pair, claimed);
   CHECK(lb > claimed);
 }
 

@@ -114,7 +114,7 @@ std::vector<Index> worst_pattern(const MatrixXd& c, const Participation& p) {
       best_value = sum.squaredNorm();
       best = current;
     }
-    if (current.size() == p.max_steps) return;
+    if (current.size() == p.max_rows) return;
     for (Index i = first; i < c.cols(); ++i) {
       current.push_back(i);
       extend(i + static_cast<Index>(p.min_separation), sum + c.col(i));

@@ -3,7 +3,8 @@
 namespace dpstream::tools {
 
 io::GuardedRowsOptions guarded_rows_options(const io::RowSource& source, const ReadOptions& o) {
-  return {o.normalize.guard_options(source.dimension(), o.nonnegative), o.skip_malformed, o.limit};
+  return {o.normalize.guard_options(source.dimension(), o.nonnegative), o.skip_malformed, o.limit, o.bound,
+          o.block_rows};
 }
 
 GuardedReader::GuardedReader(io::RowSource& source, const ReadOptions& o)

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <Eigen/Core>
@@ -21,6 +22,10 @@ struct ReadOptions {
   bool skip_malformed = false;  // count and skip reader errors and guard rejections instead of throwing
   std::uint64_t limit = 0;      // use the first N valid rows (0: all)
   bool nonnegative = false;     // the guard refuses a row with a negative entry (RowGuardOptions)
+  // Unit level: rows pass a ContributionBound before the guard (io/guarded_rows.hpp); a kept row goes
+  // into block used() / block_rows of the stream the rows feed.
+  std::optional<stream::ContributionBoundOptions> bound = std::nullopt;
+  std::uint64_t block_rows = 1;
 };
 
 // The library's options for the rows of `source`.
@@ -38,6 +43,8 @@ class GuardedReader {
   std::uint64_t zero() const { return rows_.zero(); }
   const stream::RowGuardCounts& guard_counts() const { return rows_.guard_counts(); }
   const std::string& first_reject() const { return rows_.first_reject(); }
+  // The contribution bound (nullptr at row level); its counts are not private.
+  const stream::ContributionBound* bound() const noexcept { return rows_.bound(); }
 
  private:
   io::GuardedRows rows_;

@@ -28,7 +28,7 @@ OpenedInput open_input(const InputFlags& flags) {
   if (flags.path == "-" && flags.format == "auto")
     throw UsageError("--input - (standard input) has no name to tell its format from: give --format");
   try {
-    return io::open_rows({flags.path, flags.format, flags.header, flags.skip_malformed});
+    return io::open_rows({flags.path, flags.format, flags.header, flags.skip_malformed, flags.unit_column});
   } catch (const std::exception& e) {
     throw UsageError(std::string("cannot read the input: ") + e.what());
   }

@@ -24,6 +24,7 @@ struct InputFlags {
   std::string format = "auto";
   std::string header = "auto";  // CSV: auto (refuses a first line it cannot classify), yes, no
   bool skip_malformed = false;
+  std::string unit_column;  // CSV: --user-column (common/unit_flags.hpp), "" none
 };
 void add_input_options(CLI::App& app, InputFlags& flags, const std::string& what = "rows");
 

@@ -80,6 +80,9 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
   }
   if (report_.output_format == io::RowFormat::idx) throw UsageError("--to: IDX output is not supported; use pb or csv");
   if (s.sparse && report_.output_format != io::RowFormat::pb) throw UsageError("--sparse needs row log (pb) output");
+  // A CSV output has no unit column: the keys would be lost without a word.
+  if (!s.user_column.empty() && report_.output_format != io::RowFormat::pb)
+    throw UsageError("--user-column needs row log (pb) output (its rows keep the user in their `unit` field)");
   std::error_code ec;
   if (std::filesystem::equivalent(s.input, s.output, ec)) throw UsageError("--output " + s.output + " is the input file");
   open_input();
@@ -89,6 +92,7 @@ Conversion::Conversion(const ConvertSettings& s) : s_(s) {
 void Conversion::open_input() {
   io::RowSourceOptions options;
   options.skip_malformed = s_.skip_malformed;
+  options.unit_column = s_.user_column;
   if (report_.input_format == io::RowFormat::idx) options.scale = s_.scale;
   scale_here_ = report_.input_format != io::RowFormat::idx && s_.scale != 1.0;
   try {
@@ -205,6 +209,8 @@ void add_convert_options(CLI::App& app, ConvertSettings& s) {
   app.add_flag("--skip-malformed", s.skip_malformed,
                "skip and count malformed input rows (and rows --scale takes out of double range) instead of stopping");
   add_memory_option(app, s.max_memory);
+  app.add_option("--user-column", s.user_column,
+                 "CSV input: the column of user keys (header name or 0-based index), written to each row's unit field");
 }
 
 ConvertReport convert(const ConvertSettings& s) {

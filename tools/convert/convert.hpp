@@ -27,6 +27,7 @@ struct ConvertSettings {
   std::uint64_t limit = 0;
   bool sparse = false, skip_malformed = false, force = false;
   std::string max_memory;  // --max-memory: bounds the readers' lines (common/memory.hpp)
+  std::string user_column;  // CSV input: the column of unit keys, kept in the row log's `unit` field
 };
 
 void add_convert_options(CLI::App& app, ConvertSettings& s);

@@ -21,6 +21,7 @@
 #include "common/cli.hpp"
 #include "common/input.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
+#include "common/unit_flags.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/row_guard.hpp"
@@ -41,6 +42,7 @@ struct PcaSettings {
   std::uint64_t batch = 0;
   double learning_rate = 0;  // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
   std::string max_memory;   // --max-memory ("": the default share of the machine's memory)
+  UnitFlags unit;           // --user-column, --max-rows-per-user (gauss only; unit_flags.hpp)
 };
 
 // Registers every flag; returns a function to call after parsing (it records which flags were given).
@@ -70,6 +72,9 @@ struct PcaReport {
   Eigen::Index dimension = 0;
   std::uint64_t rows = 0, skipped = 0;
   stream::RowGuardCounts guard;
+  // Unit level: the bound's counts (not private) and its line for the summary; empty at row level.
+  stream::ContributionBoundCounts bound;
+  std::string unit_text;
   double captured = 0, opt = 0, captured_ratio = 0, proj_dist = 0;
   pca::PrivateSubspace released;  // the method's release (V̂, and its private values if any)
   privacy::Spent spent{};

@@ -99,6 +99,7 @@ pca::PrivatePcaMethod built_method(const PcaSettings& s, Index dimension) {
   o.calibration = s.privacy.calibration_value();
   o.seed = s.privacy.seed;
   o.row_norm_bound = s.normalize.norm_bound();
+  o.max_rows_per_unit = s.unit.max_rows_per_user;
   return pca::PrivatePcaMethod(o, dimension);
 }
 
@@ -143,7 +144,12 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   std::fflush(stdout);  // seen now, also through a pipe
 
   // ---- rows through normalisation and the guard ----
-  GuardedReader reader(source, {s.normalize, s.input.skip_malformed, limit, false});
+  ReadOptions read_options;
+  read_options.normalize = s.normalize;
+  read_options.skip_malformed = s.input.skip_malformed;
+  read_options.limit = limit;
+  read_options.bound = bound_options(s.unit);  // source → bound → guard (row level: none)
+  GuardedReader reader(source, read_options);
   reader.fill(buf, UINT64_MAX);
   if (buf.rows == 0) throw std::runtime_error(source.path() + ": no usable rows");
   const std::string integrity = verify_input(source);  // before the noise: a damaged input spends nothing
@@ -176,23 +182,28 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   r.rows = buf.rows;
   r.skipped = source.skipped();
   r.guard = reader.guard_counts();
+  if (reader.bound() != nullptr) r.bound = reader.bound()->counts();
+  r.unit_text = unit_summary_text(reader.bound());
   r.seconds = seconds_since(start);
   return r;
 }
 
 std::string summary_text(const PcaSettings& s, const PcaReport& r) {
   const PrivacyFlags& p = s.privacy;
-  return format("rows: %llu used (dimension %lld; %llu clipped, %llu rejected, %llu skipped)\n",
+  return format("rows: %llu used (dimension %lld; %llu clipped, %llu rejected, %llu skipped%s)\n",
                 (unsigned long long)r.rows, (long long)r.dimension, (unsigned long long)r.guard.clipped,
-                (unsigned long long)r.guard.rejected, (unsigned long long)r.skipped) +
+                (unsigned long long)r.guard.rejected, (unsigned long long)r.skipped,
+                r.unit_text.empty() ? "" : format(", %llu dropped by the per-user bound",
+                                                  (unsigned long long)r.bound.dropped()).c_str()) +
          (r.non_row_lines.empty() ? std::string() : "      " + r.non_row_lines + "\n") +
          "      input integrity: " + (r.input_integrity == "verified" ? "verified (gzip CRC-32)" : "no checksum in this format") +
          "\n" +
          format("method: %s, k = %lld, (ε, δ) = (%s, %s), %s calibration%s\n", s.method.c_str(), (long long)s.k,
                 base::format_value(p.epsilon).c_str(), base::format_value(p.delta).c_str(), p.calibration.c_str(),
                 p.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise") +
-         neighbours_line(method_relation(s), "one row, ||a|| <= " + base::format_value(s.normalize.norm_bound()) +
+         unit_neighbours_line(s.unit, method_relation(s), "||a|| <= " + base::format_value(s.normalize.norm_bound()) +
                                                  " after the guard") +
+         (r.unit_text.empty() ? std::string() : "      " + r.unit_text + "\n") +
          "      private: the released subspace\n" +
          format("captured variance: %.6g of the non-private top-%lld's %.6g (ratio %.4f); projector distance %.4f\n",
                 r.captured, (long long)s.k, r.opt, r.captured_ratio, r.proj_dist) +
@@ -216,9 +227,15 @@ std::string json_line(const PcaSettings& s, const PcaReport& r) {
       .add("dim", static_cast<std::int64_t>(r.dimension))
       .add("calibration", s.privacy.calibration)
       .add("input", r.input_path)
-      .add("input_integrity", r.input_integrity);
+      .add("input_integrity", r.input_integrity)
+      .add("privacy_unit", s.unit.max_rows_per_user ? "user" : "row");
+  std::vector<std::string> not_private = {"captured_ratio", "proj_dist", "seconds", "rows"};
+  if (s.unit.max_rows_per_user) {
+    j.add("users", r.bound.units).add("rows_dropped_by_bound", r.bound.dropped());
+    not_private.insert(not_private.end(), {"users", "rows_dropped_by_bound"});
+  }
   const privacy::Neighbours relation = method_relation(s);
-  return add_privacy_labels(j, &relation, {"captured_ratio", "proj_dist", "seconds", "rows"}).text();
+  return add_unit_privacy_labels(j, s.unit, &relation, not_private).text();
 }
 
 }  // namespace dpstream::tools::pca_tool

@@ -24,6 +24,7 @@ std::function<void()> add_pca_options(CLI::App& app, PcaSettings& s) {
   app.add_option("--limit", s.limit, "use the first N valid rows (0: all; the generated stream: 20000)")
       ->check(at_least(0));
   add_memory_option(app, s.max_memory);
+  add_unit_options(app, s.input, s.unit, false);
   return [&s, clip_norm, iterations] {
     s.normalize.clip_norm_given = clip_norm->count() > 0;
     s.iterations_given = iterations->count() > 0;
@@ -56,6 +57,11 @@ void validate(const PcaSettings& s) {
     throw UsageError("--learning-rate must be in [0, 1e6], got " + base::format_value(s.learning_rate) +
                      " (eta_t L^2 = alpha/(t0 + t): larger steps overflow the iterate)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
+  validate(s.unit, s.input);
+  // Analyze Gauss is one Gaussian release of AᵀA: its unit-level sensitivity is k·L² (gaussian_pca.hpp).
+  // The iterative methods' unit-level calibration is not implemented: refused rather than mislabelled.
+  if (s.unit.max_rows_per_user != 0 && s.method != "gauss")
+    throw UsageError("--max-rows-per-user is implemented for --method gauss (Analyze Gauss), not " + s.method);
 }
 
 }  // namespace dpstream::tools::pca_tool

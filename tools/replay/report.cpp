@@ -42,10 +42,13 @@ std::string rows_text(const ReplayRun& run) {
   const io::RowSource& source = *run.input().source;
   const auto& counts = reader.guard_counts();
   const std::uint64_t skipped = source.skipped(), rows = reader.used();
-  std::string t = format("rows: %llu used of %llu read = %llu used + %llu rejected by the guard + %llu skipped by the "
+  const stream::ContributionBound* bound = reader.bound();
+  const std::string dropped =
+      bound ? format(" + %llu dropped by the per-user bound", (ull)bound->counts().dropped()) : std::string();
+  std::string t = format("rows: %llu used of %llu read = %llu used + %llu rejected by the guard%s + %llu skipped by the "
                          "reader%s\n",
                          (ull)rows, (ull)(source.rows_returned() + skipped), (ull)rows, (ull)counts.rejected,
-                         (ull)skipped, run.figures().length_counted ? " (counted in a first pass)" : "");
+                         dropped.c_str(), (ull)skipped, run.figures().length_counted ? " (counted in a first pass)" : "");
   t += format("      dimension %lld; %s; %llu zero rows; %llu clipped%s\n", (long long)source.dimension(),
               s.normalize.text().c_str(), (ull)reader.zero(), (ull)counts.clipped,
               s.normalize.normalize == "unit" && counts.clipped ? " (by an ulp or so, after the division)" : "");
@@ -53,6 +56,7 @@ std::string rows_text(const ReplayRun& run) {
   t += "      input integrity: " + (run.figures().input_integrity == "verified"
                                       ? std::string("verified (the gzip CRC-32 read to the end of the stream)")
                                       : std::string("no checksum in this format")) + "\n";
+  if (const std::string bound = unit_summary_text(reader.bound()); !bound.empty()) t += "      " + bound + "\n";
   if (counts.rejected) t += "      first rejected: " + reader.first_reject() + "\n";
   if (skipped) t += "      first skipped: " + source.first_skip_reason() + "\n";
   t += "order: " + (s.shuffle ? "shuffled with seed " + std::to_string(*s.shuffle) + " (all rows held in memory)"
@@ -77,6 +81,12 @@ std::string private_learner_text(const ReplayRun& run) {
       s.privacy.calibration.c_str());
   t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
               sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);
+  if (s.unit.max_rows_per_user != 0) {
+    const stream::ParticipationBound b = sum->noise().participation_bound(sum->options().participation);
+    t += format("      calibrated for one user: %s; sensitivity %.4g x one row's (%s)\n",
+                stream::describe(sum->options().participation).c_str(), b.factor,
+                b.exact ? "exact: attained by a pattern" : "a proven upper bound");
+  }
   if (const auto* estimate = p.stationary()) {
     // What the learner follows: t·m̂_t, per-entry variance t²·Var(m̂_t).
     t += format("      followed: the stationary estimate t·m̂_t, noise variance %.4g per entry at step %llu\n",
@@ -155,9 +165,9 @@ std::string timing_text(const ReplayRun& run) {
 std::string labels_text(const ReplayRun& run) {
   const session::OnlinePcaSession& p = run.session();
   if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
-  const std::string unit = "one row, ||a|| <= " + base::format_value(run.settings().normalize.norm_bound()) +
-                           " after the guard";
-  return neighbours_line(session::session_relation(p), unit) + "      private: the learners' subspaces (what each follows)\n" +
+  const std::string bound = "||a|| <= " + base::format_value(run.settings().normalize.norm_bound()) +
+                            " after the guard";
+  return unit_neighbours_line(run.settings().unit, session::session_relation(p), bound) + "      private: the learners' subspaces (what each follows)\n" +
          not_private_line("the row counts (used, read, rejected, skipped, zero, clipped), OPT, gains, regrets, "
                           "captured ratios and timings: evaluation on the raw rows");
 }
@@ -241,9 +251,19 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   add_settings(j, false);
   if (sum) j.add("secure_noise", sum->is_secure()).add("mu", sum->mu()).add("node_sigma", sum->noise().draw_sigma());
   else j.add_null("secure_noise").add_null("mu").add_null("node_sigma");
+  if (sum && s.unit.max_rows_per_user != 0) {
+    const stream::ParticipationBound b = sum->noise().participation_bound(sum->options().participation);
+    j.add("unit_sensitivity_factor", b.factor).add("unit_sensitivity_exact", b.exact);
+  }
   j.add("csv", files.csv).add("svg", files.svg);
+  j.add("privacy_unit", s.unit.max_rows_per_user ? "user" : "row");
+  std::vector<std::string> not_private = session::not_private_keys();
+  if (const stream::ContributionBound* bound = run.reader().bound()) {
+    j.add("users", bound->counts().units).add("rows_dropped_by_bound", bound->counts().dropped());
+    not_private.insert(not_private.end(), {"users", "rows_dropped_by_bound"});
+  }
   const privacy::Neighbours relation = session::session_relation(p);
-  add_privacy_labels(j, p.accountant() ? &relation : nullptr, session::not_private_keys());
+  add_unit_privacy_labels(j, s.unit, p.accountant() ? &relation : nullptr, not_private);
   if (const auto* accountant = p.accountant()) {
     j.add("epsilon_spent", accountant->spent().epsilon);
     JsonLine learners;  // last: a nested object, after every flat key

@@ -111,7 +111,14 @@ ReplayRun::~ReplayRun() {
 }
 
 ReadOptions ReplayRun::read_options() const {
-  return {s_.normalize, s_.input.skip_malformed, s_.limit, s_.nonnegative};
+  ReadOptions o;
+  o.normalize = s_.normalize;
+  o.skip_malformed = s_.input.skip_malformed;
+  o.limit = s_.limit;
+  o.nonnegative = s_.nonnegative;
+  o.bound = bound_options(s_.unit);  // unit level: source → bound → guard → stream
+  o.block_rows = s_.block;
+  return o;
 }
 
 // The checkpoint to resume from: read and checked before any row is (exit 2).

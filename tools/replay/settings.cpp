@@ -26,6 +26,7 @@ std::string text_of(const std::string& v) { return v; }
 std::string text_of(std::uint64_t v) { return std::to_string(v); }
 std::string text_of(Eigen::Index v) { return std::to_string(v); }
 std::string text_of(double v) { return base::format_value(v); }
+std::string text_of(std::uint32_t v) { return std::to_string(v); }
 std::string text_of(bool v) { return v ? "on" : "off"; }
 std::string text_of(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "none"; }
 
@@ -33,6 +34,7 @@ std::string json_of(const std::string& v) { return json_string(v); }
 std::string json_of(std::uint64_t v) { return std::to_string(v); }
 std::string json_of(Eigen::Index v) { return std::to_string(v); }
 std::string json_of(double v) { return json_number(v); }
+std::string json_of(std::uint32_t v) { return std::to_string(v); }
 std::string json_of(bool v) { return v ? "true" : "false"; }
 std::string json_of(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
@@ -63,6 +65,7 @@ stream::ContinualSumOptions ReplaySettings::stream_options(std::uint64_t horizon
   o.calibration = privacy.calibration_value();
   o.row_norm_bound = normalize.norm_bound();
   o.seed = privacy.seed;
+  o.participation = tools::participation(unit);
   return o;
 }
 
@@ -110,7 +113,7 @@ bool ReplaySettings::has_learner(const char* name) const {
 // The table. Order: the JSON line's headline keys first (scripts read the first keys by position),
 // then the rest as they appear in the JSON line and the resume message.
 std::vector<Setting> replay_settings(const ReplaySettings& s) {
-  return {
+  std::vector<Setting> settings = {
       declare("--k", s.k, {.json = "k", .headline = true}),
       declare("--epsilon", s.privacy.epsilon, {.json = "epsilon", .privacy = true, .headline = true}),
       declare("--delta", s.privacy.delta, {.json = "delta", .privacy = true, .headline = true}),
@@ -135,6 +138,14 @@ std::vector<Setting> replay_settings(const ReplaySettings& s) {
       declare("--out", s.out, {.resume = false}),
       declare("--checkpoint-every", s.checkpoint_every, {.resume = false}),
   };
+  // At the unit level only: a row-level run's settings (and JSON keys) are as before.
+  if (s.unit.max_rows_per_user != 0) {
+    settings.push_back(declare("--user-column", s.input.unit_column, {.json = "user_column"}));
+    settings.push_back(
+        declare("--max-rows-per-user", s.unit.max_rows_per_user, {.json = "max_rows_per_user", .privacy = true}));
+    settings.push_back(declare("--min-separation", s.unit.min_separation, {.json = "min_separation", .privacy = true}));
+  }
+  return settings;
 }
 
 std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
@@ -196,6 +207,7 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
   app.add_option("--test-kill-at-block", s.test_kill_at_block,
                  "tests: kill this process with SIGKILL just before replaying block B (0-based; 0: never)")
       ->group("");  // hidden: a deterministic crash for tests/test_replay_resume.sh
+  add_unit_options(app, s.input, s.unit, true);
   return [clip, &s] { s.normalize.clip_norm_given = clip->count() > 0; };
 }
 
@@ -215,6 +227,21 @@ void validate_checkpoint_path(const ReplaySettings& s) {
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
     throw UsageError("--checkpoint " + s.checkpoint + ": cannot write into the folder " + folder.string() + ": " +
                      std::strerror(errno));
+}
+
+// Unit level (unit_flags.hpp): what the replay can bound and calibrate for all of one user's rows.
+void validate_unit_level(const ReplaySettings& s) {
+  tools::validate(s.unit, s.input);
+  if (s.unit.max_rows_per_user == 0) return;
+  // The bound's per-user state is not in the checkpoint: a resumed run would bound afresh.
+  if (!s.checkpoint.empty())
+    throw UsageError("--max-rows-per-user does not work with --checkpoint (the per-user counts are not checkpointed)");
+  // The bound places each kept row in a block in file order; a shuffle would move it to another.
+  if (s.shuffle && s.unit.min_separation != 0)
+    throw UsageError("--min-separation does not work with --shuffle (the shuffle moves rows to other blocks)");
+  for (const std::string& name : s.learners())
+    if (name != "fpl")
+      throw UsageError("--max-rows-per-user is implemented for --learner fpl (the continual covariance), not " + name);
 }
 
 }  // namespace
@@ -237,6 +264,7 @@ void validate(const ReplaySettings& s) {
     throw UsageError("--checkpoint " + s.checkpoint + " works with --learner fpl only, got --learner " + s.learner +
                      " (the other learners' states are not checkpointed)");
   validate_checkpoint_path(s);
+  validate_unit_level(s);
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
   check_run_paths(s);
 }

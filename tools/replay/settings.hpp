@@ -17,6 +17,7 @@
 #include "common/cli.hpp"
 #include "common/input.hpp"
 #include "dpstream/session/online_pca_options.hpp"
+#include "common/unit_flags.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
 namespace dpstream::tools::replay {
@@ -40,6 +41,7 @@ struct ReplaySettings {
   std::string checkpoint;    // "": none
   std::uint64_t checkpoint_every = 0;
   bool resume = false;
+  UnitFlags unit;          // --user-column, --max-rows-per-user, --min-separation (unit_flags.hpp)
   std::string max_memory;  // --max-memory SIZE ("": the default, from the machine's memory)
   std::uint64_t test_kill_at_block = 0;  // tests: SIGKILL itself before replaying this block (0: never)
   // Tests and audits (no flag, not in the settings table): called with every release of the private

@@ -21,6 +21,11 @@
 // fully quoted row, or a header of numeric names), or exactly 0,1,…,d−1 with d ≥ 2 (pandas' header for
 // unnamed columns, or a row).
 //
+// A unit column (use_unit_column, RowSourceOptions::unit_column): one column, named by its header
+// name or its 0-based index, holds each row's unit key (a user: any text, trimmed and unquoted like a
+// name); it is not a value, so the dimension is one less than the field count. An empty key is a
+// malformed row (CorruptInput naming the line, row and field, or skipped and counted).
+//
 // Writing: each value in the shortest form that reads back to the same double (std::to_chars), so a
 // write → read round trip is exact, -0.0 included; NaN payloads are not kept (use a row log).
 #pragma once
@@ -54,6 +59,11 @@ class CsvRowReader final : public RowSource {
   bool next(RowRecord& out) override;
   RowFormat format() const override { return RowFormat::csv; }
 
+  // Takes the column named `name_or_index` (a header name, else a 0-based index) as the unit key,
+  // before the first row is read. CorruptInput naming the column and the header's names when there is
+  // no such column, or when it is the only one; InvalidParameter after a row was read.
+  void use_unit_column(const std::string& name_or_index);
+
   // The header's fields, trimmed and unquoted; empty when the file has no header.
   const std::vector<std::string>& column_names() const noexcept { return column_names_; }
 
@@ -76,6 +86,10 @@ class CsvRowReader final : public RowSource {
   std::vector<std::string> column_names_;
   bool header_ends_with_comma_ = false;  // its last name is empty: named in field-count errors
   std::vector<std::string_view> fields_;
+  // The unit column (csv_unit_column.cpp): its field index (-1: none) and the current row's key.
+  std::ptrdiff_t unit_field_ = -1;
+  bool take_unit_field(std::uint64_t row_index);  // moves the key out of fields_; false: malformed
+  std::string unit_text_;
 };
 
 class CsvRowWriter {

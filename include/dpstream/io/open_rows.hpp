@@ -21,6 +21,7 @@ struct RowsRequest {
   std::string format = "auto";  // auto | pb | csv | idx
   std::string header = "auto";  // CSV: auto, yes, no (parse_csv_header)
   bool skip_malformed = false;
+  std::string unit_column;      // CSV: the column of unit keys (RowSourceOptions::unit_column), "" none
 };
 
 struct OpenedRows {

@@ -54,7 +54,7 @@ class RowLogWriter {
   void write_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices, const Eigen::Ref<const Eigen::VectorXd>& values,
                     std::optional<std::uint64_t> id = std::nullopt,
                     std::optional<std::int64_t> timestamp = std::nullopt);
-  // Writes a row as it was read: sparse if `record.sparse`, else dense; id and timestamp kept.
+  // Writes a row as it was read: sparse if `record.sparse`, else dense; id, timestamp and unit kept.
   void write(const RowRecord& record);
 
   // Flushes and puts the file in place. std::runtime_error naming the path on an I/O error,
@@ -72,6 +72,7 @@ class RowLogWriter {
   RowLogHeader header_;
   std::string path_;
   std::uint64_t rows_ = 0;
+  const std::string* unit_ = nullptr;  // write(record): the unit of the row being written
   std::unique_ptr<Impl> impl_;
 };
 

@@ -32,6 +32,10 @@ struct RowRecord {
   Eigen::VectorXd values;    // sparse rows only: one per index
   std::optional<std::uint64_t> id;
   std::optional<std::int64_t> timestamp;
+  // The row's privacy unit (a user): an opaque key (integers as decimal text), when the source has
+  // one (a CSV's unit column, a row log's `unit` field). Kept in a string whose capacity is reused.
+  std::string unit;
+  bool has_unit = false;
   std::uint64_t row_index = 0;  // 0-based position among the rows of the file (skipped ones count)
   std::uint64_t line = 0;       // 1-based line number for text formats, 0 for binary ones
 
@@ -43,6 +47,7 @@ struct RowRecord {
     values.resize(0);
     id.reset();
     timestamp.reset();
+    has_unit = false;
     row_index = index;
     line = line_number;
   }
@@ -67,6 +72,9 @@ struct RowSourceOptions {
   bool skip_malformed = false;  // count and skip malformed rows instead of throwing
   double scale = 1.0;           // IDX only: every value is multiplied by it (1/255 maps bytes to [0, 1])
   CsvHeader csv_header = CsvHeader::detect;
+  // CSV only: the column holding each row's unit key, by header name or 0-based index ("" none); it
+  // is not a value column (csv_rows.hpp). Other formats refuse it (a row log has a field instead).
+  std::string unit_column;
 };
 
 // The lines of a text file that are not rows, as counted so far (all 0 for binary formats). A line

@@ -7,6 +7,20 @@
 //  * Sensitivity of the upper triangle of AᵀA: L² (add/remove) or √2·L² (replace).
 //  * Noise: E symmetric Gaussian, paper_symmetric or goe shape; σ = gaussian_sigma(Δ, target,
 //    calibration) (tight: analytic Gaussian, the default).
+//  * Unit level (GaussianPcaOptions::max_rows_per_unit = k ≥ 1): neighbouring datasets differ in
+//    all rows of one unit (a user), at most k of them — added/removed or replaced together. Her rows
+//    change AᵀA by Σ_j a_j a_jᵀ, of Frobenius norm ≤ Σ_j ‖a_j‖² ≤ k·L² (triangle inequality; √2·k·L²
+//    replacing), so the mechanism is calibrated for that sensitivity (as a mechanism of row bound
+//    √k·L: its Δ = (√k·L)²); rows are still checked against L. Bounding each unit to k rows is the
+//    caller's (stream/contribution_bound.hpp), before the rows reach release().
+//    The alternative, clipping each unit's summed contribution S_u = Σ_j a_j a_jᵀ to ‖S_u‖_F ≤ C, has
+//    sensitivity C whatever her row count, with no row dropped; k·L² is the same bound when C = k·L².
+//    Clipping S_u is tighter when units send more than k rows in few directions each: ‖S_u‖_F ≤ m·L²
+//    for m aligned rows but ≤ √m·L² for m orthogonal ones, so C = k·L² then keeps about k² of her rows
+//    unscaled. Bounding rows is tighter to run: it decides row by row in O(1) state a unit, where
+//    clipping S_u needs all of her rows (a d × d sum a unit, or the data grouped by unit) before any
+//    release, and rescales her whole contribution, which biases Ĉ towards units with few rows.
+//    This class implements row bounding (k·L²).
 //  * Guarantee and accounting: (ε, δ) of the target for the release Ĉ; one Gaussian charge. The top-k
 //    vectors and values are post-processing of Ĉ and cost nothing more.
 //
@@ -18,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <Eigen/Core>
 
@@ -34,6 +49,8 @@ struct GaussianPcaOptions {
   privacy::SymmetricGaussianMechanism::Options mechanism;
   // set: seeded noise (reproducible, NOT secure); unset: the secure source.
   std::optional<std::uint64_t> seed;
+  // 0: row level; k ≥ 1: unit level, at most k rows of one unit (the header's contract).
+  std::uint32_t max_rows_per_unit = 0;
 };
 
 struct GaussianPcaRelease {
@@ -66,6 +83,8 @@ class GaussianPca {
 
   Eigen::Index dimension_;
   Eigen::Index k_;
+  double row_norm_bound_;  // L, which every row is checked against
+  std::string label_;      // the accountant's label: the method and its neighbouring relation
   privacy::SymmetricGaussianMechanism mechanism_;
   std::unique_ptr<privacy::NoiseSource> noise_;
 };

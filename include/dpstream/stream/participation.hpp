@@ -2,10 +2,21 @@
 // and the sensitivity of each strategy under it.
 //
 // (k, b)-participation (Choquette-Choo, McMahan, Rush & Thakurta 2023, "(Amplified) Banded Matrix
-// Factorization: a unified approach to private training"): a unit's rows lie in at most k release
-// steps (blocks), and two of her steps s < s' satisfy s' − s ≥ b (b = 1: any steps, consecutive
-// ones included). k = 1 is the single participation every strategy was built for; then every value
-// below is exactly today's.
+// Factorization: a unified approach to private training"): a unit has at most k rows in the stream;
+// with b ≥ 1 they lie in distinct release steps (blocks), two of them at least b steps apart (b = 1:
+// any distinct steps, consecutive ones included); with b = 0 several of her rows may share a step.
+// k = 1 is the single participation every strategy was built for; then every value below is
+// exactly today's. Keeping a stream within (k, b) is contribution_bound.hpp's job.
+//
+// Unit-level neighbouring relation: streams of the same length that differ in the rows of one unit,
+// each replaced by a zero row with its slot kept (zero_out_row for all of her rows at once; keys and
+// positions are public, values protected).
+//
+// b = 0 (rows may share a step): all k rows can fall in one step, so every strategy's sensitivity is
+// exactly k times one row's (attained by k rows in one step, when a step holds k rows; never more, by
+// the triangle inequality, as C ≥ 0 entrywise):
+// Gaussian-DP group privacy for k rows. Every function below takes b = 0 and gives that k. Only a
+// separation b ≥ 1 lets a strategy do better, as follows.
 //
 // A strategy is a lower-triangular C (steps → noised quantities) whose releases are post-processing
 // of C·x + z. A unit contributing rows of norm ≤ Δ at steps π moves C·x by at most
@@ -43,18 +54,22 @@
 namespace dpstream::stream {
 
 struct Participation {
-  std::uint64_t max_steps = 1;       // k ≥ 1: release steps a unit's rows may lie in
-  std::uint64_t min_separation = 1;  // b ≥ 1: two of her steps are at least b apart
+  std::uint64_t max_rows = 1;        // k ≥ 1: rows of one unit the stream may hold
+  std::uint64_t min_separation = 1;  // b: 0 = her rows may share a step; b ≥ 1 = one a step, steps ≥ b apart
 };
 
-// InvalidParameter naming the field unless k ≥ 1 and b ≥ 1.
+// InvalidParameter naming the field unless k ≥ 1.
 void check_participation(const Participation& participation);
 
-// The privacy unit in words, for summaries and JSON: "one row (single participation)", or "one unit:
-// rows in at most k release steps, two of them at least b steps apart, at most one row a step".
+// The pattern in words, for ledger labels: "one row (single participation)", or "one unit: at most k
+// rows, in release steps at least b apart, at most one a step" (b = 0: "several may share a step").
 std::string describe(const Participation& participation);
+// The unit-level neighbouring relation in words, for summaries and JSON, `unit` naming the unit
+// ("user"): "all rows of one user (at most k rows kept per user)", with b ≥ 1 ", at most one a
+// release, releases at least b apart" before the parenthesis closes.
+std::string describe_unit(const Participation& participation, const std::string& unit);
 
-// k' = min(k, ⌈n/b⌉): the most steps a pattern can actually hold in n steps.
+// k' = min(k, ⌈n/b⌉) (k for b = 0): the most rows a pattern can actually place in n steps.
 std::uint64_t feasible_steps(std::uint64_t horizon, const Participation& participation);
 
 struct ParticipationBound {
@@ -63,7 +78,7 @@ struct ParticipationBound {
 };
 
 // ‖Σ_{p<k'} C e_{1+pb}‖² for the n × n lower-triangular Toeplitz C of `coefficients` (n = their
-// length): the exact squared sensitivity when they are non-negative and non-increasing.
+// length): the exact squared sensitivity when they are non-negative and non-increasing (b = 0: k²‖c‖²).
 double toeplitz_participation_squared(const Eigen::Ref<const Eigen::VectorXd>& coefficients,
                                       const Participation& participation);
 
