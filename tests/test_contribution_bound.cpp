@@ -8,6 +8,7 @@
 #include "check_throws.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/noisy_power_method.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/contribution_bound.hpp"
@@ -168,6 +169,25 @@ TEST_CASE("unit-level Analyze Gauss is calibrated for k·L² and checks rows aga
   unit_pca.release(rows, &accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(accountant.ledger()[0].label.find("all rows of one unit, at most 4") != std::string::npos);
+}
+
+// The noisy power method at the unit level: every round calibrated for k·Δ (σ k times the row
+// level's, the same μ), charged once with the unit in the label.
+TEST_CASE("unit-level noisy power method is calibrated for k rows", "[bound]") {
+  dpstream::pca::NoisyPowerMethodOptions row;
+  row.k = 1;
+  row.iterations = 3;
+  row.seed = 1;
+  dpstream::pca::NoisyPowerMethodOptions unit = row;
+  unit.max_rows_per_unit = 5;
+  const dpstream::pca::NoisyPowerMethod row_power(3, row);
+  dpstream::pca::NoisyPowerMethod unit_power(3, unit);
+  CHECK(unit_power.sigma() == Approx(5.0 * row_power.sigma()).epsilon(1e-12));
+  CHECK(unit_power.mu() == Approx(row_power.mu()).epsilon(1e-12));
+  dpstream::privacy::PrivacyAccountant accountant(dpstream::privacy::EpsDelta(1.0, 1e-6));
+  unit_power.run(Eigen::MatrixXd::Identity(3, 3) * 0.5, &accountant);
+  REQUIRE(accountant.ledger().size() == 1);
+  CHECK_THAT(accountant.ledger()[0].label, Contains("all rows of one unit, at most 5"));
 }
 
 }  // namespace test_contribution_bound

@@ -62,7 +62,10 @@ refused no_column 2 "needs --user-column" "$replay" "${common[@]}" --out "$work/
 refused no_bound 2 "needs --max-rows-per-user" "$replay" "${common[@]}" --out "$work/o4" --user-column user
 refused sep_alone 2 "needs --max-rows-per-user" "$replay" "${common[@]}" --out "$work/o4" --min-separation 2
 refused default_input 2 "default input has none" "$pca" --max-rows-per-user 3
-refused power 2 "implemented for --method gauss" "$pca" "${common[@]}" --method power --user-column user --max-rows-per-user 3
+refused streaming_oja 2 "implemented for --method gauss and power" "$pca" "${common[@]}" --method streaming-oja --user-column user --max-rows-per-user 3
+run power "$pca" "${common[@]}" --method power --user-column user --max-rows-per-user 3
+[ "$status" -eq 0 ] || fail "unit power exited $status: $(cat "$work/power.err")"
+json power | grep -q '"neighbours":"all rows of one user (at most 3 rows kept per user), each: ' || fail "power JSON: $(json power)"
 refused oja 2 "implemented for --learner fpl" "$replay" "${common[@]}" --out "$work/o4" --learner oja --user-column user --max-rows-per-user 3
 refused no_such 2 "no column has that name" "$replay" "${common[@]}" --out "$work/o4" --user-column uid --max-rows-per-user 3
 refused checkpoint 2 "not checkpointed" "$replay" "${common[@]}" --out "$work/o4" --user-column user --max-rows-per-user 3 --checkpoint "$work/ck" --checkpoint-every 2

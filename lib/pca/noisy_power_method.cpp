@@ -64,7 +64,8 @@ double noisy_power_sigma(double sensitivity, int releases, const privacy::EpsDel
 NoisyPowerMethod::NoisyPowerMethod(Index dimension, const NoisyPowerMethodOptions& options)
     : dimension_(dimension),
       options_(validated(dimension, options)),
-      sensitivity_(privacy::covariance_sensitivity(options.relation, options.row_norm_bound)),
+      sensitivity_(privacy::covariance_sensitivity(options.relation, options.row_norm_bound) *
+                   std::max<double>(1, options.max_rows_per_unit)),
       sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.target, options.calibration)) {
   // A run holds the exact sum and its full copy (d × d each) beside O(d·k) iterates.
   const double d = static_cast<double>(dimension_);
@@ -112,7 +113,12 @@ PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& cova
   // One charge for all R rounds, before the data is touched (BudgetExhausted: nothing is released).
   if (accountant != nullptr)
     accountant->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
-                                    std::to_string(k) + ")",
+                                    std::to_string(k) +
+                                    (options_.max_rows_per_unit > 0
+                                         ? "; neighbouring: all rows of one unit, at most " +
+                                               std::to_string(options_.max_rows_per_unit)
+                                         : std::string()) +
+                                    ")",
                                 sensitivity_ * std::sqrt(static_cast<double>(releases(options_))), sigma_,
                                 options_.target);  // both calibrations meet it (paper: with slack)
   // X_0: the start's columns (already private, or data-independent), padded with Gaussian columns.

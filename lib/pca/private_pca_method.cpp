@@ -73,6 +73,7 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
     o.calibration = p.calibration;
     o.row_norm_bound = bound;
     o.relation = method_relation(s);
+    o.max_rows_per_unit = s.max_rows_per_unit;
     auto m = std::make_shared<NoisyPowerMethod>(d, o);
     return [m](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->run(rows, &a); };
   }
@@ -141,9 +142,9 @@ const char* private_pca_method_names() { return "gauss, power, oja, streaming-oj
 
 PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimension)
     : relation_(method_relation(o)), options_(o), dimension_(dimension) {
-  if (o.max_rows_per_unit != 0 && o.method != "gauss")
-    throw InvalidParameter("private PCA: a unit-level bound (max_rows_per_unit) is implemented for gauss, not " +
-                           o.method);
+  if (o.max_rows_per_unit != 0 && o.method != "gauss" && o.method != "power")
+    throw InvalidParameter("private PCA: a unit-level bound (max_rows_per_unit) is implemented for gauss and power, "
+                           "not " + o.method);
   if (o.method == "pfp" || o.method == "rr") {
     release_ = shared_noise_method(o);
   } else if (o.method == "gauss" || o.method == "power" || o.method == "oja" || o.method == "streaming-oja") {

@@ -58,10 +58,11 @@ void validate(const PcaSettings& s) {
                      " (eta_t L^2 = alpha/(t0 + t): larger steps overflow the iterate)");
   memory_limit(s.max_memory);  // a bad --max-memory is refused here, before anything is read
   validate(s.unit, s.input);
-  // Analyze Gauss is one Gaussian release of AᵀA: its unit-level sensitivity is k·L² (gaussian_pca.hpp).
+  // Analyze Gauss and the power method: a unit's k rows move AᵀA by at most k·L² (gaussian_pca.hpp,
+  // noisy_power_method.hpp).
   // The iterative methods' unit-level calibration is not implemented: refused rather than mislabelled.
-  if (s.unit.max_rows_per_user != 0 && s.method != "gauss")
-    throw UsageError("--max-rows-per-user is implemented for --method gauss (Analyze Gauss), not " + s.method);
+  if (s.unit.max_rows_per_user != 0 && s.method != "gauss" && s.method != "power")
+    throw UsageError("--max-rows-per-user is implemented for --method gauss and power, not " + s.method);
 }
 
 }  // namespace dpstream::tools::pca_tool

@@ -57,6 +57,11 @@ struct NoisyPowerMethodOptions {
   // them (BudgetExhausted) and the caller charges the accountant once for all of them; with runs = 1
   // every run is a separate release, charged to the accountant it is given.
   int runs = 1;
+  // 0: row level; k ≥ 1: unit level, all rows of one unit (at most k of them) added, removed or
+  // replaced together: her rows change C by at most k·Δ (triangle inequality), so every round is
+  // calibrated for k·Δ; rows are still checked against L. Bounding each unit to k rows is the
+  // caller's (stream/contribution_bound.hpp).
+  std::uint32_t max_rows_per_unit = 0;
 };
 
 // σ for `releases` adaptively composed rounds of sensitivity `sensitivity` at the target (see above).

@@ -41,8 +41,9 @@ struct PrivatePcaMethodOptions {
   privacy::Calibration calibration = privacy::Calibration::tight;
   std::optional<std::uint64_t> seed;  // set: reproducible, NOT secure
   double row_norm_bound = 1.0;        // L
-  // gauss only: 0 row level; k ≥ 1 unit level, at most k rows of one unit (gaussian_pca.hpp). The
-  // other methods refuse it (their unit-level calibration is not implemented).
+  // gauss and power: 0 row level; k ≥ 1 unit level, at most k rows of one unit (gaussian_pca.hpp,
+  // noisy_power_method.hpp). The other methods refuse it (their unit-level calibration is not
+  // implemented).
   std::uint32_t max_rows_per_unit = 0;
 };
 
