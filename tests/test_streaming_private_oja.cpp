@@ -326,6 +326,41 @@ TEST_CASE("streaming oja: a restored estimator continues bit for bit (seeded)", 
   CHECK_THROWS_AS(StreamingPrivateOja::deserialize(bytes, d + 1, o), CorruptInput);
 }
 
+// The iterate and the sum change layout at the first sparse row (the header): the switch must be
+// invisible — a restore after it (the sum back in the dense layout) continues bit for bit, and a
+// mixed stream agrees with the all-dense one up to xᵀW's summation order (as the sparse test above).
+TEST_CASE("streaming oja: dense and sparse rows mixed, restored after the layout switch, bit for bit",
+          "[streaming_oja][checkpoint]") {
+  const Index d = 12;
+  const MatrixXd rows = spiked_rows(400, d, {0.5, 0.2}, 21);
+  auto o = seeded_options(2, 40, 23);
+  o.oversampling = 2;  // p = 4 > k: the published Ritz directions read the iterate too
+  auto feed = [&](StreamingPrivateOja& oja, Index from, Index to) {
+    for (Index i = from; i < to; ++i) {
+      if ((i / 50) % 2 == 0) {  // rows 0-49 dense, 50-99 sparse, 100-149 dense, ...
+        oja.update(rows.row(i).transpose());
+        continue;
+      }
+      std::vector<int> idx;
+      std::vector<double> val;
+      for (Index j = 0; j < d; ++j)
+        if (rows(i, j) != 0.0) idx.push_back(int(j)), val.push_back(rows(i, j));
+      oja.update_sparse(Eigen::Map<Eigen::VectorXi>(idx.data(), Index(idx.size())),
+                        Eigen::Map<VectorXd>(val.data(), Index(val.size())));
+    }
+  };
+  StreamingPrivateOja whole(d, o), dense(d, o), first(d, o);
+  feed(whole, 0, 400);
+  dense.update_block(rows);
+  feed(first, 0, 75);  // mid-minibatch, after the first sparse rows
+  StreamingPrivateOja resumed = StreamingPrivateOja::deserialize(first.serialize(), d, o);
+  feed(resumed, 75, 400);
+  REQUIRE(whole.steps() == 10);
+  CHECK(resumed.steps() == whole.steps());
+  CHECK(resumed.basis() == whole.basis());
+  CHECK((whole.basis() - dense.basis()).norm() < 1e-9);
+}
+
 TEST_CASE("streaming oja: two restarts from one secure checkpoint publish the same step (no fresh draw)",
           "[streaming_oja][checkpoint]") {
   const Index d = 8;

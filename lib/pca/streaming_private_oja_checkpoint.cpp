@@ -60,10 +60,10 @@ std::string StreamingPrivateOja::serialize() const {
   msg.set_steps(steps_);
   msg.set_clip(clip_);
   msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
-  put_matrix(MatrixXd(iterate_), msg.mutable_basis());  // column-major on disk, as before
+  put_matrix(iterate_, msg.mutable_basis());  // column-major on disk, as before
   put_matrix(basis_, msg.mutable_published());
   msg.set_oversampling(options_.oversampling);
-  put_matrix(MatrixXd(sum_), msg.mutable_sum());
+  put_matrix(pending_sum(), msg.mutable_sum());
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
   return base::seal_message(msg.SerializeAsString());

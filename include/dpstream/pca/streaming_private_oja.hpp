@@ -205,6 +205,8 @@ class StreamingPrivateOja {
   void after_row();
   void step();
   void record_step();
+  void use_sparse_layout();
+  Eigen::MatrixXd pending_sum() const;  // S, column-major (a copy)
   Eigen::MatrixXd published_basis() const;
 
   Eigen::Index dimension_;
@@ -214,12 +216,23 @@ class StreamingPrivateOja {
   OjaBatchPlan plan_;
   std::unique_ptr<privacy::NoiseSource> source_;
   Eigen::Index width_;        // p = min(d, k + oversampling): the iterate's columns
-  // Row-major: a sparse row touches p contiguous doubles of W and of S per non-zero, not p cache lines.
+  // Layouts: a dense row reads W and adds to S a column at a time (d-long contiguous, vectorised);
+  // a sparse row reads and adds p doubles per non-zero, contiguous only row-major. So W is kept
+  // column-major, with a row-major copy from the first sparse row on (refreshed each step), and S
+  // is column-major until the first sparse row, then moved (an exact copy) to row-major for the
+  // rest of the pass. Every entry of S is the same sequence of additions in either layout, and each
+  // row's xᵀW is computed from the same copy whatever came before, so the layout never changes a bit.
   using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  RowMajorMatrix iterate_;    // W_t, d × p
+  Eigen::MatrixXd iterate_;   // W_t, d × p
+  RowMajorMatrix iterate_rows_;  // W_t again, row-major, for sparse rows (empty before the first)
   Eigen::MatrixXd basis_;     // the published d × k (the Ritz directions of W_t's step)
   Eigen::MatrixXd previous_;  // W_{t−1}, d × p (scratch for the release)
-  RowMajorMatrix sum_;        // S: the partial minibatch's clipped sum (exact, sensitive)
+  // S: the partial minibatch's clipped sum (exact, sensitive), in sum_ (dense layout) or, from the
+  // first sparse row on, in sum_rows_ (the other is empty).
+  Eigen::MatrixXd sum_;
+  RowMajorMatrix sum_rows_;
+  bool sparse_layout_ = false;
+  Eigen::VectorXd projection_;  // scratch: a row's xᵀW (p)
   Eigen::MatrixXd noisy_;     // S̃ of the latest step
   Eigen::VectorXd histogram_;  // h: the partial minibatch's update norms (exact, sensitive)
   Eigen::VectorXd noisy_histogram_;  // h̃ of the latest step
