@@ -5,7 +5,9 @@
 // the captured variance of each (Σ‖Wᵀx‖² over the rows, as a share of the exact top k's), their
 // ratio (the bar: ≥ 0.9), the eigengap λ_k − λ_{k+1} of the rows' second moment (a share of
 // L² = 1) and the smallest gap the pre-run estimate says one pass resolves (resolvable_gap, tan θ ≤
-// 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100).
+// 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100), the one pass's
+// scale_share (0: the default fixed clip C = L²), the most rows a configuration may hold in memory
+// (100,000: n·d doubles are kept for the exact and the Analyze Gauss figures), one d only (0: both).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -46,12 +48,17 @@ MatrixXd rows_of(Index d, std::uint64_t n, double share, std::uint64_t seed) {
 int main(int argc, char** argv) {
   const int seeds = argc > 1 ? std::stoi(argv[1]) : 2;
   const int max_multiple = argc > 2 ? std::stoi(argv[2]) : 100;
+  const double scale_share = argc > 3 ? std::stod(argv[3]) : 0.0;
+  const std::uint64_t max_rows = argc > 4 ? std::stoull(argv[4]) : 100000;
+  const Index only_d = argc > 5 ? std::stol(argv[5]) : 0;
+  std::printf("one pass: scale_share %g\n", scale_share);
   std::printf("%5s %7s %3s %5s | %8s %8s | %7s %7s %7s | %s\n", "d", "n", "k", "share", "gap", "reach", "oja",
               "gauss", "ratio", "ratios per seed");
-  for (const Index d : {Index(100), Index(784)})
-    for (const int multiple : {10, 30, 100}) {
-      if (multiple > max_multiple) continue;
+  for (const Index d : {Index(100), Index(784)}) {
+    if (only_d != 0 && d != only_d) continue;
+    for (const int multiple : {10, 30, 100, 300, 1000}) {
       const auto n = static_cast<std::uint64_t>(multiple * d);
+      if (multiple > max_multiple || n > max_rows) continue;
       for (const double share : {0.1, 0.3})
         for (const Index k : {Index(1), Index(5), Index(10)}) {
           double oja_sum = 0, gauss_sum = 0, gap = 0, reach = 0;
@@ -66,6 +73,7 @@ int main(int argc, char** argv) {
             o.k = k;
             o.horizon = n;
             o.seed = std::uint64_t(s);
+            o.scale_share = scale_share;
             dpstream::pca::StreamingPrivateOja oja(d, o);
             oja.update_block(rows);
             oja.flush();
@@ -86,5 +94,6 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         }
     }
+  }
   return 0;
 }
