@@ -2,7 +2,7 @@
 // only (d, k, ε, δ, L and, when declared, the horizon n) — never from the rows, so the plan costs
 // no budget and holds on data nobody has measured.
 //
-// Why geometric minibatches and power steps (the derivation; docs/streaming_oja.md has the figures):
+// Why geometric minibatches and power steps (the derivation; docs/streaming-oja.md has the figures):
 //  * One step at iterate W with a minibatch of B rows releases S̃ = B·Σ̂W + Z, Z ~ N(0, σ²I), σ =
 //    σ₁·C (C ≤ L² the clip, σ₁ the unit Gaussian σ of the target). Per column the noise has norm
 //    σ√d and, along any fixed direction, σ. So a step of B rows improves the angle to the top
