@@ -5,6 +5,7 @@
 // captured variance Σ‖Wᵀx‖² as a share of the exact top k's, for both clips and Analyze Gauss
 // (GaussianPca) on the same rows. Arguments (optional): the IDX path, the row limit (7840), seeds (3).
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,7 @@ MatrixXd unit_rows(const std::string& path, long limit) {
   return out;
 }
 
-double one_pass(const MatrixXd& rows, Index k, double scale_share, std::uint64_t seed) {
+double one_pass(const MatrixXd& rows, Index k, std::optional<double> scale_share, std::uint64_t seed) {
   pca::StreamingPrivateOjaOptions o;
   o.k = k;
   o.horizon = std::uint64_t(rows.rows());
@@ -62,9 +63,10 @@ int main(int argc, char** argv) {
       g.k = k;
       g.seed = 100 + std::uint64_t(s);
       const double gauss = (rows * pca::GaussianPca(rows.cols(), g).release(rows).subspace.vectors).squaredNorm();
-      std::printf("k=%-2ld seed=%d  C=L^2 %.4f  scale_share 0.1 %.4f  Analyze Gauss %.4f\n", long(k), s,
-                  one_pass(rows, k, 0.0, std::uint64_t(s)) / best, one_pass(rows, k, 0.1, std::uint64_t(s)) / best,
-                  gauss / best);
+      std::printf("k=%-2ld seed=%d  C=L^2 %.4f  default (derived scale_share %.4f) %.4f  Analyze Gauss %.4f\n",
+                  long(k), s, one_pass(rows, k, 0.0, std::uint64_t(s)) / best,
+                  pca::derived_scale_share(rows.cols(), pca::StreamingPrivateOjaOptions{}.clip_quantile),
+                  one_pass(rows, k, std::nullopt, std::uint64_t(s)) / best, gauss / best);
       std::fflush(stdout);
     }
   }

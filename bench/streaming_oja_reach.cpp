@@ -6,9 +6,10 @@
 // ratio (the bar: ≥ 0.9), the eigengap λ_k − λ_{k+1} of the rows' second moment (a share of
 // L² = 1) and the smallest gap the pre-run estimate says one pass resolves (resolvable_gap, tan θ ≤
 // 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100), the one pass's
-// scale_share (0: the default fixed clip C = L²), the most rows a configuration may hold in memory
+// scale_share (negative, the default: derived; 0: the fixed clip C = L²), the most rows a configuration may hold in memory
 // (100,000: n·d doubles are kept for the exact and the Analyze Gauss figures), one d only (0: both).
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,10 +49,12 @@ MatrixXd rows_of(Index d, std::uint64_t n, double share, std::uint64_t seed) {
 int main(int argc, char** argv) {
   const int seeds = argc > 1 ? std::stoi(argv[1]) : 2;
   const int max_multiple = argc > 2 ? std::stoi(argv[2]) : 100;
-  const double scale_share = argc > 3 ? std::stod(argv[3]) : 0.0;
+  // < 0 (the default): the library's derived share.
+  const double share_arg = argc > 3 ? std::stod(argv[3]) : -1.0;
+  const std::optional<double> scale_share = share_arg < 0 ? std::nullopt : std::optional<double>(share_arg);
   const std::uint64_t max_rows = argc > 4 ? std::stoull(argv[4]) : 100000;
   const Index only_d = argc > 5 ? std::stol(argv[5]) : 0;
-  std::printf("one pass: scale_share %g\n", scale_share);
+  std::printf("one pass: scale_share %s\n", scale_share ? std::to_string(*scale_share).c_str() : "derived (default)");
   std::printf("%5s %7s %3s %5s | %8s %8s | %7s %7s %7s | %s\n", "d", "n", "k", "share", "gap", "reach", "oja",
               "gauss", "ratio", "ratios per seed");
   for (const Index d : {Index(100), Index(784)}) {
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
             dpstream::pca::StreamingPrivateOja oja(d, o);
             oja.update_block(rows);
             oja.flush();
-            reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3).one_pass;
+            reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3, oja.scale_share()).one_pass;
             dpstream::pca::GaussianPcaOptions g;
             g.k = k;
             g.seed = 100 + std::uint64_t(s);

@@ -234,7 +234,8 @@ TEST_CASE("streaming oja: each release is the exact clipped sum at W_{t-1} plus 
       const MatrixXd g = rows.row(i).transpose() * p;
       exact += g * std::min(1.0, r.clip / g.norm());
     }
-    const MatrixXd z = (r.noisy_sum - exact) / oja.gradient_sigma();
+    // σ_g at this minibatch's clip (the default private clip scale moves it after the step).
+    const MatrixXd z = (r.noisy_sum - exact) / (r.clip * oja.unit_sigma() / std::sqrt(1.0 - oja.scale_share()));
     residuals.insert(residuals.end(), z.data(), z.data() + z.size());
   });
   oja.update_block(rows);

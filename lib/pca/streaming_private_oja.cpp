@@ -27,7 +27,8 @@ using Eigen::VectorXd;
 
 namespace {
 
-const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPrivateOjaOptions& o) {
+// The options with scale_share resolved (unset: the derived share), checked.
+StreamingPrivateOjaOptions validated(Index dimension, StreamingPrivateOjaOptions o) {
   auto fail = [](const std::string& what) { throw InvalidParameter("StreamingPrivateOja: " + what); };
   if (dimension < 1) fail("dimension must be >= 1, got " + std::to_string(dimension));
   base::require_rank("StreamingPrivateOja", o.k, dimension);
@@ -44,10 +45,11 @@ const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPriv
     fail("rate_offset must be finite and >= 0, got " + base::format_value(o.rate_offset));
   if (!(o.initial_clip >= 0.0 && o.initial_clip <= l2))
     fail("initial_clip must be in (0, L^2] (or 0 for L^2), got " + base::format_value(o.initial_clip));
-  if (!(o.scale_share >= 0.0 && o.scale_share < 1.0))
-    fail("scale_share must be in [0, 1), got " + base::format_value(o.scale_share));
   if (!(o.clip_quantile > 0.0 && o.clip_quantile < 1.0))
     fail("clip_quantile must be in (0, 1), got " + base::format_value(o.clip_quantile));
+  if (!o.scale_share) o.scale_share = derived_scale_share(dimension, o.clip_quantile);
+  if (!(*o.scale_share >= 0.0 && *o.scale_share < 1.0))
+    fail("scale_share must be in [0, 1), got " + base::format_value(*o.scale_share));
   return o;
 }
 
@@ -85,7 +87,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
       width_(options.k + std::min<Index>(dimension - options.k, options.oversampling)),
       sum_(MatrixXd::Zero(dimension, width_)),
       projection_(width_),
-      histogram_(VectorXd::Zero(options.scale_share > 0.0 ? kScaleBins : 0)),
+      histogram_(VectorXd::Zero(scale_share() > 0.0 ? kScaleBins : 0)),
       clip_(options.initial_clip > 0.0 ? options.initial_clip : options.row_norm_bound * options.row_norm_bound) {
   // Every noise scale the pass can use, checked now: the clip is the initial one, then L² down to
   // L²·2^-47; a σ that overflows or vanishes in floating point would stop the pass at a release.
@@ -129,7 +131,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 void StreamingPrivateOja::record_step() {
   base::ReleaseDigest digest;
   digest.add(steps_ + 1).add(rows_).add(noisy_.data(), static_cast<std::size_t>(noisy_.size()));
-  if (options_.scale_share > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
+  if (scale_share() > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
   journal_.record(steps_ + 1, digest, [this] {
     noisy_.setZero();
     noisy_histogram_.setZero();
@@ -144,13 +146,13 @@ void StreamingPrivateOja::subscribe(Subscriber subscriber) { subscribers_.push_b
 
 double StreamingPrivateOja::gradient_sigma() const noexcept {
   const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? 2.0 * clip_ : clip_;
-  return sensitivity * unit_sigma_ / std::sqrt(1.0 - options_.scale_share);
+  return sensitivity * unit_sigma_ / std::sqrt(1.0 - scale_share());
 }
 
 double StreamingPrivateOja::histogram_sigma() const noexcept {
-  if (options_.scale_share == 0.0) return std::numeric_limits<double>::infinity();
+  if (scale_share() == 0.0) return std::numeric_limits<double>::infinity();
   const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? std::sqrt(2.0) : 1.0;
-  return sensitivity * unit_sigma_ / std::sqrt(options_.scale_share);
+  return sensitivity * unit_sigma_ / std::sqrt(scale_share());
 }
 
 Index StreamingPrivateOja::scale_bin(double update_norm, double l2) noexcept {
@@ -290,7 +292,7 @@ void StreamingPrivateOja::step() {
   privacy::snap_to_grid(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())),
                         privacy::snap_granularity(sigma_g));
   // h̃ = h + N(0, σ_h² I), snapped: the second (only with a scale share).
-  if (options_.scale_share > 0.0) {
+  if (scale_share() > 0.0) {
     const double sigma_h = histogram_sigma();
     noisy_histogram_.resize(kScaleBins);
     source_->fill_gaussian(std::span<double>(noisy_histogram_.data(), std::size_t(kScaleBins)), sigma_h);
@@ -309,7 +311,7 @@ void StreamingPrivateOja::step() {
                                                    : orthonormalized(previous_ + (eta / batch) * noisy_);
   if (sparse_layout_) iterate_rows_ = iterate_;
   basis_ = published_basis();
-  if (options_.scale_share > 0.0) {
+  if (scale_share() > 0.0) {
     // The smallest edge L²·2^{−i} with at least γ·B noisy counts at or below it (bins i..last).
     const double l2 = options_.row_norm_bound * options_.row_norm_bound;
     double below = 0.0;

@@ -30,7 +30,8 @@
 //    B₁·2^{t−1} from B₁ = ⌈σ₁·√(d·k)⌉, or ending exactly at a declared horizon; the last minibatch
 //    then holds half the rows, so the last step's noise floor is twice Analyze Gauss's at any n,
 //    where fixed minibatches of n/T rows leave T times it. Sizes depend on public numbers only.
-//  * Clip scale (optional, scale_share f > 0): C_1 = initial_clip (default L²). Each minibatch also
+//  * Clip scale (scale_share f > 0; by default f = derived_scale_share(d, γ), streaming_oja_plan.hpp
+//    says why; f = 0 turns it off): C_1 = initial_clip (default L²). Each minibatch also
 //    counts its rows' update norms in kScaleBins geometric bins — bin i holds L²·2^{−i−1} < ‖g‖ ≤
 //    L²·2^{−i} (the last bin everything smaller; rows with g = 0 are not counted) — and releases the
 //    histogram with Gaussian noise; C_{t+1} = L²·2^{−i} for the largest i whose noisy count of rows
@@ -129,7 +130,11 @@ struct StreamingPrivateOjaOptions {
   double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t)) (step_rule oja only)
   double rate_offset = 1.0;         // t₀ ≥ 0 (step_rule oja only)
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²
-  double scale_share = 0.0;         // f ∈ [0, 1): share of μ² spent on the scale histogram; 0: fixed C
+  // f ∈ [0, 1): the share of μ² spent on the scale histogram; 0: the fixed clip C = initial_clip.
+  // Unset: derived_scale_share(d, clip_quantile) (streaming_oja_plan.hpp). Checkpoints hold the
+  // resolved f, so one written with f = 0 (the default before the derived share) is restored with
+  // options that set scale_share = 0 explicitly.
+  std::optional<double> scale_share;
   double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
   std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
   std::string journal;  // the release journal's path, "" for none (header; as ContinualSumOptions::journal)
@@ -182,12 +187,13 @@ class StreamingPrivateOja {
   double mu() const noexcept { return 1.0 / unit_sigma_; }    // the whole pass's GDP μ
   double gradient_sigma() const noexcept;                      // σ_g at the current C
   double histogram_sigma() const noexcept;                     // σ_h (+inf when f = 0)
+  double scale_share() const noexcept { return *options_.scale_share; }  // f as resolved
   static Eigen::Index scale_bin(double update_norm, double l2) noexcept;  // bin of ‖g‖ > 0
   double step_size(std::uint64_t step) const noexcept;         // η_t (+inf: power steps)
   std::uint64_t first_batch() const noexcept { return first_batch_; }  // B₁ as resolved
   std::uint64_t planned_rows(std::uint64_t step) const noexcept { return plan_.rows_of(step); }
   Eigen::Index dimension() const noexcept { return dimension_; }
-  const StreamingPrivateOjaOptions& options() const noexcept { return options_; }
+  const StreamingPrivateOjaOptions& options() const noexcept { return options_; }  // scale_share resolved
   bool is_secure() const noexcept { return source_->is_secure(); }
 
   // Checkpoints (header comment). deserialize takes the dimension and options the estimator was built
