@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
@@ -136,8 +137,12 @@ TEST_CASE("streaming oja plan: the private clip share is derived by default and 
   for (const Index d : {Index(100), Index(784), Index(20000)}) {
     StreamingPrivateOjaOptions o;
     o.seed = 1;
-    const StreamingPrivateOja oja(d, o);
+    privacy::PrivacyAccountant accountant(o.target);
+    const StreamingPrivateOja oja(d, o, &accountant);
     const double f = derived_scale_share(d, o.clip_quantile);
+    // The ledger names the share the pass spends on its clip scale.
+    REQUIRE(accountant.ledger().size() == 1);
+    CHECK_THAT(accountant.ledger()[0].label, Contains("private clip scale, share " + base::format_value(f)));
     CHECK(oja.scale_share() == f);
     CHECK(oja.options().scale_share == f);  // resolved: what a checkpoint stores
     // The histogram is released (σ_h finite) and the minibatch's pair of releases is still one

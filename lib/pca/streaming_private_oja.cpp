@@ -119,12 +119,18 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
     if (accountant != nullptr)
       accountant->charge_gaussian("streaming private Oja (one pass, minibatches from " +
                                       std::to_string(first_batch_) + " rows, growth " +
-                                      base::format_value(options_.batch_growth) + ")",
+                                      base::format_value(options_.batch_growth) + ", " + clip_label() + ")",
                                   1.0, unit_sigma_, options_.target);
   } catch (...) {
     journal_.discard();  // nothing was built: the journal, empty, goes too
     throw;
   }
+}
+
+// What the ledger says of the clip: the private quantile clip's share of μ², or the fixed clip.
+std::string StreamingPrivateOja::clip_label() const {
+  if (scale_share() == 0.0) return "fixed clip " + base::format_value(clip_);
+  return "private clip scale, share " + base::format_value(scale_share()) + " of mu^2";
 }
 
 // Into the journal before anyone sees them: the step's two releases, as published (the header).

@@ -211,6 +211,7 @@ class StreamingPrivateOja {
   void after_row();
   void step();
   void record_step();
+  std::string clip_label() const;
   void use_sparse_layout();
   Eigen::MatrixXd pending_sum() const;  // S, column-major (a copy)
   Eigen::MatrixXd published_basis() const;
