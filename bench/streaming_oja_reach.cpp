@@ -5,8 +5,11 @@
 // the captured variance of each (Σ‖Wᵀx‖² over the rows, as a share of the exact top k's), their
 // ratio (the bar: ≥ 0.9), the eigengap λ_k − λ_{k+1} of the rows' second moment (a share of
 // L² = 1) and the smallest gap the pre-run estimate says one pass resolves (resolvable_gap, tan θ ≤
-// 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100).
+// 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100), the one pass's
+// scale_share (negative, the default: derived; 0: the fixed clip C = L²), the most rows a configuration may hold in memory
+// (100,000: n·d doubles are kept for the exact and the Analyze Gauss figures), one d only (0: both).
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,12 +49,19 @@ MatrixXd rows_of(Index d, std::uint64_t n, double share, std::uint64_t seed) {
 int main(int argc, char** argv) {
   const int seeds = argc > 1 ? std::stoi(argv[1]) : 2;
   const int max_multiple = argc > 2 ? std::stoi(argv[2]) : 100;
+  // < 0 (the default): the library's derived share.
+  const double share_arg = argc > 3 ? std::stod(argv[3]) : -1.0;
+  const std::optional<double> scale_share = share_arg < 0 ? std::nullopt : std::optional<double>(share_arg);
+  const std::uint64_t max_rows = argc > 4 ? std::stoull(argv[4]) : 100000;
+  const Index only_d = argc > 5 ? std::stol(argv[5]) : 0;
+  std::printf("one pass: scale_share %s\n", scale_share ? std::to_string(*scale_share).c_str() : "derived (default)");
   std::printf("%5s %7s %3s %5s | %8s %8s | %7s %7s %7s | %s\n", "d", "n", "k", "share", "gap", "reach", "oja",
               "gauss", "ratio", "ratios per seed");
-  for (const Index d : {Index(100), Index(784)})
-    for (const int multiple : {10, 30, 100}) {
-      if (multiple > max_multiple) continue;
+  for (const Index d : {Index(100), Index(784)}) {
+    if (only_d != 0 && d != only_d) continue;
+    for (const int multiple : {10, 30, 100, 300, 1000}) {
       const auto n = static_cast<std::uint64_t>(multiple * d);
+      if (multiple > max_multiple || n > max_rows) continue;
       for (const double share : {0.1, 0.3})
         for (const Index k : {Index(1), Index(5), Index(10)}) {
           double oja_sum = 0, gauss_sum = 0, gap = 0, reach = 0;
@@ -66,10 +76,11 @@ int main(int argc, char** argv) {
             o.k = k;
             o.horizon = n;
             o.seed = std::uint64_t(s);
+            o.scale_share = scale_share;
             dpstream::pca::StreamingPrivateOja oja(d, o);
             oja.update_block(rows);
             oja.flush();
-            reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3).one_pass;
+            reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3, oja.scale_share()).one_pass;
             dpstream::pca::GaussianPcaOptions g;
             g.k = k;
             g.seed = 100 + std::uint64_t(s);
@@ -86,5 +97,6 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         }
     }
+  }
   return 0;
 }

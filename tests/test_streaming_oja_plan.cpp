@@ -1,7 +1,9 @@
 // StreamingPrivateOja's default minibatch plan and power step (pca/streaming_oja_plan.hpp): the plan
 // is a function of public numbers (sizes double, end exactly at a declared horizon, the derived first
 // minibatch ⌈σ₁√(dk)⌉), flush() keeps a small remainder pending, old checkpoints (fixed minibatches,
-// Oja step) still restore, and with the defaults one pass comes within 10% of Analyze Gauss's
+// Oja step) still restore, the private clip share is derived by default (and a checkpoint written
+// with share 0 restores only with options that say 0), the pre-run reach is its worst case, and with
+// the defaults one pass comes within 10% of Analyze Gauss's
 // captured variance on a spiked stream whose gap the pre-run estimate says one pass resolves.
 #include <cmath>
 #include <cstdint>
@@ -11,12 +13,15 @@
 #include <catch2/catch.hpp>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/format.hpp"
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
+#include "dpstream/pca/private_pca_method.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "check_throws.hpp"
 #include "streaming_oja.pb.h"
 
 namespace test_streaming_oja_plan {
@@ -25,6 +30,7 @@ using namespace dpstream;
 using namespace dpstream::pca;
 using Eigen::Index;
 using Eigen::MatrixXd;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -122,17 +128,85 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   CHECK_THROWS_AS(StreamingPrivateOja::deserialize(old, 4, power), CorruptInput);
 }
 
+TEST_CASE("streaming oja plan: the private clip share is derived by default and the split adds up",
+          "[streaming_oja]") {
+  // f = min(1/4, 1/((1 − γ)²·d)) (streaming_oja_plan.hpp): γ = 0.9 gives 100/d, capped at d ≤ 400.
+  CHECK(derived_scale_share(784, 0.9) == Approx(100.0 / 784.0).epsilon(1e-12));
+  CHECK(derived_scale_share(100, 0.9) == 0.25);
+  CHECK(derived_scale_share(784, 0.8) == Approx(25.0 / 784.0).epsilon(1e-12));
+  for (const Index d : {Index(100), Index(784), Index(20000)}) {
+    StreamingPrivateOjaOptions o;
+    o.seed = 1;
+    privacy::PrivacyAccountant accountant(o.target);
+    const StreamingPrivateOja oja(d, o, &accountant);
+    const double f = derived_scale_share(d, o.clip_quantile);
+    // The ledger names the share the pass spends on its clip scale.
+    REQUIRE(accountant.ledger().size() == 1);
+    CHECK_THAT(accountant.ledger()[0].label, Contains("private clip scale, share " + base::format_value(f)));
+    CHECK(oja.scale_share() == f);
+    CHECK(oja.options().scale_share == f);  // resolved: what a checkpoint stores
+    // The histogram is released (σ_h finite) and the minibatch's pair of releases is still one
+    // mechanism of μ = 1/σ₁: (C/σ_g)² + (1/σ_h)² = 1/σ₁² (zero_out_row, C = L² = 1 at the start).
+    REQUIRE(std::isfinite(oja.histogram_sigma()));
+    CHECK(std::pow(oja.clip() / oja.gradient_sigma(), 2) + std::pow(1.0 / oja.histogram_sigma(), 2) ==
+          Approx(1.0 / (oja.unit_sigma() * oja.unit_sigma())).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("streaming oja plan: the pre-run reach is the private clip's worst case", "[streaming_oja]") {
+  // The clip may stay at L²: the one-pass floor rises by 1/√(1 − f); Analyze Gauss's does not move.
+  const Index d = 784;
+  const std::uint64_t n = 10 * std::uint64_t(d);
+  const double sigma1 = privacy::gaussian_sigma(1.0, privacy::EpsDelta(1.0, 1e-6), privacy::Calibration::tight);
+  const double f = derived_scale_share(d, 0.9);
+  const ResolvableGap fixed = resolvable_gap(n, d, sigma1, 2.0, 0.3);
+  const ResolvableGap shared = resolvable_gap(n, d, sigma1, 2.0, 0.3, f);
+  CHECK(shared.one_pass == Approx(fixed.one_pass / std::sqrt(1.0 - f)).epsilon(1e-12));
+  CHECK(shared.analyze_gauss == fixed.analyze_gauss);
+  PrivatePcaMethodOptions m;  // what dpstream-pca --method streaming-oja prints before the run
+  m.method = "streaming-oja";
+  m.k = 1;
+  m.seed = 1;
+  const auto reach = PrivatePcaMethod(m, d).one_pass_reach(n);
+  REQUIRE(reach);
+  CHECK(reach->one_pass == Approx(shared.one_pass).epsilon(1e-12));
+  CHECK(reach->one_pass >= 0.1);  // at this n the tool warns and names --method gauss
+}
+
+TEST_CASE("streaming oja plan: a checkpoint written with share 0 restores only with options saying 0",
+          "[streaming_oja]") {
+  StreamingPrivateOjaOptions o;
+  o.batch_rows = 10;
+  o.seed = 1;
+  o.scale_share = 0.0;  // the default before the derived share
+  StreamingPrivateOja oja(4, o);
+  oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
+  const std::string old = oja.serialize();
+  CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
+  auto now = o;
+  now.scale_share.reset();  // today's default: derived, 0.25 at d = 4
+  CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(old, 4, now), CorruptInput,
+                      Contains("scale_share is 0, the estimator being restored has 0.25 (derived"));
+  // Written with the default, restored with the default.
+  StreamingPrivateOja current(4, now);
+  current.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
+  CHECK(StreamingPrivateOja::deserialize(current.serialize(), 4, now).scale_share() == 0.25);
+  CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(current.serialize(), 4, o), CorruptInput,
+                      Contains("scale_share is 0.25, the estimator being restored has 0;"));
+}
+
 TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gauss at n = 30 d",
           "[streaming_oja]") {
   // d = 64, n = 1920, spike 0.4 over an isotropic 0.3: gap ≈ 0.4. The pre-run estimate (tan θ ≤ 0.3)
-  // says one pass resolves gaps ≥ 2σ₁√d/(0.3 n) ≈ 0.12 here, so this stream is inside the promise.
+  // says one pass resolves gaps ≥ 2σ₁√d/(0.3 n·√(1 − f)) ≈ 0.14 here (f = 1/4, the derived private
+  // clip share, at its worst case C = L²), so this stream is inside the promise.
   // Expected: tan θ ≈ 2σ₁√d/(n·gap) ≈ 0.09, plus the sampling error √(d·λ₁/n)/gap ≈ 0.2, so the
   // captured share of the top direction's variance loses sin²θ·(1 − λ_bulk/λ₁) ≲ 0.06 — the bar 0.9
   // of Analyze Gauss's (which loses ~0.01 here) holds on each of the 5 seeds with that margin.
   const Index d = 64;
   const std::uint64_t n = 30 * std::uint64_t(d);
   const double sigma1 = privacy::gaussian_sigma(1.0, privacy::EpsDelta(1.0, 1e-6), privacy::Calibration::tight);
-  REQUIRE(resolvable_gap(n, d, sigma1, 2.0, 0.3).one_pass < 0.2);
+  REQUIRE(resolvable_gap(n, d, sigma1, 2.0, 0.3, derived_scale_share(d, 0.9)).one_pass < 0.2);
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     const MatrixXd rows = spiked_rows(Index(n), d, 0.4, 0.3, 100 + seed);
     StreamingPrivateOjaOptions o;  // the defaults, the horizon declared as the tool does

@@ -234,7 +234,8 @@ TEST_CASE("streaming oja: each release is the exact clipped sum at W_{t-1} plus 
       const MatrixXd g = rows.row(i).transpose() * p;
       exact += g * std::min(1.0, r.clip / g.norm());
     }
-    const MatrixXd z = (r.noisy_sum - exact) / oja.gradient_sigma();
+    // σ_g at this minibatch's clip (the default private clip scale moves it after the step).
+    const MatrixXd z = (r.noisy_sum - exact) / (r.clip * oja.unit_sigma() / std::sqrt(1.0 - oja.scale_share()));
     residuals.insert(residuals.end(), z.data(), z.data() + z.size());
   });
   oja.update_block(rows);
@@ -324,6 +325,41 @@ TEST_CASE("streaming oja: a restored estimator continues bit for bit (seeded)", 
   CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(bytes, d, other), CorruptInput, Contains("seed"));
   CHECK_THROWS_AS(StreamingPrivateOja::deserialize(bytes.substr(0, bytes.size() / 2), d, o), CorruptInput);
   CHECK_THROWS_AS(StreamingPrivateOja::deserialize(bytes, d + 1, o), CorruptInput);
+}
+
+// The iterate and the sum change layout at the first sparse row (the header): the switch must be
+// invisible — a restore after it (the sum back in the dense layout) continues bit for bit, and a
+// mixed stream agrees with the all-dense one up to xᵀW's summation order (as the sparse test above).
+TEST_CASE("streaming oja: dense and sparse rows mixed, restored after the layout switch, bit for bit",
+          "[streaming_oja][checkpoint]") {
+  const Index d = 12;
+  const MatrixXd rows = spiked_rows(400, d, {0.5, 0.2}, 21);
+  auto o = seeded_options(2, 40, 23);
+  o.oversampling = 2;  // p = 4 > k: the published Ritz directions read the iterate too
+  auto feed = [&](StreamingPrivateOja& oja, Index from, Index to) {
+    for (Index i = from; i < to; ++i) {
+      if ((i / 50) % 2 == 0) {  // rows 0-49 dense, 50-99 sparse, 100-149 dense, ...
+        oja.update(rows.row(i).transpose());
+        continue;
+      }
+      std::vector<int> idx;
+      std::vector<double> val;
+      for (Index j = 0; j < d; ++j)
+        if (rows(i, j) != 0.0) idx.push_back(int(j)), val.push_back(rows(i, j));
+      oja.update_sparse(Eigen::Map<Eigen::VectorXi>(idx.data(), Index(idx.size())),
+                        Eigen::Map<VectorXd>(val.data(), Index(val.size())));
+    }
+  };
+  StreamingPrivateOja whole(d, o), dense(d, o), first(d, o);
+  feed(whole, 0, 400);
+  dense.update_block(rows);
+  feed(first, 0, 75);  // mid-minibatch, after the first sparse rows
+  StreamingPrivateOja resumed = StreamingPrivateOja::deserialize(first.serialize(), d, o);
+  feed(resumed, 75, 400);
+  REQUIRE(whole.steps() == 10);
+  CHECK(resumed.steps() == whole.steps());
+  CHECK(resumed.basis() == whole.basis());
+  CHECK((whole.basis() - dense.basis()).norm() < 1e-9);
 }
 
 TEST_CASE("streaming oja: two restarts from one secure checkpoint publish the same step (no fresh draw)",

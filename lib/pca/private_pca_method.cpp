@@ -159,7 +159,8 @@ std::optional<ResolvableGap> PrivatePcaMethod::one_pass_reach(std::uint64_t rows
   const StreamingPrivateOjaOptions o = streaming_oja_options(options_);
   const StreamingPrivateOja probe(dimension_, o);
   constexpr double kTolerance = 0.3;  // tan θ ≤ 0.3 per direction: sin²θ ≤ 0.083
-  return resolvable_gap(rows, dimension_, probe.unit_sigma(), o.batch_growth, kTolerance);
+  // With the private clip scale (the default) this is the worst case, the clip staying at L².
+  return resolvable_gap(rows, dimension_, probe.unit_sigma(), o.batch_growth, kTolerance, probe.scale_share());
 }
 
 PrivateSubspace PrivatePcaMethod::release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const {

@@ -46,12 +46,20 @@ std::uint64_t derived_first_batch(Eigen::Index dimension, Eigen::Index k, double
   return to_rows(std::ceil(unit_sigma * std::sqrt(static_cast<double>(dimension) * static_cast<double>(k))));
 }
 
+double derived_scale_share(Eigen::Index dimension, double clip_quantile) noexcept {
+  constexpr double kMaxShare = 0.25;  // the gradient noise rises at most 1/√(3/4) (header)
+  const double tail = 1.0 - clip_quantile;
+  return std::min(kMaxShare, 1.0 / (tail * tail * static_cast<double>(std::max<Eigen::Index>(1, dimension))));
+}
+
 ResolvableGap resolvable_gap(std::uint64_t rows, Eigen::Index dimension, double unit_sigma, double growth,
-                             double tolerance) noexcept {
+                             double tolerance, double scale_share) noexcept {
   const double floor = unit_sigma * std::sqrt(static_cast<double>(dimension)) /
                        (std::max(1.0, static_cast<double>(rows)) * tolerance);
   // Fixed minibatches (growth 1) have no single floor (it grows with the step count): +inf says so.
-  const double one_pass = growth > 1.0 ? floor * growth / (growth - 1.0) : std::numeric_limits<double>::infinity();
+  // The worst case of a private clip: C stays at L², the noise σ₁L²/√(1 − f).
+  const double one_pass = growth > 1.0 ? floor * growth / (growth - 1.0) / std::sqrt(1.0 - scale_share)
+                                       : std::numeric_limits<double>::infinity();
   return {one_pass, floor};
 }
 

@@ -27,7 +27,8 @@ using Eigen::VectorXd;
 
 namespace {
 
-const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPrivateOjaOptions& o) {
+// The options with scale_share resolved (unset: the derived share), checked.
+StreamingPrivateOjaOptions validated(Index dimension, StreamingPrivateOjaOptions o) {
   auto fail = [](const std::string& what) { throw InvalidParameter("StreamingPrivateOja: " + what); };
   if (dimension < 1) fail("dimension must be >= 1, got " + std::to_string(dimension));
   base::require_rank("StreamingPrivateOja", o.k, dimension);
@@ -44,10 +45,11 @@ const StreamingPrivateOjaOptions& validated(Index dimension, const StreamingPriv
     fail("rate_offset must be finite and >= 0, got " + base::format_value(o.rate_offset));
   if (!(o.initial_clip >= 0.0 && o.initial_clip <= l2))
     fail("initial_clip must be in (0, L^2] (or 0 for L^2), got " + base::format_value(o.initial_clip));
-  if (!(o.scale_share >= 0.0 && o.scale_share < 1.0))
-    fail("scale_share must be in [0, 1), got " + base::format_value(o.scale_share));
   if (!(o.clip_quantile > 0.0 && o.clip_quantile < 1.0))
     fail("clip_quantile must be in (0, 1), got " + base::format_value(o.clip_quantile));
+  if (!o.scale_share) o.scale_share = derived_scale_share(dimension, o.clip_quantile);
+  if (!(*o.scale_share >= 0.0 && *o.scale_share < 1.0))
+    fail("scale_share must be in [0, 1), got " + base::format_value(*o.scale_share));
   return o;
 }
 
@@ -84,7 +86,8 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
       source_(make_source(options)),
       width_(options.k + std::min<Index>(dimension - options.k, options.oversampling)),
       sum_(MatrixXd::Zero(dimension, width_)),
-      histogram_(VectorXd::Zero(options.scale_share > 0.0 ? kScaleBins : 0)),
+      projection_(width_),
+      histogram_(VectorXd::Zero(scale_share() > 0.0 ? kScaleBins : 0)),
       clip_(options.initial_clip > 0.0 ? options.initial_clip : options.row_norm_bound * options.row_norm_bound) {
   // Every noise scale the pass can use, checked now: the clip is the initial one, then L² down to
   // L²·2^-47; a σ that overflows or vanishes in floating point would stop the pass at a release.
@@ -116,7 +119,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
     if (accountant != nullptr)
       accountant->charge_gaussian("streaming private Oja (one pass, minibatches from " +
                                       std::to_string(first_batch_) + " rows, growth " +
-                                      base::format_value(options_.batch_growth) + ")",
+                                      base::format_value(options_.batch_growth) + ", " + clip_label() + ")",
                                   1.0, unit_sigma_, options_.target);
   } catch (...) {
     journal_.discard();  // nothing was built: the journal, empty, goes too
@@ -124,11 +127,17 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
   }
 }
 
+// What the ledger says of the clip: the private quantile clip's share of μ², or the fixed clip.
+std::string StreamingPrivateOja::clip_label() const {
+  if (scale_share() == 0.0) return "fixed clip " + base::format_value(clip_);
+  return "private clip scale, share " + base::format_value(scale_share()) + " of mu^2";
+}
+
 // Into the journal before anyone sees them: the step's two releases, as published (the header).
 void StreamingPrivateOja::record_step() {
   base::ReleaseDigest digest;
   digest.add(steps_ + 1).add(rows_).add(noisy_.data(), static_cast<std::size_t>(noisy_.size()));
-  if (options_.scale_share > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
+  if (scale_share() > 0.0) digest.add(noisy_histogram_.data(), static_cast<std::size_t>(noisy_histogram_.size()));
   journal_.record(steps_ + 1, digest, [this] {
     noisy_.setZero();
     noisy_histogram_.setZero();
@@ -143,13 +152,13 @@ void StreamingPrivateOja::subscribe(Subscriber subscriber) { subscribers_.push_b
 
 double StreamingPrivateOja::gradient_sigma() const noexcept {
   const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? 2.0 * clip_ : clip_;
-  return sensitivity * unit_sigma_ / std::sqrt(1.0 - options_.scale_share);
+  return sensitivity * unit_sigma_ / std::sqrt(1.0 - scale_share());
 }
 
 double StreamingPrivateOja::histogram_sigma() const noexcept {
-  if (options_.scale_share == 0.0) return std::numeric_limits<double>::infinity();
+  if (scale_share() == 0.0) return std::numeric_limits<double>::infinity();
   const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? std::sqrt(2.0) : 1.0;
-  return sensitivity * unit_sigma_ / std::sqrt(options_.scale_share);
+  return sensitivity * unit_sigma_ / std::sqrt(scale_share());
 }
 
 Index StreamingPrivateOja::scale_bin(double update_norm, double l2) noexcept {
@@ -189,13 +198,26 @@ void StreamingPrivateOja::check_dense(const Eigen::Ref<const VectorXd>& row, std
 
 void StreamingPrivateOja::update(const Eigen::Ref<const VectorXd>& row) {
   check_dense(row, rows_);
-  const Eigen::RowVectorXd projection = row.transpose() * iterate_;  // xᵀW, 1 × p
-  const double norm = row.norm() * projection.norm();              // ‖x (xᵀW)‖_F
+  projection_.noalias() = iterate_.transpose() * row;  // xᵀW (p), from the column-major W always
+  const double norm = row.norm() * projection_.norm();  // ‖x (xᵀW)‖_F
   const double factor = clip_factor(norm);
   if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
-  sum_.noalias() += (factor * row) * projection;
+  if (sparse_layout_)
+    sum_rows_.noalias() += (factor * row) * projection_.transpose();
+  else
+    sum_.noalias() += (factor * row) * projection_.transpose();
   after_row();
 }
+
+// From the first sparse row on (the header's layouts): exact copies, nothing recomputed.
+void StreamingPrivateOja::use_sparse_layout() {
+  iterate_rows_ = iterate_;
+  sum_rows_ = sum_;
+  sum_.resize(0, 0);
+  sparse_layout_ = true;
+}
+
+MatrixXd StreamingPrivateOja::pending_sum() const { return sparse_layout_ ? MatrixXd(sum_rows_) : sum_; }
 
 void StreamingPrivateOja::update_block(const Eigen::Ref<const MatrixXd>& rows) {
   // Every row is checked before any is taken, so a bad block leaves the estimator unchanged.
@@ -217,12 +239,35 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
   }
   // The same checks as a dense row's (finite entries, ‖x‖ ≤ L): the absent entries are zeros.
   stream::require_bounded_row(values, rows_, values.size(), options_.row_norm_bound);
-  Eigen::RowVectorXd projection = Eigen::RowVectorXd::Zero(width_);
-  for (Index i = 0; i < indices.size(); ++i) projection += values[i] * iterate_.row(indices[i]);
-  const double norm = values.norm() * projection.norm();
+  if (!sparse_layout_) use_sparse_layout();
+  // p contiguous doubles of W and of S per non-zero (plain loops: p is small and known only at run
+  // time; the same operations, in the same order, as the vector expressions they replace).
+  const Index p = width_;
+  // At large d each non-zero's rows of W and S are cache misses: ask for all of them at once, so
+  // they overlap instead of arriving one after another.
+  constexpr Index kLine = 64 / sizeof(double);  // doubles a cache line
+  for (Index i = 0; i < indices.size(); ++i) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(indices[i]) * p;
+    for (Index j = 0; j < p; j += kLine) {
+      __builtin_prefetch(iterate_rows_.data() + at + j, 0);
+      __builtin_prefetch(sum_rows_.data() + at + j, 1);
+    }
+  }
+  double* projection = projection_.data();
+  std::fill(projection, projection + p, 0.0);
+  for (Index i = 0; i < indices.size(); ++i) {
+    const double v = values[i];
+    const double* w = iterate_rows_.data() + static_cast<std::ptrdiff_t>(indices[i]) * p;
+    for (Index j = 0; j < p; ++j) projection[j] += v * w[j];
+  }
+  const double norm = values.norm() * projection_.norm();
   const double factor = clip_factor(norm);
   if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
-  for (Index i = 0; i < indices.size(); ++i) sum_.row(indices[i]) += (factor * values[i]) * projection;
+  for (Index i = 0; i < indices.size(); ++i) {
+    const double a = factor * values[i];
+    double* s = sum_rows_.data() + static_cast<std::ptrdiff_t>(indices[i]) * p;
+    for (Index j = 0; j < p; ++j) s[j] += a * projection[j];
+  }
   after_row();
 }
 
@@ -246,11 +291,14 @@ void StreamingPrivateOja::step() {
   // S̃ = S + Z, snapped: the minibatch's first release.
   noisy_.resize(dimension_, width_);
   source_->fill_gaussian(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())), sigma_g);
-  noisy_ += sum_;
+  if (sparse_layout_)
+    noisy_ += sum_rows_;
+  else
+    noisy_ += sum_;
   privacy::snap_to_grid(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())),
                         privacy::snap_granularity(sigma_g));
   // h̃ = h + N(0, σ_h² I), snapped: the second (only with a scale share).
-  if (options_.scale_share > 0.0) {
+  if (scale_share() > 0.0) {
     const double sigma_h = histogram_sigma();
     noisy_histogram_.resize(kScaleBins);
     source_->fill_gaussian(std::span<double>(noisy_histogram_.data(), std::size_t(kScaleBins)), sigma_h);
@@ -267,8 +315,9 @@ void StreamingPrivateOja::step() {
   previous_ = iterate_;
   iterate_ = options_.step_rule == StepRule::power ? orthonormalized(noisy_)
                                                    : orthonormalized(previous_ + (eta / batch) * noisy_);
+  if (sparse_layout_) iterate_rows_ = iterate_;
   basis_ = published_basis();
-  if (options_.scale_share > 0.0) {
+  if (scale_share() > 0.0) {
     // The smallest edge L²·2^{−i} with at least γ·B noisy counts at or below it (bins i..last).
     const double l2 = options_.row_norm_bound * options_.row_norm_bound;
     double below = 0.0;
@@ -282,7 +331,10 @@ void StreamingPrivateOja::step() {
     }
     histogram_.setZero();
   }
-  sum_.setZero();
+  if (sparse_layout_)
+    sum_rows_.setZero();
+  else
+    sum_.setZero();
   pending_rows_ = 0;
   const Release release{steps_, rows_, basis_, noisy_, previous_, clip, noisy_histogram_, eta};
   for (const Subscriber& s : subscribers_) s(release);

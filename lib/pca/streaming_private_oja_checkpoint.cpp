@@ -53,17 +53,17 @@ std::string StreamingPrivateOja::serialize() const {
   msg.set_learning_rate(options_.learning_rate);
   msg.set_rate_offset(options_.rate_offset);
   msg.set_initial_clip(options_.initial_clip);
-  msg.set_scale_share(options_.scale_share);
+  msg.set_scale_share(scale_share());
   msg.set_clip_quantile(options_.clip_quantile);
   msg.set_rows(rows_);
   msg.set_pending_rows(pending_rows_);
   msg.set_steps(steps_);
   msg.set_clip(clip_);
   msg.mutable_histogram()->Add(histogram_.data(), histogram_.data() + histogram_.size());
-  put_matrix(MatrixXd(iterate_), msg.mutable_basis());  // column-major on disk, as before
+  put_matrix(iterate_, msg.mutable_basis());  // column-major on disk, as before
   put_matrix(basis_, msg.mutable_published());
   msg.set_oversampling(options_.oversampling);
-  put_matrix(MatrixXd(sum_), msg.mutable_sum());
+  put_matrix(pending_sum(), msg.mutable_sum());
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
   return base::seal_message(msg.SerializeAsString());
@@ -100,7 +100,14 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
   expect("learning_rate", format_value(msg.learning_rate()), format_value(options.learning_rate));
   expect("rate_offset", format_value(msg.rate_offset()), format_value(options.rate_offset));
   expect("initial_clip", format_value(msg.initial_clip()), format_value(options.initial_clip));
-  expect("scale_share", format_value(msg.scale_share()), format_value(options.scale_share));
+  // The share as the options resolve it (unset: derived), so a checkpoint written with f = 0 — the
+  // default before the derived share — is refused here, naming scale_share, unless the options set 0.
+  const StreamingPrivateOja probe(dimension, options, NoCharge{});
+  if (msg.scale_share() != probe.scale_share())
+    throw CorruptInput("streaming Oja checkpoint: scale_share is " + format_value(msg.scale_share()) +
+                       ", the estimator being restored has " + format_value(probe.scale_share()) +
+                       (options.scale_share ? std::string() : " (derived: options without scale_share)") +
+                       "; restore with options whose scale_share is the checkpoint's");
   expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));

@@ -124,7 +124,7 @@ Eigen::VectorXd features(Path path, bool neighbour, std::uint64_t seed, bool ove
     double a_norm = 0.0;
     const Eigen::MatrixXd g = clipped_update(a, r.previous, r.clip, &a_norm);
     const double sg = oja.options().relation == dpstream::privacy::Neighbours::zero_out_row ? r.clip : 2 * r.clip;
-    const double sigma_g = sg * oja.unit_sigma() / std::sqrt(1.0 - o.scale_share);
+    const double sigma_g = sg * oja.unit_sigma() / std::sqrt(1.0 - oja.scale_share());
     const double sigma_h = oja.histogram_sigma();
     double l = ((r.noisy_sum - sum_d).cwiseProduct(g).sum() - 0.5 * g.squaredNorm()) / (sigma_g * sigma_g);
     // a adds 1 to its bin (Δh = e_bin): its part of the histogram's LLR.

@@ -47,7 +47,8 @@ privacy::Neighbours method_relation(const PcaSettings& s) { return pca::private_
 // strongest directions of unit rows are within one pass's reach: a warning names gauss.
 void say_streaming_reach(const pca::ResolvableGap& gap, std::uint64_t rows, Index d, Index k) {
   std::printf("streaming-oja reach: one pass over %llu rows (d = %lld, k = %lld) resolves eigengaps "
-              "lambda_k - lambda_k+1 >= %.3g L^2 (estimate, angle tan <= 0.3); Analyze Gauss (--method gauss, "
+              "lambda_k - lambda_k+1 >= %.3g L^2 (estimate, angle tan <= 0.3, worst case of the private clip: it stays "
+              "at L^2); Analyze Gauss (--method gauss, "
               "d x d memory) resolves >= %.3g L^2 from the same rows\n",
               (unsigned long long)rows, (long long)d, (long long)k, gap.one_pass, gap.analyze_gauss);
   if (gap.one_pass >= 0.1)

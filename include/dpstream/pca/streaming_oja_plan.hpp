@@ -2,7 +2,7 @@
 // only (d, k, ε, δ, L and, when declared, the horizon n) — never from the rows, so the plan costs
 // no budget and holds on data nobody has measured.
 //
-// Why geometric minibatches and power steps (the derivation; docs/streaming_oja.md has the figures):
+// Why geometric minibatches and power steps (the derivation; docs/streaming-oja.md has the figures):
 //  * One step at iterate W with a minibatch of B rows releases S̃ = B·Σ̂W + Z, Z ~ N(0, σ²I), σ =
 //    σ₁·C (C ≤ L² the clip, σ₁ the unit Gaussian σ of the target). Per column the noise has norm
 //    σ√d and, along any fixed direction, σ. So a step of B rows improves the angle to the top
@@ -30,9 +30,20 @@
 //  * Declared horizon n: the boundaries are b_t = round(n·(r^t − 1)/(r^T − 1)), t = 1..T, with T the
 //    largest count whose first minibatch still holds B₁ rows: the pass ends exactly at n with the
 //    last minibatch n·(r−1)/r, no partial step. Past the horizon the minibatches keep the last size.
-//  * Clip: C = L² (scale_share 0). For rows of norm L the update norm is ‖x‖·‖Wᵀx‖ ≈ L·|xᵀv|, whose
-//    quantiles are near L² on data with a strong top direction: a private clip estimate would
-//    gain little and cost a share of the budget (it remains available, scale_share > 0).
+//  * Clip: the private clip scale by default (scale_share unset: derived_scale_share below). For rows
+//    of norm L the update norm is ‖x‖·‖Wᵀx‖ ≈ L·|xᵀv|, whose quantiles are near L² only once W has
+//    converged AND the data have a strong top direction: early in the pass W is random and ‖Wᵀx‖ ≈
+//    ‖x‖·√(p/d), and on spread-out data |xᵀv| ≪ ‖x‖ for most rows. There the γ-quantile clip lowers
+//    the noise by L²/C; its price is the share f of μ² its histogram takes: the gradient noise
+//    rises by 1/√(1 − f) whatever C turns out to be.
+//  * The share f (derived_scale_share): the smallest at which the histogram's noise on one bin,
+//    σ_h = σ₁/√f, is no larger than the count the quantile rule must see above the clip, (1 − γ)·B,
+//    at the first minibatch of a k = 1 pass, B = σ₁·√d (the smallest first minibatch at this d, so
+//    the clip is located to about a bin from the first step whatever k): f = 1/((1 − γ)²·d). σ₁ —
+//    hence ε, δ — cancels; each later minibatch doubles B, so its count error halves. Capped at
+//    f_max = 1/4 (the gradient noise rises at most 1/√(3/4) ≈ 1.15×, whatever the clip saves), which
+//    binds at d ≤ 400 for γ = 0.9.
+#pragma once
 #pragma once
 
 #include <cstdint>
@@ -69,15 +80,22 @@ class OjaBatchPlan {
 // The derived first minibatch ⌈σ₁·√(d·k)⌉ (header), σ₁ the unit Gaussian σ of the pass.
 std::uint64_t derived_first_batch(Eigen::Index dimension, Eigen::Index k, double unit_sigma) noexcept;
 
+// The private clip scale's share of μ² when StreamingPrivateOjaOptions::scale_share is unset (header):
+// min(1/4, 1/((1 − γ)²·d)), γ the clip quantile.
+double derived_scale_share(Eigen::Index dimension, double clip_quantile) noexcept;
+
 // Before a run: the smallest eigengap λ_k − λ_{k+1} (as a fraction of L²) at which each method's
 // per-column angle error stays at tan θ ≤ `tolerance`, from the floors above: one pass with
 // geometric minibatches r/(r−1)·σ₁√d/(n·gap), Analyze Gauss σ₁√d/(n·gap). Gaps below the first
-// are not resolved by one pass at this n, d, ε; the second says what Analyze Gauss would need.
+// are not resolved by one pass at this n, d, ε; the second says what Analyze Gauss would need. With a
+// private clip scale (scale_share f > 0) the one-pass figure is the worst case, the clip staying at
+// L²: its noise is σ₁L²/√(1 − f), so the floor rises by 1/√(1 − f); a clip C < L² lowers it by C/L²,
+// which depends on the rows and is not known before the run.
 struct ResolvableGap {
   double one_pass;
   double analyze_gauss;
 };
 ResolvableGap resolvable_gap(std::uint64_t rows, Eigen::Index dimension, double unit_sigma, double growth,
-                             double tolerance) noexcept;
+                             double tolerance, double scale_share = 0.0) noexcept;
 
 }  // namespace dpstream::pca

@@ -30,7 +30,8 @@
 //    B₁·2^{t−1} from B₁ = ⌈σ₁·√(d·k)⌉, or ending exactly at a declared horizon; the last minibatch
 //    then holds half the rows, so the last step's noise floor is twice Analyze Gauss's at any n,
 //    where fixed minibatches of n/T rows leave T times it. Sizes depend on public numbers only.
-//  * Clip scale (optional, scale_share f > 0): C_1 = initial_clip (default L²). Each minibatch also
+//  * Clip scale (scale_share f > 0; by default f = derived_scale_share(d, γ), streaming_oja_plan.hpp
+//    says why; f = 0 turns it off): C_1 = initial_clip (default L²). Each minibatch also
 //    counts its rows' update norms in kScaleBins geometric bins — bin i holds L²·2^{−i−1} < ‖g‖ ≤
 //    L²·2^{−i} (the last bin everything smaller; rows with g = 0 are not counted) — and releases the
 //    histogram with Gaussian noise; C_{t+1} = L²·2^{−i} for the largest i whose noisy count of rows
@@ -129,7 +130,11 @@ struct StreamingPrivateOjaOptions {
   double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t)) (step_rule oja only)
   double rate_offset = 1.0;         // t₀ ≥ 0 (step_rule oja only)
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²
-  double scale_share = 0.0;         // f ∈ [0, 1): share of μ² spent on the scale histogram; 0: fixed C
+  // f ∈ [0, 1): the share of μ² spent on the scale histogram; 0: the fixed clip C = initial_clip.
+  // Unset: derived_scale_share(d, clip_quantile) (streaming_oja_plan.hpp). Checkpoints hold the
+  // resolved f, so one written with f = 0 (the default before the derived share) is restored with
+  // options that set scale_share = 0 explicitly.
+  std::optional<double> scale_share;
   double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
   std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
   std::string journal;  // the release journal's path, "" for none (header; as ContinualSumOptions::journal)
@@ -182,12 +187,13 @@ class StreamingPrivateOja {
   double mu() const noexcept { return 1.0 / unit_sigma_; }    // the whole pass's GDP μ
   double gradient_sigma() const noexcept;                      // σ_g at the current C
   double histogram_sigma() const noexcept;                     // σ_h (+inf when f = 0)
+  double scale_share() const noexcept { return *options_.scale_share; }  // f as resolved
   static Eigen::Index scale_bin(double update_norm, double l2) noexcept;  // bin of ‖g‖ > 0
   double step_size(std::uint64_t step) const noexcept;         // η_t (+inf: power steps)
   std::uint64_t first_batch() const noexcept { return first_batch_; }  // B₁ as resolved
   std::uint64_t planned_rows(std::uint64_t step) const noexcept { return plan_.rows_of(step); }
   Eigen::Index dimension() const noexcept { return dimension_; }
-  const StreamingPrivateOjaOptions& options() const noexcept { return options_; }
+  const StreamingPrivateOjaOptions& options() const noexcept { return options_; }  // scale_share resolved
   bool is_secure() const noexcept { return source_->is_secure(); }
 
   // Checkpoints (header comment). deserialize takes the dimension and options the estimator was built
@@ -205,6 +211,9 @@ class StreamingPrivateOja {
   void after_row();
   void step();
   void record_step();
+  std::string clip_label() const;
+  void use_sparse_layout();
+  Eigen::MatrixXd pending_sum() const;  // S, column-major (a copy)
   Eigen::MatrixXd published_basis() const;
 
   Eigen::Index dimension_;
@@ -214,12 +223,23 @@ class StreamingPrivateOja {
   OjaBatchPlan plan_;
   std::unique_ptr<privacy::NoiseSource> source_;
   Eigen::Index width_;        // p = min(d, k + oversampling): the iterate's columns
-  // Row-major: a sparse row touches p contiguous doubles of W and of S per non-zero, not p cache lines.
+  // Layouts: a dense row reads W and adds to S a column at a time (d-long contiguous, vectorised);
+  // a sparse row reads and adds p doubles per non-zero, contiguous only row-major. So W is kept
+  // column-major, with a row-major copy from the first sparse row on (refreshed each step), and S
+  // is column-major until the first sparse row, then moved (an exact copy) to row-major for the
+  // rest of the pass. Every entry of S is the same sequence of additions in either layout, and each
+  // row's xᵀW is computed from the same copy whatever came before, so the layout never changes a bit.
   using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  RowMajorMatrix iterate_;    // W_t, d × p
+  Eigen::MatrixXd iterate_;   // W_t, d × p
+  RowMajorMatrix iterate_rows_;  // W_t again, row-major, for sparse rows (empty before the first)
   Eigen::MatrixXd basis_;     // the published d × k (the Ritz directions of W_t's step)
   Eigen::MatrixXd previous_;  // W_{t−1}, d × p (scratch for the release)
-  RowMajorMatrix sum_;        // S: the partial minibatch's clipped sum (exact, sensitive)
+  // S: the partial minibatch's clipped sum (exact, sensitive), in sum_ (dense layout) or, from the
+  // first sparse row on, in sum_rows_ (the other is empty).
+  Eigen::MatrixXd sum_;
+  RowMajorMatrix sum_rows_;
+  bool sparse_layout_ = false;
+  Eigen::VectorXd projection_;  // scratch: a row's xᵀW (p)
   Eigen::MatrixXd noisy_;     // S̃ of the latest step
   Eigen::VectorXd histogram_;  // h: the partial minibatch's update norms (exact, sensitive)
   Eigen::VectorXd noisy_histogram_;  // h̃ of the latest step

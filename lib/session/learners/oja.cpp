@@ -35,6 +35,10 @@ class OjaLearner final : public RowLearner {
     o.batch_growth = 1.0;
     o.step_rule = pca::StepRule::oja;
     o.oversampling = 0;
+    // The fixed clip C = L²: the derived clip share (streaming_oja_plan.hpp) is derived and measured for
+    // the plan's minibatches (the first σ₁√d rows or more); --minibatch may be far smaller, and then the
+    // histogram's noise would swamp its counts.
+    o.scale_share = 0.0;
     o.row_norm_bound = s.options.stream.row_norm_bound;
     o.target = s.share;
     o.calibration = s.options.stream.calibration;
