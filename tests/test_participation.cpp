@@ -17,6 +17,7 @@
 #include "dpstream/stream/participation.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
+#include "unaccounted.hpp"
 
 namespace test_participation {
 
@@ -177,13 +178,13 @@ TEST_CASE("k = 1 gives today's sigma and mu exactly; a unit is calibrated to the
     options.horizon = 64;
     options.target = target;
     if (strategy == NoiseStrategy::blt) options.blt = rational_approximation_blt(2);
-    const ContinualVectorSum row(3, options);
+    const ContinualVectorSum row(3, options, test_budget::unaccounted());
     options.participation = {1, 9};
-    const ContinualVectorSum same(3, options);
+    const ContinualVectorSum same(3, options, test_budget::unaccounted());
     CHECK(same.noise().draw_sigma() == row.noise().draw_sigma());
     CHECK(same.mu() == row.mu());
     options.participation = {4, 9};
-    const ContinualVectorSum unit(3, options);
+    const ContinualVectorSum unit(3, options, test_budget::unaccounted());
     const ParticipationBound bound = unit.noise().participation_bound(options.participation);
     CHECK(bound.factor > 1.5);
     // σ scales with the unit's sensitivity (the analytic Gaussian is linear in it).
@@ -200,7 +201,7 @@ TEST_CASE("the accountant is charged the unit-level mu, and the label says per u
   options.horizon = 32;
   options.blt = rational_approximation_blt(2);
   options.participation = {3, 4};
-  const ContinualVectorSum unit(2, options, &accountant);
+  const ContinualVectorSum unit(2, options, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK_THAT(accountant.ledger().front().label, Contains("per unit: <= 3 steps, >= 4 apart"));
   // ρ = μ²/2 of the unit-level μ, well above the one-row value's.
@@ -215,7 +216,7 @@ TEST_CASE("participation: k and b must be >= 1", "[participation]") {
   ContinualSumOptions options;
   options.horizon = 8;
   options.participation = {2, 0};
-  CHECK_THROWS_NAMING(ContinualVectorSum(2, options), InvalidParameter, Contains("min_separation"));
+  CHECK_THROWS_NAMING(ContinualVectorSum(2, options, test_budget::unaccounted()), InvalidParameter, Contains("min_separation"));
   CHECK_THROWS_NAMING(describe(Participation{0, 1}), InvalidParameter, Contains("max_steps"));
   CHECK(describe({}) == "one row (single participation)");
   CHECK(describe({4, 2}) ==

@@ -18,6 +18,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "streaming_oja.pb.h"
+#include "unaccounted.hpp"
 
 namespace test_streaming_oja_plan {
 
@@ -71,7 +72,7 @@ TEST_CASE("streaming oja plan: the derived first minibatch is ceil(sigma1 sqrt(d
   StreamingPrivateOjaOptions o;
   o.k = 3;
   o.seed = 1;
-  const StreamingPrivateOja oja(48, o);
+  const StreamingPrivateOja oja(48, o, test_budget::unaccounted());
   const double sigma1 = privacy::gaussian_sigma(1.0, o.target, o.calibration);
   CHECK(oja.first_batch() == std::uint64_t(std::ceil(sigma1 * 12.0)));
   CHECK(oja.planned_rows(2) == 2 * oja.first_batch());
@@ -82,7 +83,7 @@ TEST_CASE("streaming oja plan: flush keeps a remainder under half its minibatch 
   StreamingPrivateOjaOptions o;
   o.batch_rows = 40;
   o.seed = 2;
-  StreamingPrivateOja oja(8, o);
+  StreamingPrivateOja oja(8, o, test_budget::unaccounted());
   const MatrixXd rows = spiked_rows(40 + 30, 8, 0.5, 0.3, 4);  // minibatch 1: 40 rows; 2: 80 planned
   oja.update_block(rows);
   REQUIRE(oja.steps() == 1);
@@ -105,7 +106,7 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   o.step_rule = StepRule::oja;
   o.oversampling = 0;
   o.seed = 1;
-  StreamingPrivateOja oja(4, o);
+  StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
   proto::StreamingOjaCheckpoint msg;
   REQUIRE(msg.ParseFromString(oja.serialize()));
@@ -138,13 +139,13 @@ TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gau
     StreamingPrivateOjaOptions o;  // the defaults, the horizon declared as the tool does
     o.horizon = n;
     o.seed = seed;
-    StreamingPrivateOja oja(d, o);
+    StreamingPrivateOja oja(d, o, test_budget::unaccounted());
     oja.update_block(rows);
     oja.flush();
     CHECK(oja.rows_pending() == 0);
     GaussianPcaOptions g;
     g.seed = 50 + seed;
-    const MatrixXd gauss = GaussianPca(d, g).release(rows).subspace.vectors;
+    const MatrixXd gauss = GaussianPca(d, g).release(rows, test_budget::unaccounted()).subspace.vectors;
     INFO("seed " << seed << ": streaming " << captured(oja.basis(), rows) << ", gauss " << captured(gauss, rows));
     CHECK(captured(oja.basis(), rows) >= 0.9 * captured(gauss, rows));
   }

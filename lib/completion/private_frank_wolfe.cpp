@@ -400,14 +400,14 @@ bool PrivateFrankWolfe::secure() const noexcept {
   return noise_ != nullptr && noise_->is_secure();
 }
 
-FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, privacy::PrivacyAccountant* accountant,
+FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, const privacy::Budget& budget,
                                           const std::string& label, const RoundObserver& observer) {
   const Index n = ratings.items();
   if (n < 1) fail("train needs at least one item, got 0");
-  if (options_.nonprivate && accountant != nullptr)
+  if (options_.nonprivate && budget.accounted())
     fail("a nonprivate run releases nothing private: it takes no accountant");
   // Once for the whole run, before any rating is read or any noise drawn.
-  if (accountant != nullptr) accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
+  if (budget.accounted()) budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
 
   FrankWolfeResult result;
   result.items = n;
@@ -451,7 +451,7 @@ FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, privacy:
         const Index begin = residual_rows.outerIndexPtr()[user.user()];
         Eigen::Map<VectorXd>(values + begin, user.ratings().size()) = user.observed_predictions() - user.ratings();
       }
-      pca::PrivateOjaResult oja = oja_->run(residual_rows, nullptr, "private frank-wolfe oja round");
+      pca::PrivateOjaResult oja = oja_->run(residual_rows, privacy::Budget::unaccounted("every round was charged once by train()"), "private frank-wolfe oja round");
       broadcast.direction = std::move(oja.vector);
       broadcast.top_eigenvalue = *oja.eigenvalue;
     }

@@ -77,7 +77,7 @@ double NoisyPowerMethod::mu() const {
   return sensitivity_ * std::sqrt(static_cast<double>(calibrated_releases(options_))) / sigma_;
 }
 
-PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, privacy::PrivacyAccountant* accountant,
+PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, const privacy::Budget& budget,
                                       const MatrixXd* start) {
   if (rows.cols() != dimension_)
     throw InvalidParameter("NoisyPowerMethod::run: rows have " + std::to_string(rows.cols()) +
@@ -87,31 +87,31 @@ PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, pr
                                 options_.row_norm_bound);
   stream::CovarianceAccumulator exact(dimension_);
   exact.update_block(rows);
-  return iterate(exact.matrix(), accountant, start);
+  return iterate(exact.matrix(), budget, start);
 }
 
-PrivateSubspace NoisyPowerMethod::run(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant,
+PrivateSubspace NoisyPowerMethod::run(const stream::CovarianceAccumulator& exact, const privacy::Budget& budget,
                                       const MatrixXd* start) {
   if (exact.dimension() != dimension_)
     throw InvalidParameter("NoisyPowerMethod::run: the accumulator's dimension is " + std::to_string(exact.dimension()) +
                            ", the method's is " + std::to_string(dimension_));
-  return iterate(exact.matrix(), accountant, start);
+  return iterate(exact.matrix(), budget, start);
 }
 
 PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& covariance,
-                                          privacy::PrivacyAccountant* accountant, const MatrixXd* start) {
+                                          const privacy::Budget& budget, const MatrixXd* start) {
   const Index d = dimension_, k = options_.k;
   if (start != nullptr && (start->rows() != d || start->cols() < 1 || !start->allFinite()))
     throw InvalidParameter("NoisyPowerMethod: the start must be finite, " + std::to_string(d) + " x k' with k' >= 1");
   if (options_.runs > 1 && runs_done_ >= options_.runs)
     throw BudgetExhausted("NoisyPowerMethod: the calibration covers " + std::to_string(options_.runs) +
                           " run(s), all made");
-  if (accountant != nullptr && options_.runs > 1)
+  if (budget.accounted() && options_.runs > 1)
     throw InvalidParameter("NoisyPowerMethod: with runs > 1 the accountant is charged once for all runs by the "
                            "caller (StreamingPrivatePca does), not run by run");
   // One charge for all R rounds, before the data is touched (BudgetExhausted: nothing is released).
-  if (accountant != nullptr)
-    accountant->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
+  if (budget.accounted())
+    budget.accountant()->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
                                     std::to_string(k) + ")",
                                 sensitivity_ * std::sqrt(static_cast<double>(releases(options_))), sigma_,
                                 options_.target);  // both calibrations meet it (paper: with slack)

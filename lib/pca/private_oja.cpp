@@ -264,11 +264,11 @@ void PrivateOja::require_single_component() const {
                            std::to_string(options_.components) + " use run_components");
 }
 
-void PrivateOja::charge(privacy::PrivacyAccountant* accountant, const std::string& label) const {
-  if (accountant == nullptr) return;
+void PrivateOja::charge(const privacy::Budget& budget, const std::string& label) const {
+  if (!budget.accounted()) return;
   // An overridden σ carries no (ε, δ) claim of ours: only its ρ is charged (options.sigma).
-  if (options_.sigma) accountant->charge_gaussian(label, joint_sensitivity(), sigma_);
-  else accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
+  if (options_.sigma) budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_);
+  else budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
 }
 
 template <class Product>
@@ -302,12 +302,12 @@ PrivateOjaResult PrivateOja::iterate(Index columns, const Product& product, cons
 }
 
 PrivateSubspace PrivateOja::run_components(const Eigen::Ref<const Eigen::MatrixXd>& a,
-                                           privacy::PrivacyAccountant* accountant, const std::string& label) {
+                                           const privacy::Budget& budget, const std::string& label) {
   check_shape(a.rows(), a.cols());
   if (options_.components > a.cols())
     throw InvalidParameter("PrivateOja::run_components: components " + std::to_string(options_.components) +
                            " exceeds the " + std::to_string(a.cols()) + " columns");
-  charge(accountant, label);  // once for all k runs, before any data is read
+  charge(budget, label);  // once for all k runs, before any data is read
   check_dense_rows(a, options_.row_norm_bound);
   PrivateSubspace out;
   out.method = "oja";
@@ -327,20 +327,20 @@ PrivateSubspace PrivateOja::run_components(const Eigen::Ref<const Eigen::MatrixX
   return out;
 }
 
-PrivateOjaResult PrivateOja::run(const Eigen::Ref<const Eigen::MatrixXd>& a, privacy::PrivacyAccountant* accountant,
+PrivateOjaResult PrivateOja::run(const Eigen::Ref<const Eigen::MatrixXd>& a, const privacy::Budget& budget,
                                  const std::string& label, const StepObserver& observer) {
   require_single_component();
   check_shape(a.rows(), a.cols());
-  charge(accountant, label);  // before any data is read
+  charge(budget, label);  // before any data is read
   check_dense_rows(a, options_.row_norm_bound);
   return iterate(a.cols(), DenseProduct(a), observer);
 }
 
-PrivateOjaResult PrivateOja::run(const SparseRows& a, privacy::PrivacyAccountant* accountant, const std::string& label,
+PrivateOjaResult PrivateOja::run(const SparseRows& a, const privacy::Budget& budget, const std::string& label,
                                  const StepObserver& observer) {
   require_single_component();
   check_shape(a.rows(), a.cols());
-  charge(accountant, label);  // before any data is read
+  charge(budget, label);  // before any data is read
   check_sparse_rows(a, options_.row_norm_bound);
   return iterate(a.cols(), SparseProduct(a), observer);
 }

@@ -31,6 +31,7 @@
 #include "dpstream/completion/private_frank_wolfe.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_completion {
 
@@ -92,7 +93,7 @@ TEST_CASE("audit: private Frank-Wolfe broadcasts stay within the run's claim", "
         std::vector<dpstream::completion::FrankWolfeUser> replay;
         for (Eigen::Index i = 0; i < users; ++i) replay.emplace_back(o, with_target, i);
         double llr = 0.0;
-        fw.train(data, nullptr, "audit", [&](const dpstream::completion::FrankWolfeRound& round) {
+        fw.train(data, test_budget::unaccounted(), "audit", [&](const dpstream::completion::FrankWolfeRound& round) {
           Eigen::MatrixXd others = Eigen::MatrixXd::Zero(items, items), mine = Eigen::MatrixXd::Zero(items, items);
           for (Eigen::Index i = 1; i < users; ++i) replay[static_cast<std::size_t>(i)].add_contribution(others);
           replay[kTarget].add_contribution(mine);
@@ -146,7 +147,7 @@ struct AlsAudit {
     const int inner = std::max(options.irls_iterations, 1);
     Eigen::MatrixXd outer_v;  // V after the last release of the previous outer iteration (public)
     double llr = 0.0;
-    als.train(neighbour ? d_prime : d, nullptr, "audit", [&](const dpstream::completion::AlsRelease& r) {
+    als.train(neighbour ? d_prime : d, test_budget::unaccounted(), "audit", [&](const dpstream::completion::AlsRelease& r) {
       if (r.iteration >= 2) {
         const Eigen::VectorXd s = statistics(d, outer_v), s_prime = statistics(d_prime, outer_v);
         llr += gaussian ? 0.5 * ((r.statistics - s_prime).squaredNorm() - (r.statistics - s).squaredNorm())

@@ -186,7 +186,7 @@ Model Trainer::train(const RatingsMatrix& train, privacy::PrivacyAccountant& acc
 }
 
 Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
-  const DpamAlsResult result = dpam_->train(train, &accountant, "dpam als", dpam_observer);
+  const DpamAlsResult result = dpam_->train(train, accountant, "dpam als", dpam_observer);
   Model m;
   m.rank = dpam_options_.rank;
   m.epsilon_spent = accountant.spent().epsilon;
@@ -202,12 +202,14 @@ Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant
 RatingPredictor Trainer::comparison_baseline(const RatingsMatrix& train) const {
   const DpamAlsOptions defaults = dpam_options(settings_);
   PrivateBaseline baseline(defaults.baseline, defaults.target, 0.25, defaults.seed);
-  return served_predictor(baseline.train(train).model, defaults.fold_in, train);
+  const privacy::Budget figure_only =
+      privacy::Budget::unaccounted("a comparison figure at the run's target, not charged to its budget");
+  return served_predictor(baseline.train(train, figure_only).model, defaults.fold_in, train);
 }
 
 Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   const FrankWolfeOptions& o = fw_options_;
-  FrankWolfeResult result = fw_->train(train, o.nonprivate ? nullptr : &accountant);
+  FrankWolfeResult result = fw_->train(train, o.nonprivate ? privacy::Budget::unaccounted("--nonprivate: no noise") : privacy::Budget(accountant));
   Model m;
   m.rank = static_cast<Index>(result.broadcasts.size());
   m.epsilon_spent = o.nonprivate ? INFINITY : accountant.spent().epsilon;
@@ -222,7 +224,9 @@ Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAcc
 
 Model Trainer::train_als(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   const AlsOptions& o = als_options_;
-  AlsResult result = als_->train(train, o.mode == AlsMode::rigorous ? &accountant : nullptr);
+  AlsResult result = als_->train(train, o.mode == AlsMode::rigorous
+                                          ? privacy::Budget(accountant)
+                                          : privacy::Budget::unaccounted("faithful mode proves no guarantee"));
   Model m;
   m.rank = o.rank;
   m.epsilon_spent = o.mechanism == AlsMechanism::none ? INFINITY

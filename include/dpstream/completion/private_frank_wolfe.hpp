@@ -106,7 +106,7 @@
 //    row. They exist to evaluate and simulate on one machine. Publishing them (or the completed matrix)
 //    is NOT covered by the guarantee and breaks joint DP. So is users_clipped, an unnoised
 //    count of the private data.
-//  * Accounting: train() charges the accountant, if given, ONCE for the whole run BEFORE any rating is
+//  * Accounting: train() charges the budget's accountant (if accounted) ONCE for the whole run BEFORE any rating is
 //    read: charge_gaussian(label, Δ_joint, σ, target), i.e. ρ = R·Δ²/(2σ²). BudgetExhausted means
 //    nothing was read or drawn. A run refused afterwards (a user over L without clipping) keeps its
 //    charge: conservative.
@@ -137,7 +137,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/completion/ratings_matrix.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -302,7 +302,7 @@ class PrivateFrankWolfe {
 
   // Runs Algorithm 1 on `ratings` (users × items, at least one item). Charges `accountant` first (see
   // the contract; nonprivate refuses one), then reads the ratings.
-  FrankWolfeResult train(const RatingsMatrix& ratings, privacy::PrivacyAccountant* accountant = nullptr,
+  FrankWolfeResult train(const RatingsMatrix& ratings, const privacy::Budget& budget,
                          const std::string& label = "private frank-wolfe", const RoundObserver& observer = {});
 
  private:

@@ -35,7 +35,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/accumulators.hpp"
@@ -70,10 +70,10 @@ class NoisyPowerMethod {
 
   // The rows of A (m × d): checked against L, then the run. `start` (d × k', any k' ≥ 1, orthonormalised
   // and padded with data-independent columns) must itself be private or data-independent.
-  PrivateSubspace run(const Eigen::Ref<const Eigen::MatrixXd>& rows, privacy::PrivacyAccountant* accountant = nullptr,
+  PrivateSubspace run(const Eigen::Ref<const Eigen::MatrixXd>& rows, const privacy::Budget& budget,
                       const Eigen::MatrixXd* start = nullptr);
   // From an exact Σ aaᵀ whose rows the caller vouches had ‖a‖ ≤ L.
-  PrivateSubspace run(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant = nullptr,
+  PrivateSubspace run(const stream::CovarianceAccumulator& exact, const privacy::Budget& budget,
                       const Eigen::MatrixXd* start = nullptr);
 
   double sigma() const noexcept { return sigma_; }
@@ -84,7 +84,7 @@ class NoisyPowerMethod {
   const NoisyPowerMethodOptions& options() const noexcept { return options_; }
 
  private:
-  PrivateSubspace iterate(const Eigen::Ref<const Eigen::MatrixXd>& covariance, privacy::PrivacyAccountant* accountant,
+  PrivateSubspace iterate(const Eigen::Ref<const Eigen::MatrixXd>& covariance, const privacy::Budget& budget,
                           const Eigen::MatrixXd* start);
 
   Eigen::Index dimension_;

@@ -45,7 +45,7 @@
 //        ρ = k·L⁴/(2σ²) ≤ ε²/(256·ln(2/δ)), and ρ + 2√(ρ ln(1/δ)) ≤ ε(1/8 + 1/128) < ε under the
 //        condition. At L² = 20, δ = 1e-6 it is 11.9–14.4× the tight σ (ε ∈ {1, 5}, Γ ∈ {10, 100}).
 //  * Guarantee and accounting: the released v̂_Γ and λ̂² (and every y_τ and iterate a StepObserver
-//    sees) are jointly (ε, δ)-DP for `target`. run() charges the accountant, if given, ONCE for the
+//    sees) are jointly (ε, δ)-DP for `target`. run() charges the budget's accountant (if accounted) ONCE for the
 //    whole run before reading any data: charge_gaussian(label, Δ_joint, σ, target), i.e.
 //    ρ = k·L⁴/(2σ²). A run refused afterwards (a bad row) keeps its charge: conservative. With the
 //    expert options.sigma override the target is not claimed: the charge is ρ alone.
@@ -71,7 +71,7 @@
 #include <Eigen/SparseCore>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -146,21 +146,21 @@ class PrivateOja {
   // A: m × n (m ≥ 0, n ≥ 1), one row per record. Charges `accountant` first (BudgetExhausted: nothing
   // is read or drawn), then checks every row (InvalidRow), then runs.
   PrivateOjaResult run(const Eigen::Ref<const Eigen::MatrixXd>& a,
-                       privacy::PrivacyAccountant* accountant = nullptr,
+                       const privacy::Budget& budget,
                        const std::string& label = "private oja", const StepObserver& observer = {});
   // The top `components` vectors by deflation (see PrivateOjaOptions::components): one charge for all
   // of them, before any data is read; vectors orthonormal, values the λ̂²'s (when released). Dense A.
   PrivateSubspace run_components(const Eigen::Ref<const Eigen::MatrixXd>& a,
-                                 privacy::PrivacyAccountant* accountant = nullptr,
+                                 const privacy::Budget& budget,
                                  const std::string& label = "private oja (deflation)");
   // Sparse rows (compressed or not): touches only stored entries; never forms an n × n or m × n
   // dense matrix. With the same seed and data it draws the same noise as the dense overload.
   PrivateOjaResult run(const Eigen::SparseMatrix<double, Eigen::RowMajor>& a,
-                       privacy::PrivacyAccountant* accountant = nullptr,
+                       const privacy::Budget& budget,
                        const std::string& label = "private oja", const StepObserver& observer = {});
 
  private:
-  void charge(privacy::PrivacyAccountant* accountant, const std::string& label) const;
+  void charge(const privacy::Budget& budget, const std::string& label) const;
   void require_single_component() const;
   template <class Product>
   PrivateOjaResult iterate(Eigen::Index columns, const Product& product, const StepObserver& observer);

@@ -13,7 +13,7 @@ namespace {
 class PowerLearner final : public RowLearner {
  public:
   explicit PowerLearner(const RowLearnerSetup& s)
-      : k_(s.options.k), minibatch_(s.options.minibatch), power_(s.d, options(s), s.accountant) {}
+      : k_(s.options.k), minibatch_(s.options.minibatch), power_(s.d, options(s), s.budget) {}
   Eigen::VectorXd gains(const Eigen::Ref<const Eigen::MatrixXd>& rows) const override {
     if (basis().cols() != k_) return Eigen::VectorXd::Zero(rows.rows());  // no estimate yet
     return RowLearner::gains(rows);
