@@ -327,13 +327,13 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 2", "nan");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
   EXPECT_THROWS_NAMING(InvalidRow, npm.run(rows, test_budget::unaccounted()), "row 2", "nan");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 10;
   spo.refresh_every = 5;
-  spo.refresh.seed = 1;
+  spo.refresh.privacy.noise.seed = 1;
   pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, spca.update(bad), "row 0", "nan");
   EXPECT_THROWS_NAMING(InvalidRow, spca.update_block(rows), "row 2", "nan");
@@ -343,7 +343,7 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   EXPECT_THROWS_NAMING(InvalidRow, fpl.update(bad), "row 0", "column 1", "not finite");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
   EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows, test_budget::unaccounted()), "row 2", "column 1", "nan");
   pca::InputPerturbationOptions ipo;
@@ -456,7 +456,7 @@ TEST_CASE("bad input: +Inf or -Inf in a row, a value or a parameter", "[bad-inpu
   EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 1", "inf");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
   EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows, test_budget::unaccounted()), "row 1", "column 1", "-inf");
   const pca::InputPerturbation ip(pca::InputPerturbationOptions{});
@@ -534,12 +534,12 @@ TEST_CASE("bad input: a row of the wrong dimension", "[bad-input][dimension]") {
   EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(small_rows(4, 2), test_budget::unaccounted()), "rows have 2 columns", "dimension is 3");
   EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(stream::CovarianceAccumulator(4), test_budget::unaccounted()), "dimension is 4");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
   EXPECT_THROWS_NAMING(InvalidParameter, npm.run(small_rows(4, 2), test_budget::unaccounted()), "rows have 2 columns", "dimension is 3");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 10;
-  spo.refresh.seed = 1;
+  spo.refresh.privacy.noise.seed = 1;
   pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, spca.update(short_row), "row 0", "dimension 2, expected 3");
   pca::FplOptions fpo;
@@ -602,18 +602,18 @@ TEST_CASE("bad input: a row whose l2 norm is over the bound", "[bad-input][norm]
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 3", "over the bound");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
   EXPECT_THROWS_NAMING(InvalidRow, npm.run(rows, test_budget::unaccounted()), "row 3", "over the bound");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 10;
   spo.refresh_every = 5;
-  spo.refresh.seed = 1;
+  spo.refresh.privacy.noise.seed = 1;
   pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, spca.update(big), "row 0", "over the bound");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
   EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows, test_budget::unaccounted()), "row 3", "exceeds row_norm_bound 1");
   privacy::SeededNoiseSource noise(1);
@@ -1103,7 +1103,7 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(BudgetExhausted, gpca.release(small_rows(4, 3), spent), "Gaussian PCA");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
   EXPECT_THROWS_NAMING(BudgetExhausted, npm.run(small_rows(4, 3), spent), "noisy power method");
   npo.runs = 2;
@@ -1113,7 +1113,7 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
   EXPECT_THROWS_NAMING(BudgetExhausted, two_runs.run(small_rows(4, 3), test_budget::unaccounted()), "covers 2 run(s)", "all made");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 2;
-  spo.refresh.seed = 1;
+  spo.refresh.privacy.noise.seed = 1;
   EXPECT_THROWS_NAMING(BudgetExhausted, pca::StreamingPrivatePca(3, spo, spent), "streaming private PCA");
   pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   spca.update(small_row(3));
@@ -1121,7 +1121,7 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
   EXPECT_THROWS_NAMING(BudgetExhausted, spca.update(small_row(3)), "calibrated for 2 rows", "row 2 is past it");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
   EXPECT_THROWS_NAMING(BudgetExhausted, oja.run(small_rows(4, 3), spent), "private oja");
   EXPECT_THROWS_NAMING(BudgetExhausted, pca::InputPerturbation({}).perturb(small_rows(4, 3), noise, spent),
@@ -1218,10 +1218,10 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
   gpo.mechanism.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::GaussianPca(3, gpo), "delta must be > 0");
   pca::NoisyPowerMethodOptions npo;
-  npo.target = pure;
+  npo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::NoisyPowerMethod(3, npo), "delta must be > 0");
   pca::PrivateOjaOptions opo;
-  opo.target = pure;
+  opo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateOja{opo}, "target.delta must be > 0");
   pca::InputPerturbationOptions ipo;
   ipo.target = pure;
@@ -1251,13 +1251,13 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
 // accepted with σ = Δ·2ε⁻¹√(4R ln(1/δ)) = +inf; noisy_power_sigma now refuses δ = 0 on both paths.
 TEST_CASE("bad input: paper-calibrated noisy power method refuses delta = 0", "[bad-input][delta]") {
   pca::NoisyPowerMethodOptions npo;
-  npo.calibration = privacy::Calibration::paper;
-  npo.target = privacy::EpsDelta(0.5, 0.0);
+  npo.privacy.calibration = privacy::Calibration::paper;
+  npo.privacy.target = privacy::EpsDelta(0.5, 0.0);
   EXPECT_THROWS_NAMING(InvalidParameter, pca::NoisyPowerMethod(3, npo), "delta");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 4;
-  spo.refresh.calibration = privacy::Calibration::paper;
-  spo.refresh.target = privacy::EpsDelta(0.5, 0.0);
+  spo.refresh.privacy.calibration = privacy::Calibration::paper;
+  spo.refresh.privacy.target = privacy::EpsDelta(0.5, 0.0);
   EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo, test_budget::unaccounted()), "delta");
 }
 
@@ -1302,7 +1302,7 @@ TEST_CASE("bad input: k larger than the dimension", "[bad-input][k-too-large]") 
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
   opo.components = 4;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
   EXPECT_THROWS_NAMING(InvalidParameter, oja.run_components(small_rows(5, 3), test_budget::unaccounted()), "components 4");
   EXPECT_THROWS_NAMING(InvalidParameter, pca::top_k_eigen(small_symmetric(3), 4), "k must be in [1, 3]", "got 4");

@@ -57,7 +57,7 @@ TEST_CASE("d² components refuse over the limit before allocating, naming d, the
   CHECK_THROWS_WITH(pca::GaussianPca(20000, gauss), Contains("Gaussian PCA of dimension 20000"));
   pca::NoisyPowerMethodOptions power;
   power.k = 2;
-  power.seed = 1;
+  power.privacy.noise.seed = 1;
   CHECK_THROWS_AS(pca::NoisyPowerMethod(20000, power), ResourceLimit);
   // What fits is built: d = 100 needs well under 1 MiB.
   CHECK_NOTHROW(Covariance(100, options, accountant));

@@ -33,8 +33,8 @@ NoisyPowerMethodOptions options(Index k, int iterations, std::uint64_t seed, dou
   NoisyPowerMethodOptions o;
   o.k = k;
   o.iterations = iterations;
-  o.seed = seed;
-  o.target = privacy::EpsDelta(epsilon, 1e-6);
+  o.privacy.noise.seed = seed;
+  o.privacy.target = privacy::EpsDelta(epsilon, 1e-6);
   return o;
 }
 
@@ -62,11 +62,11 @@ TEST_CASE("noisy power method: sigma, mu and the accountant's charge", "[power][
   CHECK(tight.sigma() == Approx(privacy::analytic_gaussian_sigma(std::sqrt(10.0), target)).epsilon(1e-12));
   CHECK(privacy::analytic_gaussian_delta(tight.mu(), 1.0, 1.0) == Approx(1e-6).epsilon(1e-6));
   NoisyPowerMethodOptions paper = options(3, 9, 1);
-  paper.calibration = privacy::Calibration::paper;
+  paper.privacy.calibration = privacy::Calibration::paper;
   // HR13's formula with R = 10 rounds: 2·√(4·10·ln 1e6) = 47.01; ≈ 3.6× the tight σ at (1, 1e-6).
   CHECK(NoisyPowerMethod(10, paper).sigma() == Approx(2.0 * std::sqrt(40.0 * std::log(1e6))).epsilon(1e-12));
   NoisyPowerMethodOptions replace = options(3, 9, 1);
-  replace.relation = privacy::Neighbours::replace_row;
+  replace.privacy.relation = privacy::Neighbours::replace_row;
   CHECK(NoisyPowerMethod(10, replace).sigma() == Approx(std::sqrt(2.0) * tight.sigma()).epsilon(1e-9));
   privacy::PrivacyAccountant accountant(target);
   tight.run(MatrixXd::Zero(4, 10), accountant);
@@ -148,7 +148,7 @@ TEST_CASE("streaming private PCA: one charge for the stream, warm refreshes ever
   o.horizon_rows = 12000;
   o.refresh_every = 2000;
   o.refresh.k = k;
-  o.refresh.seed = 5;
+  o.refresh.privacy.noise.seed = 5;
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(1.0, 1e-6));
   StreamingPrivatePca stream(d, o, accountant);
   REQUIRE(accountant.ledger().size() == 1);

@@ -572,8 +572,8 @@ TEST_CASE("PrivateOja's expert sigma override (what the oja mode uses): that sig
           "[frank-wolfe][oja]") {
   pca::PrivateOjaOptions o;
   o.iterations = 5;
-  o.row_norm_bound = 2.0;
-  o.seed = 3;
+  o.privacy.row_norm_bound = 2.0;
+  o.privacy.noise.seed = 3;
   o.sigma = 123.0;
   pca::PrivateOja oja(o);
   CHECK(oja.sigma() == 123.0);

@@ -43,10 +43,10 @@ PrivateOjaOptions options_with(int iterations, double row_norm_bound, EpsDelta t
                                std::uint64_t seed) {
   PrivateOjaOptions o;
   o.iterations = iterations;
-  o.row_norm_bound = row_norm_bound;
-  o.target = target;
-  o.calibration = calibration;
-  o.seed = seed;
+  o.privacy.row_norm_bound = row_norm_bound;
+  o.privacy.target = target;
+  o.privacy.calibration = calibration;
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("Oja privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; ba
 
   auto with = [](auto edit) {
     PrivateOjaOptions o;
-    o.seed = 1;
+    o.privacy.noise.seed = 1;
     edit(o);
     return o;
   };
@@ -173,24 +173,24 @@ TEST_CASE("Oja privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; ba
                       Contains("iterations must be >= 1, got 0"));
   CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.iterations = -3; })), InvalidParameter, Contains("iterations"));
   for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL})
-    CHECK_THROWS_NAMING(PrivateOja(with([bad](auto& o) { o.row_norm_bound = bad; })), InvalidParameter,
+    CHECK_THROWS_NAMING(PrivateOja(with([bad](auto& o) { o.privacy.row_norm_bound = bad; })), InvalidParameter,
                         Contains("row_norm_bound must be finite and > 0"));
   // L² must be a normal number, or σ ∝ L² would be 0 or inf.
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.row_norm_bound = 1e-200; })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.row_norm_bound = 1e-200; })), InvalidParameter,
                       Contains("row_norm_bound^2"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.row_norm_bound = 1e200; })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.row_norm_bound = 1e200; })), InvalidParameter,
                       Contains("row_norm_bound^2"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.target = EpsDelta(1.0, 0.0); })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.target = EpsDelta(1.0, 0.0); })), InvalidParameter,
                       Contains("target.delta must be > 0"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.calibration = static_cast<Calibration>(7); })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.calibration = static_cast<Calibration>(7); })), InvalidParameter,
                       Contains("calibration must be paper or tight"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.relation = static_cast<privacy::Neighbours>(9); })),
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.relation = static_cast<privacy::Neighbours>(9); })),
                       InvalidParameter, Contains("relation must be add_remove_row or replace_row"));
   // The defaults are valid: Γ = 100, L = 1, (1, 1e-6), tight, add/remove, eigenvalue released.
   const PrivateOjaOptions defaults;
   CHECK(defaults.iterations == 100);
-  CHECK(defaults.calibration == Calibration::tight);
-  CHECK_FALSE(defaults.seed.has_value());
+  CHECK(defaults.privacy.calibration == Calibration::tight);
+  CHECK_FALSE(defaults.privacy.noise.seed.has_value());
   const PrivateOja secure(defaults);
   CHECK(secure.secure());
 }
@@ -259,7 +259,7 @@ TEST_CASE("Oja sensitivity: L^2 per release under add/remove and under replaceme
   CHECK(((a * a.transpose() - b * b.transpose()) * v).norm() == Approx(l2).epsilon(1e-15));
   // Hence σ is the same under both relations.
   auto replace = options_with(10, l, EpsDelta(1.0, 1e-6), Calibration::tight, 1);
-  replace.relation = privacy::Neighbours::replace_row;
+  replace.privacy.relation = privacy::Neighbours::replace_row;
   CHECK(PrivateOja(replace).sigma() == PrivateOja(options_with(10, l, EpsDelta(1.0, 1e-6), Calibration::tight, 1)).sigma());
 }
 
@@ -504,10 +504,10 @@ TEST_CASE("seeded runs are reproducible; the unseeded default is the secure sour
   CHECK(*r1.eigenvalue == *r2.eigenvalue);
   CHECK(first.run(a, test_budget::unaccounted()).vector != r1.vector);  // one object's source moves on between runs
   auto other_seed = o;
-  other_seed.seed = 2719;
+  other_seed.privacy.noise.seed = 2719;
   CHECK(PrivateOja(other_seed).run(a, test_budget::unaccounted()).vector != r1.vector);
   auto unseeded = o;
-  unseeded.seed.reset();
+  unseeded.privacy.noise.seed.reset();
   PrivateOja secure(unseeded);
   CHECK(secure.secure());
   CHECK(secure.run(a, test_budget::unaccounted()).vector != secure.run(a, test_budget::unaccounted()).vector);
@@ -542,8 +542,8 @@ TEST_CASE("rank-k Oja by deflation: one charge for all k runs, orthonormal vecto
   PrivateOjaOptions o;
   o.iterations = 30;
   o.components = k;
-  o.target = privacy::EpsDelta(8.0, 1e-6);
-  o.seed = 4;
+  o.privacy.target = privacy::EpsDelta(8.0, 1e-6);
+  o.privacy.noise.seed = 4;
   PrivateOja oja(o);
   CHECK(oja.joint_sensitivity() == Approx(std::sqrt(3.0 * 31.0)).epsilon(1e-12));
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(8.0, 1e-6));
@@ -561,8 +561,8 @@ TEST_CASE("rank-k Oja by deflation: one charge for all k runs, orthonormal vecto
   CHECK(s.values.size() == k);
   // One vector at a time through run() is refused for components > 1, and paper refuses k > 1.
   CHECK_THROWS_NAMING(oja.run(a, test_budget::unaccounted()), InvalidParameter, Contains("use run_components"));
-  o.calibration = privacy::Calibration::paper;
-  o.target = privacy::EpsDelta(1.0, 1e-6);
+  o.privacy.calibration = privacy::Calibration::paper;
+  o.privacy.target = privacy::EpsDelta(1.0, 1e-6);
   CHECK_THROWS_NAMING(PrivateOja(o), InvalidParameter, Contains("components > 1 needs tight"));
 }
 

@@ -363,11 +363,11 @@ PrivateFrankWolfe::PrivateFrankWolfe(const FrankWolfeOptions& options)
   if (options_.eigensolver == FrankWolfeEigensolver::oja) {
     pca::PrivateOjaOptions oja;
     oja.iterations = options_.oja_iterations;
-    oja.row_norm_bound = 2.0 * options_.row_norm_bound;  // residual rows (header)
-    oja.target = options_.target;                         // not claimed: σ is ours
-    oja.relation = options_.relation;
+    oja.privacy.row_norm_bound = 2.0 * options_.row_norm_bound;  // residual rows (header)
+    oja.privacy.target = options_.target;  // not claimed: σ is ours
+    oja.privacy.relation = options_.relation;
     oja.release_eigenvalue = true;
-    oja.seed = options_.seed;
+    oja.privacy.noise.seed = options_.seed;
     oja.sigma = sigma_;  // calibrated above for all T·(Γ+1) releases; charged once by train()
     oja_ = std::make_unique<pca::PrivateOja>(oja);
   } else if (options_.seed) {

@@ -30,7 +30,7 @@ const NoisyPowerMethodOptions& validated(Index d, const NoisyPowerMethodOptions&
   if (o.iterations < 1)
     throw InvalidParameter("NoisyPowerMethod: iterations must be >= 1, got " + std::to_string(o.iterations));
   if (o.runs < 1) throw InvalidParameter("NoisyPowerMethod: runs must be >= 1, got " + std::to_string(o.runs));
-  base::require_positive("NoisyPowerMethod row_norm_bound", o.row_norm_bound);
+  o.privacy.validate("NoisyPowerMethod");
   return o;
 }
 
@@ -64,13 +64,12 @@ double noisy_power_sigma(double sensitivity, int releases, const privacy::EpsDel
 NoisyPowerMethod::NoisyPowerMethod(Index dimension, const NoisyPowerMethodOptions& options)
     : dimension_(dimension),
       options_(validated(dimension, options)),
-      sensitivity_(privacy::covariance_sensitivity(options.relation, options.row_norm_bound)),
-      sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.target, options.calibration)) {
+      sensitivity_(privacy::covariance_sensitivity(options.privacy.relation, options.privacy.row_norm_bound)),
+      sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.privacy.target, options.privacy.calibration)) {
   // A run holds the exact sum and its full copy (d × d each) beside O(d·k) iterates.
   const double d = static_cast<double>(dimension_);
   require_memory("the noisy power method in dimension " + std::to_string(dimension_), 8.0 * (3.0 * d * d + 4.0 * d * options_.k));
-  if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
-  else noise_ = privacy::make_secure_noise_source();
+  noise_ = options_.privacy.noise.make_source();
 }
 
 double NoisyPowerMethod::mu() const {
@@ -84,7 +83,7 @@ PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, co
                            " columns, the dimension is " + std::to_string(dimension_));
   for (Index i = 0; i < rows.rows(); ++i)
     stream::require_bounded_row(rows.row(i).transpose(), static_cast<std::uint64_t>(i), dimension_,
-                                options_.row_norm_bound);
+                                options_.privacy.row_norm_bound);
   stream::CovarianceAccumulator exact(dimension_);
   exact.update_block(rows);
   return iterate(exact.matrix(), budget, start);
@@ -114,7 +113,7 @@ PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& cova
     budget.accountant()->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
                                     std::to_string(k) + ")",
                                 sensitivity_ * std::sqrt(static_cast<double>(releases(options_))), sigma_,
-                                options_.target);  // both calibrations meet it (paper: with slack)
+                                options_.privacy.target);  // both calibrations meet it (paper: with slack)
   // X_0: the start's columns (already private, or data-independent), padded with Gaussian columns.
   MatrixXd x(d, k);
   const Index used = start ? std::min(k, start->cols()) : 0;

@@ -67,11 +67,11 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
     NoisyPowerMethodOptions o;
     o.k = s.k;
     o.iterations = s.iterations;
-    o.seed = p.seed;
-    o.target = p.target;
-    o.calibration = p.calibration;
-    o.row_norm_bound = bound;
-    o.relation = method_relation(s);
+    o.privacy.noise.seed = p.seed;
+    o.privacy.target = p.target;
+    o.privacy.calibration = p.calibration;
+    o.privacy.row_norm_bound = bound;
+    o.privacy.relation = method_relation(s);
     auto m = std::make_shared<NoisyPowerMethod>(d, o);
     return [m](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->run(rows, a); };
   }
@@ -92,11 +92,11 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
   PrivateOjaOptions o;
   o.components = s.k;
   o.iterations = s.iterations_given ? s.iterations : 100;
-  o.seed = p.seed;
-  o.target = p.target;
-  o.calibration = p.calibration;
-  o.row_norm_bound = bound;
-  o.relation = method_relation(s);
+  o.privacy.noise.seed = p.seed;
+  o.privacy.target = p.target;
+  o.privacy.calibration = p.calibration;
+  o.privacy.row_norm_bound = bound;
+  o.privacy.relation = method_relation(s);
   auto m = std::make_shared<PrivateOja>(o);
   const bool one = s.k == 1;
   return [m, one](const Eigen::MatrixXd& rows, const privacy::Budget& a) {

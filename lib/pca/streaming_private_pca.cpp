@@ -38,7 +38,7 @@ StreamingPrivatePca::StreamingPrivatePca(Index dimension, const StreamingPrivate
   if (budget.accounted())
     budget.accountant()->charge_gaussian("streaming private PCA (" + std::to_string(planned_) + " refreshes of " +
                                     std::to_string(options_.refresh_every) + " rows)",
-                                method_.mu() * method_.sigma(), method_.sigma(), options_.refresh.target);
+                                method_.mu() * method_.sigma(), method_.sigma(), options_.refresh.privacy.target);
 }
 
 void StreamingPrivatePca::subscribe(Subscriber subscriber) { subscribers_.push_back(std::move(subscriber)); }
@@ -47,7 +47,7 @@ void StreamingPrivatePca::check(const Eigen::Ref<const Eigen::VectorXd>& row, st
   if (index >= options_.horizon_rows)
     throw BudgetExhausted("StreamingPrivatePca: the stream was calibrated for " + std::to_string(options_.horizon_rows) +
                           " rows; row " + std::to_string(index) + " is past it");
-  stream::require_bounded_row(row, index, dimension_, options_.refresh.row_norm_bound);
+  stream::require_bounded_row(row, index, dimension_, options_.refresh.privacy.row_norm_bound);
 }
 
 void StreamingPrivatePca::update(const Eigen::Ref<const Eigen::VectorXd>& row) {

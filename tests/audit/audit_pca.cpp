@@ -157,7 +157,7 @@ TEST_CASE("audit: private power iteration (HR13) stays within its composed claim
 TEST_CASE("audit: private Oja stays within its composed claim", "[audit][pca][slow]") {
   dpstream::pca::PrivateOjaOptions options;
   options.iterations = 4;
-  options.target = EpsDelta(3.0, 1e-3);
+  options.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::pca::PrivateOja probe(options);
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   const Eigen::MatrixXd p = shared_rows().transpose() * shared_rows();  // AᵀA of D
@@ -165,7 +165,7 @@ TEST_CASE("audit: private Oja stays within its composed claim", "[audit][pca][sl
   const auto result = run_audit("private oja (all products + eigenvalue)", 303, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = options;
-                                  o.seed = seed;
+                                  o.privacy.noise.seed = seed;
                                   dpstream::pca::PrivateOja oja(o);
                                   // LLR of D' against D (units of 1/σ²): d = a(aᵀv) per product.
                                   double llr = 0.0;
@@ -190,14 +190,14 @@ TEST_CASE("audit: noisy power method output stays within its claim", "[audit][pc
   dpstream::pca::NoisyPowerMethodOptions options;
   options.k = 1;
   options.iterations = 1;
-  options.target = EpsDelta(3.0, 1e-3);
+  options.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::pca::NoisyPowerMethod probe(3, options);
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   const Eigen::MatrixXd start = Eigen::Vector3d(1.0, 0.0, 0.0);  // data-independent, on the changed direction
   const auto result = run_audit("noisy power method (output only)", 304, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = options;
-                                  o.seed = seed;
+                                  o.privacy.noise.seed = seed;
                                   dpstream::pca::NoisyPowerMethod npm(3, o);
                                   const auto out = npm.run(rows_for(neighbour), test_budget::unaccounted(), &start);
                                   Eigen::VectorXd f(2);

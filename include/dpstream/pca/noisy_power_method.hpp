@@ -38,6 +38,7 @@
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
 namespace dpstream::pca {
@@ -46,12 +47,8 @@ struct NoisyPowerMethodOptions {
   Eigen::Index k = 1;        // 1 ≤ k ≤ d
   int iterations = 10;       // T ≥ 1
   bool release_values = true;
-  privacy::EpsDelta target{1.0, 1e-6};
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
-  double row_norm_bound = 1.0;  // L
-  // set: seeded noise (reproducible, NOT secure); unset: the secure source.
-  std::optional<std::uint64_t> seed;
+  // Target, calibration, relation (add_remove_row or replace_row), L and the noise's seed.
+  privacy::PrivacySpec privacy;
   // Runs the calibration covers: σ is set for runs × R rounds (a stream of refreshes of one growing
   // dataset, each row in every run: StreamingPrivatePca). With runs > 1, run() refuses a run past
   // them (BudgetExhausted) and the caller charges the accountant once for all of them; with runs = 1

@@ -74,22 +74,21 @@
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::pca {
 
 struct PrivateOjaOptions {
   int iterations = 100;           // Γ ≥ 1: noisy products (= passes over the data)
-  double row_norm_bound = 1.0;    // L: every row must have ‖a‖₂ ≤ L; L finite > 0 with L² normal
-  privacy::EpsDelta target{1.0, 1e-6};  // for the whole run; δ must be > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;  // Δ = L² under both (header)
+  // The target is for the whole run (δ > 0); relation add_remove_row or replace_row (Δ = L² under
+  // both, header); L finite > 0 with L² normal; the noise's seed (set: reproducible, NOT secure).
+  privacy::PrivacySpec privacy;
   bool release_eigenvalue = true;  // also release λ̂² (one more Gaussian release)
   // k ≥ 1: vectors run_components() releases by deflation (one Oja run per vector on A(I − V̂V̂ᵀ),
   // V̂ the vectors already released). σ is calibrated for all k runs together: k·releases()
   // Gaussian releases of sensitivity L² (rows of A(I − V̂V̂ᵀ) keep ‖a‖ ≤ L, and V̂ is public), i.e.
   // Δ_joint = L²·√(k·releases()). tight only for k > 1 (the paper's σ is for one vector).
   Eigen::Index components = 1;
-  std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
   // Expert override (finite > 0): use this σ for every release instead of calibrating one from
   // `target` (which is then not claimed). The ACCOUNTING IS THE CALLER'S: run() charges an accountant,
   // if given, only the zCDP ρ = components·releases()·L⁴/(2σ²) the run really has, with no (ε, δ)
