@@ -209,8 +209,8 @@ completion::FrankWolfeOptions fw_options() {
   completion::FrankWolfeOptions o;
   o.iterations = 3;
   o.nuclear_norm_bound = 5;
-  o.row_norm_bound = 10;
-  o.seed = 3;
+  o.privacy.row_norm_bound = 10;
+  o.privacy.noise.seed = 3;
   return o;
 }
 
@@ -627,7 +627,7 @@ TEST_CASE("bad input: a row whose l2 norm is over the bound", "[bad-input][norm]
   // Completion: a user's ratings over L (refused when not clipping), a user over ξ ratings.
   const completion::RatingsMatrix ratings = small_ratings();
   completion::FrankWolfeOptions fo = fw_options();
-  fo.row_norm_bound = 1.0;
+  fo.privacy.row_norm_bound = 1.0;
   fo.clip_user_rows = false;
   EXPECT_THROWS_NAMING(InvalidRow, completion::FrankWolfeUser(fo, ratings, 1), "user 1", "exceeds row_norm_bound 1");
   completion::PrivateFrankWolfe fw(fo);
@@ -1230,7 +1230,7 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
   fpp.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateFindAndProject{fpp}, "delta");
   completion::FrankWolfeOptions fo = fw_options();
-  fo.target = pure;
+  fo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, completion::PrivateFrankWolfe{fo}, "target.delta must be > 0");
   completion::AlsOptions ao = als_options();
   ao.mode = completion::AlsMode::rigorous;

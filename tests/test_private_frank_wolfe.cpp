@@ -64,9 +64,9 @@ FrankWolfeOptions small_options(int iterations, double row_norm_bound, std::uint
   FrankWolfeOptions o;
   o.nuclear_norm_bound = 50.0;
   o.iterations = iterations;
-  o.row_norm_bound = row_norm_bound;
-  o.target = EpsDelta(1.0, 1e-6);
-  o.seed = seed;
+  o.privacy.row_norm_bound = row_norm_bound;
+  o.privacy.target = EpsDelta(1.0, 1e-6);
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -137,14 +137,14 @@ TEST_CASE("Frank-Wolfe sigma pins: the paper formula as printed, tight below it,
 
     FrankWolfeOptions o;
     o.iterations = 10;
-    o.row_norm_bound = l;
-    o.target = target;
+    o.privacy.row_norm_bound = l;
+    o.privacy.target = target;
     for (Neighbours relation : {Neighbours::add_remove_row, Neighbours::replace_row}) {
-      o.relation = relation;
-      o.calibration = Calibration::paper;
+      o.privacy.relation = relation;
+      o.privacy.calibration = Calibration::paper;
       const PrivateFrankWolfe paper(o);
       CHECK(paper.sigma() == paper_frank_wolfe_sigma(l, 10, target, relation));
-      o.calibration = Calibration::tight;
+      o.privacy.calibration = Calibration::tight;
       const PrivateFrankWolfe tight(o);
       // Tight: one Gaussian of sensitivity Δ·√T (GDP composition of the T releases).
       const double delta_release = relation == Neighbours::add_remove_row ? 4.0 * 80.0 : 4.0 * std::sqrt(2.0) * 80.0;
@@ -235,11 +235,11 @@ TEST_CASE("options are checked at construction, each naming its field", "[frank-
   refused([](FrankWolfeOptions& o) { o.nuclear_norm_bound = 0.0; }, "nuclear_norm_bound");
   refused([](FrankWolfeOptions& o) { o.nuclear_norm_bound = std::nan(""); }, "nuclear_norm_bound");
   refused([](FrankWolfeOptions& o) { o.iterations = 0; }, "iterations");
-  refused([](FrankWolfeOptions& o) { o.row_norm_bound = -1.0; }, "row_norm_bound");
-  refused([](FrankWolfeOptions& o) { o.row_norm_bound = 1e200; }, "row_norm_bound");  // (2L)² overflows
-  refused([](FrankWolfeOptions& o) { o.target = EpsDelta(1.0, 0.0); }, "delta");
-  refused([](FrankWolfeOptions& o) { o.calibration = static_cast<Calibration>(7); }, "calibration");
-  refused([](FrankWolfeOptions& o) { o.relation = static_cast<Neighbours>(7); }, "relation");
+  refused([](FrankWolfeOptions& o) { o.privacy.row_norm_bound = -1.0; }, "row_norm_bound");
+  refused([](FrankWolfeOptions& o) { o.privacy.row_norm_bound = 1e200; }, "row_norm_bound");  // (2L)² overflows
+  refused([](FrankWolfeOptions& o) { o.privacy.target = EpsDelta(1.0, 0.0); }, "delta");
+  refused([](FrankWolfeOptions& o) { o.privacy.calibration = static_cast<Calibration>(7); }, "calibration");
+  refused([](FrankWolfeOptions& o) { o.privacy.relation = static_cast<Neighbours>(7); }, "relation");
   refused([](FrankWolfeOptions& o) { o.step = static_cast<FrankWolfeStep>(7); }, "step");
   refused([](FrankWolfeOptions& o) { o.bias_multiplier = 1.5; }, "bias_multiplier");
   refused([](FrankWolfeOptions& o) { o.bias_multiplier = -0.1; }, "bias_multiplier");
@@ -256,12 +256,12 @@ TEST_CASE("options are checked at construction, each naming its field", "[frank-
   // The paper calibration's condition ε ≤ 2 ln(1/δ) = 27.63 at δ = 1e-6 (Algorithm 1, Thm 3.1); tight has none.
   refused(
       [](FrankWolfeOptions& o) {
-        o.calibration = Calibration::paper;
-        o.target = EpsDelta(30.0, 1e-6);
+        o.privacy.calibration = Calibration::paper;
+        o.privacy.target = EpsDelta(30.0, 1e-6);
       },
       "epsilon");
   FrankWolfeOptions tight;
-  tight.target = EpsDelta(30.0, 1e-6);
+  tight.privacy.target = EpsDelta(30.0, 1e-6);
   CHECK_NOTHROW(PrivateFrankWolfe(tight));
   CHECK_THROWS_NAMING(paper_frank_wolfe_sigma(1.0, 10, EpsDelta(30.0, 1e-6)), InvalidParameter, Contains("epsilon"));
 
@@ -368,7 +368,7 @@ TEST_CASE("Frank-Wolfe projection invariant: after every local step ||P_Omega(Y_
     o.step = step;
     o.nuclear_norm_bound = 30.0 * std::sqrt(static_cast<double>(users * items));
     o.bias_multiplier = 0.0;
-    o.target = EpsDelta(20.0, 1e-6);
+    o.privacy.target = EpsDelta(20.0, 1e-6);
     std::vector<FrankWolfeUser> replay = local_users(o, ratings);
     int at_the_bound = 0;
     PrivateFrankWolfe mechanism(o);
@@ -400,7 +400,7 @@ TEST_CASE("Frank-Wolfe joint DP: user j's row is a function of the broadcasts an
     if (r.user == changed) r.value = -r.value + 0.25;
   const RatingsMatrix d(users, items, base), d_prime(users, items, moved);
   FrankWolfeOptions o = small_options(6, std::sqrt(6.0), 43);
-  o.target = EpsDelta(5.0, 1e-6);
+  o.privacy.target = EpsDelta(5.0, 1e-6);
   o.bias_multiplier = 0.2;  // visible steps at this small m
   o.step = FrankWolfeStep::standard;
 
@@ -438,7 +438,7 @@ TEST_CASE("Frank-Wolfe rank: every row lies in the span of the T-1 broadcast dir
     FrankWolfeOptions o = small_options(5, std::sqrt(10.0), 52);
     o.nonprivate = nonprivate;
     o.bias_multiplier = 0.0;
-    o.target = EpsDelta(10.0, 1e-6);
+    o.privacy.target = EpsDelta(10.0, 1e-6);
     PrivateFrankWolfe mechanism(o);
     const FrankWolfeResult result = mechanism.train(ratings, test_budget::unaccounted());
     REQUIRE(result.broadcasts.size() == 4);
@@ -467,7 +467,7 @@ TEST_CASE("the release: W(t) plus symmetric N(0, sigma^2) noise on and below the
   const Index users = 100, items = 40;
   const RatingsMatrix ratings(users, items, random_ratings(users, items, 8, 1.0, 61));
   FrankWolfeOptions o = small_options(11, std::sqrt(8.0), 62);
-  o.target = EpsDelta(50.0, 1e-6);
+  o.privacy.target = EpsDelta(50.0, 1e-6);
   PrivateFrankWolfe mechanism(o);
   const double sigma = mechanism.sigma();
   const double grid = privacy::snap_granularity(sigma);
@@ -508,7 +508,7 @@ TEST_CASE("exact eigensolver: the top pair of the release, as SelfAdjointEigenSo
   for (double epsilon : {0.5, 20.0, 0.0}) {
     FrankWolfeOptions o = small_options(5, std::sqrt(15.0), 72);
     o.nonprivate = epsilon == 0.0;
-    if (!o.nonprivate) o.target = EpsDelta(epsilon, 1e-6);
+    if (!o.nonprivate) o.privacy.target = EpsDelta(epsilon, 1e-6);
     PrivateFrankWolfe mechanism(o);
     int rounds = 0;
     mechanism.train(ratings, test_budget::unaccounted(), "fw", [&](const FrankWolfeRound& round) {
@@ -537,22 +537,22 @@ TEST_CASE("oja eigensolver: no n x n matrix, T(Gamma+1) releases accounted, usef
   FrankWolfeOptions o;
   o.nuclear_norm_bound = split.oracle_nuclear_norm;
   o.iterations = 10;
-  o.row_norm_bound = std::sqrt(20.0);
-  o.target = EpsDelta(5.0, 1e-6);
+  o.privacy.row_norm_bound = std::sqrt(20.0);
+  o.privacy.target = EpsDelta(5.0, 1e-6);
   o.step = FrankWolfeStep::standard;
   o.eigensolver = FrankWolfeEigensolver::oja;
   o.oja_iterations = 10;
-  o.seed = 82;
+  o.privacy.noise.seed = 82;
   PrivateFrankWolfe mechanism(o);
-  const double l2 = o.row_norm_bound * o.row_norm_bound;
+  const double l2 = o.privacy.row_norm_bound * o.privacy.row_norm_bound;
   CHECK(mechanism.releases() == 10 * 11);
   CHECK(mechanism.release_sensitivity() == Approx(4.0 * l2).epsilon(1e-14));  // (2L)², both relations
-  CHECK(mechanism.sigma() == privacy::analytic_gaussian_sigma(4.0 * l2 * std::sqrt(110.0), o.target));
+  CHECK(mechanism.sigma() == privacy::analytic_gaussian_sigma(4.0 * l2 * std::sqrt(110.0), o.privacy.target));
   FrankWolfeOptions paper = o;
-  paper.calibration = Calibration::paper;
-  CHECK(PrivateFrankWolfe(paper).sigma() == pca::paper_oja_sigma(2.0 * o.row_norm_bound, 10 * 10, o.target));
+  paper.privacy.calibration = Calibration::paper;
+  CHECK(PrivateFrankWolfe(paper).sigma() == pca::paper_oja_sigma(2.0 * o.privacy.row_norm_bound, 10 * 10, o.privacy.target));
 
-  privacy::PrivacyAccountant accountant(o.target);
+  privacy::PrivacyAccountant accountant(o.privacy.target);
   int rounds = 0;
   const FrankWolfeResult result = mechanism.train(split.train, accountant, "fw oja", [&](const FrankWolfeRound& round) {
     CHECK(round.released_gram == nullptr);
@@ -601,7 +601,7 @@ TEST_CASE("seeded runs are reproducible; two runs of one object differ; unseeded
   }
   CHECK_FALSE(a.secure());
   FrankWolfeOptions unseeded = o;
-  unseeded.seed.reset();
+  unseeded.privacy.noise.seed.reset();
   CHECK(PrivateFrankWolfe(unseeded).secure());
   unseeded.eigensolver = FrankWolfeEigensolver::oja;
   CHECK(PrivateFrankWolfe(unseeded).secure());
@@ -610,7 +610,7 @@ TEST_CASE("seeded runs are reproducible; two runs of one object differ; unseeded
   FrankWolfeOptions one = o;
   one.iterations = 1;
   PrivateFrankWolfe warm_up_only(one);
-  privacy::PrivacyAccountant accountant(one.target);
+  privacy::PrivacyAccountant accountant(one.privacy.target);
   const FrankWolfeResult nothing = warm_up_only.train(ratings, accountant);
   CHECK(nothing.broadcasts.empty());
   CHECK(nothing.predict(3, 7) == 0.0);
@@ -645,12 +645,12 @@ TEST_CASE("Frank-Wolfe synthetic regression: test RMSE within 0.02 of a referenc
       FrankWolfeOptions o;
       o.nuclear_norm_bound = split.oracle_nuclear_norm;
       o.iterations = 10;
-      o.row_norm_bound = std::sqrt(20.0);
-      o.calibration = Calibration::paper;
+      o.privacy.row_norm_bound = std::sqrt(20.0);
+      o.privacy.calibration = Calibration::paper;
       o.step = cells[c].step;
       o.nonprivate = cells[c].epsilon == 0.0;
-      if (!o.nonprivate) o.target = EpsDelta(cells[c].epsilon, 1e-6);
-      o.seed = 1000 + seed;
+      if (!o.nonprivate) o.privacy.target = EpsDelta(cells[c].epsilon, 1e-6);
+      o.privacy.noise.seed = 1000 + seed;
       PrivateFrankWolfe mechanism(o);
       const FrankWolfeResult result = mechanism.train(split.train, test_budget::unaccounted());
       CHECK(result.users_clipped == 0);

@@ -75,9 +75,9 @@ TEST_CASE("audit: private Frank-Wolfe broadcasts stay within the run's claim", "
 
   dpstream::completion::FrankWolfeOptions options;
   options.iterations = 3;
-  options.row_norm_bound = 1.0;
+  options.privacy.row_norm_bound = 1.0;
   options.nuclear_norm_bound = 2.0;
-  options.target = EpsDelta(3.0, 1e-3);
+  options.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::completion::PrivateFrankWolfe probe(options);
   const double claimed = gdp_epsilon(probe.joint_sensitivity() / probe.sigma(), kAuditDelta);
 
@@ -87,7 +87,7 @@ TEST_CASE("audit: private Frank-Wolfe broadcasts stay within the run's claim", "
         // D = with the target (neighbour = false), D' = without her.
         const RatingsMatrix data = ratings_with(shared, target, !neighbour, users, items);
         auto o = options;
-        o.seed = seed;
+        o.privacy.noise.seed = seed;
         dpstream::completion::PrivateFrankWolfe fw(o);
         // The attacker's replay of every user from the public broadcasts (the target from her known ratings).
         std::vector<dpstream::completion::FrankWolfeUser> replay;

@@ -47,14 +47,14 @@ FrankWolfeOptions frank_wolfe_options(const RecommendSettings& s, const RatingsM
                          : s.nuclear_norm ? *s.nuclear_norm
                                           : rating_bound_of(s) / 4 * std::sqrt(users * items);
   const Index cap = effective_cap(s);
-  o.row_norm_bound = s.row_norm_bound ? *s.row_norm_bound : rating_bound_of(s) * std::sqrt(static_cast<double>(cap > 0 ? cap : 80));
-  o.target = s.privacy.target();
-  o.calibration = s.mode == "faithful" ? privacy::Calibration::paper : privacy::Calibration::tight;
+  o.privacy.row_norm_bound = s.row_norm_bound ? *s.row_norm_bound : rating_bound_of(s) * std::sqrt(static_cast<double>(cap > 0 ? cap : 80));
+  o.privacy.target = s.privacy.target();
+  o.privacy.calibration = s.mode == "faithful" ? privacy::Calibration::paper : privacy::Calibration::tight;
   o.step = s.step == "paper" ? FrankWolfeStep::paper : FrankWolfeStep::standard;
   o.bias_multiplier = s.bias;
   o.eigensolver = s.eigensolver == "oja" ? FrankWolfeEigensolver::oja : FrankWolfeEigensolver::exact;
   o.nonprivate = !s.private_run();
-  o.seed = s.privacy.seed;
+  o.privacy.noise.seed = s.privacy.seed;
   return o;
 }
 
@@ -213,7 +213,7 @@ Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAcc
   Model m;
   m.rank = static_cast<Index>(result.broadcasts.size());
   m.epsilon_spent = o.nonprivate ? INFINITY : accountant.spent().epsilon;
-  m.notes = format_line("frank-wolfe: T = %.0f, k = %.4g, L = %.4g", o.iterations, o.nuclear_norm_bound, o.row_norm_bound) +
+  m.notes = format_line("frank-wolfe: T = %.0f, k = %.4g, L = %.4g", o.iterations, o.nuclear_norm_bound, o.privacy.row_norm_bound) +
             format_line(", sigma = %.4g over %.0f releases, eigenvalue bias %.4g", result.sigma,
                         static_cast<double>(result.releases_calibrated), result.bias) +
             format_line("; %.0f users clipped to L (exact, not private)\n", static_cast<double>(result.users_clipped));

@@ -140,6 +140,7 @@
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::pca {
 class PrivateOja;
@@ -161,10 +162,9 @@ FrankWolfeEigensolver parse_frank_wolfe_eigensolver(const std::string& text);
 struct FrankWolfeOptions {
   double nuclear_norm_bound = 1.0;  // k > 0: the nuclear-norm ball of Eq. (2) (NOT a rank)
   int iterations = 10;              // T ≥ 1: rounds as the paper counts them (T − 1 real steps)
-  double row_norm_bound = 1.0;      // L: bound on each user's ‖P_Ω(Y*_i)‖₂; finite > 0, (2L)² normal
-  privacy::EpsDelta target{1.0, 1e-6};  // for the whole run; δ > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  // The target is for the whole run (δ > 0); row_norm_bound is L, the bound on each user's
+  // ‖P_Ω(Y*_i)‖₂ (finite > 0, (2L)² normal); the noise's seed (set: reproducible, NOT secure).
+  privacy::PrivacySpec privacy;
   FrankWolfeStep step = FrankWolfeStep::paper;
   double bias_multiplier = 1.0;      // c ∈ [0, 1] on λ̂′'s bias term; 1 = faithful (post-processing)
   // β ∈ (0, 1) in ln(n/β). The paper gives no value; 0.01 reproduces the reference prototype table best
@@ -174,7 +174,6 @@ struct FrankWolfeOptions {
   int oja_iterations = 10;           // Γ ≥ 1: Oja steps per round (oja eigensolver only)
   bool clip_user_rows = true;        // true: scale users over L down to L (counted); false: refuse them
   bool nonprivate = false;           // σ = 0: the non-private baseline (header); NOT private
-  std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
 };
 
 // Δ of one exact-mode release Ŵ(t) for users with ‖P_Ω(Y*_i)‖₂ ≤ L: 4L² (add/remove) or 4√2·L²
