@@ -90,7 +90,7 @@ Figures measure(Eigen::Index d) {
   // Ingestion: an unbounded stream whose block never completes inside the loop (no release).
   ContinualSumOptions ingest;
   ingest.block_rows = std::uint64_t{1} << 62;
-  ContinualCovariance single(d, ingest), blocks(d, ingest);
+  ContinualCovariance single(d, ingest, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published")), blocks(d, ingest, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   f.single_rows_per_s = best_rate([&] {
     for (Eigen::Index i = 0; i < kBlock; ++i) single.update(rows.row(i).transpose());
     return static_cast<double>(kBlock);
@@ -111,7 +111,7 @@ Figures measure(Eigen::Index d) {
   // Releases, secure source (the default), unbounded so the loop never meets a horizon.
   ContinualSumOptions every_row;
   every_row.block_rows = 1;
-  ContinualCovariance releasing(d, every_row);
+  ContinualCovariance releasing(d, every_row, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   Eigen::Index next = 0;
   f.release_every_row_per_s = best_rate([&] {
     for (int i = 0; i < 16; ++i) releasing.update(rows.row(next++ % kBlock).transpose());
@@ -120,7 +120,7 @@ Figures measure(Eigen::Index d) {
   });
   ContinualSumOptions every_block;
   every_block.block_rows = kBlock;
-  ContinualCovariance releasing_blocks(d, every_block);
+  ContinualCovariance releasing_blocks(d, every_block, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   f.release_every_256_per_s = best_rate([&] {
     releasing_blocks.update_block(rows);
     checksum += releasing_blocks.noisy_prefix()(0, 0);

@@ -247,7 +247,7 @@ EndToEnd end_to_end(Index d, Index k, Index rows) {
   options.seed = 5;
   EndToEnd result;
   for (int with_learner = 0; with_learner < 2; ++with_learner) {
-    stream::ContinualCovariance sum(d, options);
+    stream::ContinualCovariance sum(d, options, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
     pca::FplOptions fpl;
     fpl.k = k;
     pca::FplOnlinePca learner(d, fpl);

@@ -31,6 +31,7 @@
 
 #include <Eigen/Dense>
 
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/noisy_power_method.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
@@ -90,7 +91,7 @@ MatrixXd output_perturbation(const MatrixXd& covariance, double n, double l, dou
   // covariance_sensitivity(add_remove_row, L') = L'², so L' = √Δ gives the mechanism sensitivity Δ.
   m.row_norm_bound = std::sqrt(2.0 * std::sqrt(2.0) * l * l / (n * gap));
   privacy::SeededNoiseSource noise(seed);
-  return top_k(privacy::SymmetricGaussianMechanism(m).release(v * v.transpose(), noise));
+  return top_k(privacy::SymmetricGaussianMechanism(m).release(v * v.transpose(), noise, privacy::Budget::unaccounted("a benchmark: nothing is published")));
 }
 
 struct Score {
@@ -118,7 +119,7 @@ std::vector<Score> run_trial(const Spiked& s, Index n, double sigma, std::uint64
   o.row_norm_bound = s.l;
   o.target = kTarget;
   o.seed = seed;
-  pca::StreamingPrivateOja oja(kDim, o);
+  pca::StreamingPrivateOja oja(kDim, o, privacy::Budget::unaccounted("a benchmark: nothing is published"));
   oja.update_block(rows);
   oja.flush();
   out.push_back(score(oja.basis(), s.u, sigma));
@@ -129,17 +130,17 @@ std::vector<Score> run_trial(const Spiked& s, Index n, double sigma, std::uint64
   g.mechanism.target = kTarget;
   g.mechanism.row_norm_bound = s.l;
   g.seed = seed + 1;
-  out.push_back(score(pca::GaussianPca(kDim, g).release(exact).subspace.vectors, s.u, sigma));
+  out.push_back(score(pca::GaussianPca(kDim, g).release(exact, privacy::Budget::unaccounted("a benchmark: nothing is published")).subspace.vectors, s.u, sigma));
   out.push_back(score(output_perturbation(exact.matrix(), double(n), s.l, kLambda2 - sigma * sigma, seed + 2), s.u,
                       sigma));
   pca::NoisyPowerMethodOptions p;
   p.k = kRank;
   p.iterations = 5;
   p.release_values = false;
-  p.target = kTarget;
-  p.row_norm_bound = s.l;
-  p.seed = seed + 3;
-  out.push_back(score(pca::NoisyPowerMethod(kDim, p).run(exact).vectors, s.u, sigma));
+  p.privacy.target = kTarget;
+  p.privacy.row_norm_bound = s.l;
+  p.privacy.noise.seed = seed + 3;
+  out.push_back(score(pca::NoisyPowerMethod(kDim, p).run(exact, privacy::Budget::unaccounted("a benchmark: nothing is published")).vectors, s.u, sigma));
   return out;
 }
 

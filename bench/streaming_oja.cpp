@@ -80,7 +80,7 @@ Rate dense_part(Eigen::Index k) {
   o.k = k;
   o.batch_rows = 1875;
   o.seed = 1;
-  StreamingPrivateOja oja(784, o);
+  StreamingPrivateOja oja(784, o, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   t0 = Clock::now();
   read_dense([&](const Eigen::VectorXd& row) { oja.update(row); });
   oja.flush();
@@ -103,7 +103,7 @@ SparseResult sparse_part(std::uint64_t rows, double scale_share, Eigen::Index ov
   try {  // what the covariance methods do at this d: refuse before allocating
     dpstream::stream::ContinualSumOptions c;
     c.horizon = 100;
-    dpstream::stream::ContinualCovariance covariance(d, c);
+    dpstream::stream::ContinualCovariance covariance(d, c, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
     r.refusal = "(not refused)";
   } catch (const std::exception& e) {
     r.refusal = e.what();
@@ -125,7 +125,7 @@ SparseResult sparse_part(std::uint64_t rows, double scale_share, Eigen::Index ov
   o.scale_share = scale_share;
   if (oversampling >= 0) o.oversampling = oversampling;
   o.seed = 1;
-  StreamingPrivateOja oja(d, o);
+  StreamingPrivateOja oja(d, o, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   t0 = Clock::now();
   {
     dpstream::io::SparseSyntheticRows gen(g);

@@ -11,6 +11,7 @@
 
 #include <Eigen/Dense>
 
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/io/row_source.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
@@ -20,6 +21,7 @@ namespace {
 using Eigen::Index;
 using Eigen::MatrixXd;
 namespace pca = dpstream::pca;
+namespace privacy = dpstream::privacy;
 
 MatrixXd unit_rows(const std::string& path, long limit) {
   auto source = dpstream::io::open_row_source(path, dpstream::io::RowFormat::idx);
@@ -41,7 +43,7 @@ double one_pass(const MatrixXd& rows, Index k, std::optional<double> scale_share
   o.horizon = std::uint64_t(rows.rows());
   o.seed = seed;
   o.scale_share = scale_share;
-  pca::StreamingPrivateOja oja(rows.cols(), o);
+  pca::StreamingPrivateOja oja(rows.cols(), o, privacy::Budget::unaccounted("a benchmark: nothing is published"));
   oja.update_block(rows);
   oja.flush();
   return (rows * oja.basis()).squaredNorm();
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
       pca::GaussianPcaOptions g;
       g.k = k;
       g.seed = 100 + std::uint64_t(s);
-      const double gauss = (rows * pca::GaussianPca(rows.cols(), g).release(rows).subspace.vectors).squaredNorm();
+      const double gauss = (rows * pca::GaussianPca(rows.cols(), g).release(rows, privacy::Budget::unaccounted("a benchmark: nothing is published")).subspace.vectors).squaredNorm();
       std::printf("k=%-2ld seed=%d  C=L^2 %.4f  default (derived scale_share %.4f) %.4f  Analyze Gauss %.4f\n",
                   long(k), s, one_pass(rows, k, 0.0, std::uint64_t(s)) / best,
                   pca::derived_scale_share(rows.cols(), pca::StreamingPrivateOjaOptions{}.clip_quantile),

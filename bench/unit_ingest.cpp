@@ -25,6 +25,7 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/contribution_bound.hpp"
@@ -52,7 +53,8 @@ stream::ContinualSumOptions stream_options(std::uint64_t rows, bool keyed) {
 // keyed, guarded, ingested.
 double ingest(const Eigen::MatrixXd& rows, const std::vector<std::string>* keys) {
   const Eigen::Index d = rows.cols();
-  stream::ContinualCovariance sum(d, stream_options(static_cast<std::uint64_t>(rows.rows()), keys != nullptr));
+  stream::ContinualCovariance sum(d, stream_options(static_cast<std::uint64_t>(rows.rows()), keys != nullptr),
+                                 privacy::Budget::unaccounted("a benchmark: nothing is published"));
   stream::RowGuard guard({d, 1.0, stream::OverNormPolicy::clip});
   std::unique_ptr<stream::ContributionBound> bound;
   if (keys != nullptr) {

@@ -59,7 +59,8 @@ int main() {
   stream_options.target = privacy::EpsDelta(1.0, 1e-6);
   stream_options.row_norm_bound = 1.0;  // must match the guard's bound
   stream_options.seed = 7;
-  stream::ContinualCovariance sum(d, stream_options);
+  privacy::PrivacyAccountant accountant(stream_options.target);  // the stream is charged once, here
+  stream::ContinualCovariance sum(d, stream_options, accountant);
 
   // 3. The learner follows the stream's releases (post-processing: it spends no privacy of its own).
   pca::FplOptions learner_options;

@@ -64,7 +64,7 @@ int main() {
   stream_options.target = share;
   stream_options.row_norm_bound = 1.0;
   stream_options.seed = 7;
-  stream::ContinualCovariance sum(d, stream_options, &accountant);
+  stream::ContinualCovariance sum(d, stream_options, accountant);
   pca::FplOptions fpl_options;
   fpl_options.k = k;
   fpl_options.mode = pca::FplMode::private_tree;
@@ -78,7 +78,7 @@ int main() {
   oja_options.row_norm_bound = 1.0;
   oja_options.target = share;
   oja_options.seed = 8;
-  pca::StreamingPrivateOja oja(d, oja_options, &accountant);
+  pca::StreamingPrivateOja oja(d, oja_options, accountant);
 
   // 5. Event-driven refresh: react to each estimator's own events (here: count them).
   std::uint64_t fpl_refreshes = 0, oja_steps = 0;

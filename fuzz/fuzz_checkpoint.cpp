@@ -39,7 +39,7 @@ std::string round_trip(const Sum& sum, Eigen::Index dimension, const dpstream::s
   const std::string once = sum.serialize();
   auto acc = dpstream_fuzz::fuzz_accountant();
   try {
-    const Sum back = Sum::deserialize(once, dimension, options, &acc);
+    const Sum back = Sum::deserialize(once, dimension, options, acc);
     if (back.serialize() != once) {
       std::fprintf(stderr, "%s: re-serialized checkpoint differs\n", when);
       fuzz_fail("checkpoint serialize -> deserialize -> serialize is not stable");
@@ -57,7 +57,7 @@ void restore_sum(const std::string& bytes, const dpstream_fuzz::SumConfig& confi
   auto acc = dpstream_fuzz::fuzz_accountant();
   std::optional<Sum> sum;
   try {
-    sum.emplace(Sum::deserialize(bytes, config.dimension, options, &acc));
+    sum.emplace(Sum::deserialize(bytes, config.dimension, options, acc));
   } catch (const CorruptInput&) {
     return;
   }

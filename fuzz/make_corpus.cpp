@@ -216,7 +216,7 @@ template <class Sum>
 void sum_checkpoints(unsigned config) {
   const dpstream_fuzz::SumConfig c = dpstream_fuzz::sum_config(config);
   auto acc = dpstream_fuzz::fuzz_accountant();
-  Sum sum(c.dimension, c.options, &acc);
+  Sum sum(c.dimension, c.options, acc);
   const std::string prefix(1, static_cast<char>(config));
   const std::string name = "config" + std::to_string(config);
   put("fuzz_checkpoint", name + "_fresh.ckpt", prefix + trimmed(sum.serialize()));

@@ -16,6 +16,7 @@
 #include "dpstream/privacy/huber.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "unaccounted.hpp"
 
 namespace test_additive_mechanism {
 
@@ -51,7 +52,7 @@ TEST_CASE("every additive mechanism follows the one release protocol", "[additiv
     SeededNoiseSource noise(31), twin(31);
     Eigen::VectorXd bad = Eigen::VectorXd::Zero(3);
     bad[1] = kNaN;
-    REQUIRE_THROWS_WITH(m.mechanism.add_noise(bad, noise, &accountant),
+    REQUIRE_THROWS_WITH(m.mechanism.add_noise(bad, noise, accountant),
                         m.name + ": value[1] is not finite, got nan");
     REQUIRE(accountant.ledger().empty());
     REQUIRE(noise.next_word() == twin.next_word());
@@ -59,7 +60,7 @@ TEST_CASE("every additive mechanism follows the one release protocol", "[additiv
     // One release: charged once under the default label; a second is past the budget and neither
     // changes the value nor draws.
     Eigen::VectorXd v = Eigen::VectorXd::Constant(3, 2.0);
-    m.mechanism.add_noise(v, noise, &accountant);
+    m.mechanism.add_noise(v, noise, accountant);
     REQUIRE(accountant.ledger().size() == 1);
     REQUIRE(accountant.ledger()[0].label == m.label);
     REQUIRE(v != Eigen::VectorXd::Constant(3, 2.0));
@@ -67,11 +68,11 @@ TEST_CASE("every additive mechanism follows the one release protocol", "[additiv
     SeededNoiseSource after(31);
     after.next_word();  // the word the first check above read from `noise`
     Eigen::VectorXd unaccounted = Eigen::VectorXd::Constant(3, 2.0);
-    m.mechanism.add_noise(unaccounted, after);
+    m.mechanism.add_noise(unaccounted, after, test_budget::unaccounted());
     REQUIRE(unaccounted == v);  // the charge draws nothing: same noise with or without an accountant
     const Eigen::VectorXd before = v;
-    REQUIRE_THROWS_AS(m.mechanism.add_noise(v, noise, &accountant, "second"), BudgetExhausted);
-    REQUIRE_THROWS_AS(m.mechanism.release(1.0, noise, &accountant), BudgetExhausted);
+    REQUIRE_THROWS_AS(m.mechanism.add_noise(v, noise, accountant, "second"), BudgetExhausted);
+    REQUIRE_THROWS_AS(m.mechanism.release(1.0, noise, accountant), BudgetExhausted);
     REQUIRE(v == before);
     REQUIRE(accountant.ledger().size() == 1);
     REQUIRE(noise.next_word() == after.next_word());
@@ -80,10 +81,10 @@ TEST_CASE("every additive mechanism follows the one release protocol", "[additiv
     SeededNoiseSource a(7), b(7), c(7);
     Eigen::VectorXd x(1);
     x[0] = 0.25;
-    const Eigen::VectorXd released = m.mechanism.release(x, a);
-    m.mechanism.add_noise(x, b);
+    const Eigen::VectorXd released = m.mechanism.release(x, a, test_budget::unaccounted());
+    m.mechanism.add_noise(x, b, test_budget::unaccounted());
     REQUIRE(released == x);
-    REQUIRE(m.mechanism.release(0.25, c) == x[0]);
+    REQUIRE(m.mechanism.release(0.25, c, test_budget::unaccounted()) == x[0]);
   }
 }
 
@@ -93,7 +94,7 @@ TEST_CASE("the Laplace size check refuses before the charge", "[additive]") {
   PrivacyAccountant accountant(EpsDelta(1.0, 0.0));
   SeededNoiseSource noise(3);
   Eigen::VectorXd v = Eigen::VectorXd::Zero(4);
-  REQUIRE_THROWS_AS(laplace.add_noise(v, noise, &accountant), InvalidParameter);
+  REQUIRE_THROWS_AS(laplace.add_noise(v, noise, accountant), InvalidParameter);
   REQUIRE(accountant.ledger().empty());
 }
 

@@ -11,6 +11,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "unaccounted.hpp"
 
 namespace test_aggregate_bounds {
 
@@ -42,7 +43,7 @@ BlockAggregate one_row_part(const Eigen::MatrixXd& c) {
 }
 
 void refused_unchanged(const BlockAggregate& part, const std::string& reason) {
-  ContinualCovariance sum(part.dimension, seeded(1));
+  ContinualCovariance sum(part.dimension, seeded(1), test_budget::unaccounted());
   CHECK_THROWS_NAMING(sum.add_aggregate(part), InvalidParameter, Catch::Contains(reason));
   CHECK(sum.rows() == 0);
   CHECK(sum.steps() == 0);
@@ -67,7 +68,7 @@ TEST_CASE("a part that is not positive semidefinite is refused", "[aggregate][pr
   // Negative by far less than the rounding allowance: a tiny negative eigenvalue is a rounding.
   Eigen::MatrixXd rank_one = Eigen::VectorXd::Constant(3, 0.5) * Eigen::RowVectorXd::Constant(3, 0.5);
   rank_one(0, 0) -= 1e-17;
-  ContinualCovariance sum(3, seeded(1));
+  ContinualCovariance sum(3, seeded(1), test_budget::unaccounted());
   CHECK_NOTHROW(sum.add_aggregate(one_row_part(rank_one)));
 }
 
@@ -75,7 +76,7 @@ TEST_CASE("a part over the norm bound is still refused; a vector part's size is 
   refused_unchanged(one_row_part(Eigen::MatrixXd::Identity(2, 2)), "trace");  // trace 2 > 1·L²
   BlockAggregate v = aggregate_rows("vector", Eigen::RowVectorXd::Constant(2, 0.5), 0, 1, clip_guard(2)).at(0);
   v.packed_sum << 1.0, 1.0;  // norm √2 > 1·L
-  ContinualVectorSum vector_sum(2, seeded(1));
+  ContinualVectorSum vector_sum(2, seeded(1), test_budget::unaccounted());
   CHECK_THROWS_NAMING(vector_sum.add_aggregate(v), InvalidParameter, Catch::Contains("norm"));
 }
 
@@ -89,7 +90,7 @@ TEST_CASE("genuine parts, rank-deficient and one-row ones, are accepted and give
   rows.row(4).setZero();
   rows.row(9) = rows.row(8);
   for (const std::uint64_t block : {std::uint64_t{1}, std::uint64_t{5}}) {
-    ContinualCovariance single(d, seeded(block)), split(d, seeded(block));
+    ContinualCovariance single(d, seeded(block), test_budget::unaccounted()), split(d, seeded(block), test_budget::unaccounted());
     RowGuard guard(clip_guard(d));
     Eigen::MatrixXd guarded = rows;
     for (Eigen::Index i = 0; i < rows.rows(); ++i) {

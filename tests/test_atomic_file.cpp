@@ -16,6 +16,7 @@
 #include "dpstream/io/row_log.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "temp_dir.hpp"
+#include "unaccounted.hpp"
 
 namespace test_atomic_file {
 
@@ -123,7 +124,7 @@ TEST_CASE("ContinualSum::save_checkpoint removes its own temporary and no look-a
   dpstream::stream::ContinualSumOptions options;
   options.horizon = 4;
   options.seed = 1;
-  dpstream::stream::ContinualVectorSum sum(2, options);
+  dpstream::stream::ContinualVectorSum sum(2, options, test_budget::unaccounted());
   sum.update(Eigen::Vector2d(0.5, 0.5));
   sum.save_checkpoint(path);
   sum.save_checkpoint(path);

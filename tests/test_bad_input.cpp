@@ -59,6 +59,7 @@
 #include "dpstream/stream/row_guard.hpp"
 #include "row_log.pb.h"
 #include "temp_dir.hpp"
+#include "unaccounted.hpp"
 
 namespace test_bad_input {
 
@@ -208,8 +209,8 @@ completion::FrankWolfeOptions fw_options() {
   completion::FrankWolfeOptions o;
   o.iterations = 3;
   o.nuclear_norm_bound = 5;
-  o.row_norm_bound = 10;
-  o.seed = 3;
+  o.privacy.row_norm_bound = 10;
+  o.privacy.noise.seed = 3;
   return o;
 }
 
@@ -250,10 +251,10 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   }
 
   // ContinualSum (vector and covariance), row by row and by block: the stream is unchanged.
-  stream::ContinualVectorSum vsum(3, sum_options());
+  stream::ContinualVectorSum vsum(3, sum_options(), test_budget::unaccounted());
   vsum.update(good);
   EXPECT_THROWS_NAMING(InvalidRow, vsum.update(bad), "row 1", "nan", "over the bound");
-  stream::ContinualCovariance csum(3, sum_options());
+  stream::ContinualCovariance csum(3, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, csum.update(bad), "row 0", "nan");
   MatrixXd block = small_rows(3, 3);
   block(2, 0) = kNaN;
@@ -306,16 +307,16 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   privacy::SeededNoiseSource noise(1);
   privacy::PrivacyAccountant acc(privacy::EpsDelta(10.0, 1e-6));
   const privacy::GaussianMechanism gauss(1.0, privacy::EpsDelta(1.0, 1e-6));
-  EXPECT_THROWS_NAMING(InvalidParameter, gauss.release(bad, noise, &acc), "gaussian mechanism", "value[1]", "not finite");
-  EXPECT_THROWS_NAMING(InvalidParameter, gauss.release(kNaN, noise, &acc), "value[0]", "not finite");
+  EXPECT_THROWS_NAMING(InvalidParameter, gauss.release(bad, noise, acc), "gaussian mechanism", "value[1]", "not finite");
+  EXPECT_THROWS_NAMING(InvalidParameter, gauss.release(kNaN, noise, acc), "value[0]", "not finite");
   const privacy::LaplaceMechanism laplace(1.0, 1.0);
-  EXPECT_THROWS_NAMING(InvalidParameter, laplace.release(kNaN, noise, &acc), "laplace mechanism", "value[0]", "nan");
+  EXPECT_THROWS_NAMING(InvalidParameter, laplace.release(kNaN, noise, acc), "laplace mechanism", "value[0]", "nan");
   const privacy::HuberMechanism huber(1.0, 1.0);
-  EXPECT_THROWS_NAMING(InvalidParameter, huber.release(kNaN, noise, &acc), "huber mechanism", "value[0]", "nan");
+  EXPECT_THROWS_NAMING(InvalidParameter, huber.release(kNaN, noise, acc), "huber mechanism", "value[0]", "nan");
   const privacy::SymmetricGaussianMechanism sym({});
   MatrixXd cov = small_symmetric(3);
   cov(0, 1) = cov(1, 0) = kNaN;
-  EXPECT_THROWS_NAMING(InvalidParameter, sym.release(cov, noise, &acc), "covariance(1,0)", "not finite");
+  EXPECT_THROWS_NAMING(InvalidParameter, sym.release(cov, noise, acc), "covariance(1,0)", "not finite");
   CHECK(acc.ledger().empty());
 
   // PCA estimators: the row index.
@@ -324,16 +325,16 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   pca::GaussianPcaOptions gpo;
   gpo.seed = 1;
   pca::GaussianPca gpca(3, gpo);
-  EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows), "row 2", "nan");
+  EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 2", "nan");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
-  EXPECT_THROWS_NAMING(InvalidRow, npm.run(rows), "row 2", "nan");
+  EXPECT_THROWS_NAMING(InvalidRow, npm.run(rows, test_budget::unaccounted()), "row 2", "nan");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 10;
   spo.refresh_every = 5;
-  spo.refresh.seed = 1;
-  pca::StreamingPrivatePca spca(3, spo);
+  spo.refresh.privacy.noise.seed = 1;
+  pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, spca.update(bad), "row 0", "nan");
   EXPECT_THROWS_NAMING(InvalidRow, spca.update_block(rows), "row 2", "nan");
   pca::FplOptions fpo;
@@ -342,20 +343,20 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   EXPECT_THROWS_NAMING(InvalidRow, fpl.update(bad), "row 0", "column 1", "not finite");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
-  EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows), "row 2", "column 1", "nan");
+  EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows, test_budget::unaccounted()), "row 2", "column 1", "nan");
   pca::InputPerturbationOptions ipo;
   const pca::InputPerturbation ip(ipo);
-  EXPECT_THROWS_NAMING(InvalidRow, ip.perturb(rows, noise), "row 2", "column 1", "nan");
+  EXPECT_THROWS_NAMING(InvalidRow, ip.perturb(rows, noise, test_budget::unaccounted()), "row 2", "column 1", "nan");
   pca::FindAndProjectOptions fpp;
   fpp.oversampling = 0;
   const pca::PrivateFindAndProject pfp(fpp);
-  EXPECT_THROWS_NAMING(InvalidRow, pfp.release(rows, noise), "row 2", "column 1", "nan");
+  EXPECT_THROWS_NAMING(InvalidRow, pfp.release(rows, noise, test_budget::unaccounted()), "row 2", "column 1", "nan");
   pca::PpiOptions ppo;
   ppo.iterations = 2;
   ppo.coherence_bound = 3;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_power_iteration(cov, ppo, noise), "(1,0)", "not finite");
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_power_iteration(cov, ppo, noise, test_budget::unaccounted()), "(1,0)", "not finite");
   EXPECT_THROWS_NAMING(InvalidParameter, pca::top_k_eigen(cov, 1), "(1,0)", "nan");
   EXPECT_THROWS_NAMING(InvalidParameter, pca::top_k_svd(rows, 1), "top_k_svd", "non-finite");
 
@@ -388,7 +389,7 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   EXPECT_THROWS_NAMING(InvalidParameter, stream::RowGuard({3, kNaN}), "norm_bound", "nan");
   stream::ContinualSumOptions so = sum_options();
   so.row_norm_bound = kNaN;
-  EXPECT_THROWS_NAMING(InvalidParameter, stream::ContinualVectorSum(3, so), "row_norm_bound", "nan");
+  EXPECT_THROWS_NAMING(InvalidParameter, stream::ContinualVectorSum(3, so, test_budget::unaccounted()), "row_norm_bound", "nan");
   EXPECT_THROWS_NAMING(InvalidParameter, acc.charge_pure("x", kNaN), "epsilon", "nan");
 }
 
@@ -412,9 +413,9 @@ TEST_CASE("bad input: +Inf or -Inf in a row, a value or a parameter", "[bad-inpu
   EXPECT_THROWS_NAMING(InvalidRow, guard.admit_sparse(idx, vals), "row 2", "column 1", "-inf");
   CHECK(guard.counts().rejected == 3);
 
-  stream::ContinualVectorSum vsum(3, sum_options());
+  stream::ContinualVectorSum vsum(3, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, vsum.update(pos), "row 0", "l2 norm inf");
-  stream::ContinualCovariance csum(3, sum_options());
+  stream::ContinualCovariance csum(3, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, csum.update(neg), "row 0", "l2 norm inf");
 
   // Readers pass ±inf through ("inf", "-Infinity", huge magnitudes), RowGuard refuses it.
@@ -442,9 +443,9 @@ TEST_CASE("bad input: +Inf or -Inf in a row, a value or a parameter", "[bad-inpu
   privacy::SeededNoiseSource noise(1);
   privacy::PrivacyAccountant acc(privacy::EpsDelta(10.0, 1e-6));
   const privacy::GaussianMechanism gauss(1.0, privacy::EpsDelta(1.0, 1e-6));
-  EXPECT_THROWS_NAMING(InvalidParameter, gauss.release(pos, noise, &acc), "value[2]", "not finite");
+  EXPECT_THROWS_NAMING(InvalidParameter, gauss.release(pos, noise, acc), "value[2]", "not finite");
   const privacy::LaplaceMechanism laplace(1.0, 1.0);
-  EXPECT_THROWS_NAMING(InvalidParameter, laplace.release(-kInf, noise, &acc), "value[0]", "-inf");
+  EXPECT_THROWS_NAMING(InvalidParameter, laplace.release(-kInf, noise, acc), "value[0]", "-inf");
   CHECK(acc.ledger().empty());
 
   MatrixXd rows = small_rows(3, 3);
@@ -452,14 +453,14 @@ TEST_CASE("bad input: +Inf or -Inf in a row, a value or a parameter", "[bad-inpu
   pca::GaussianPcaOptions gpo;
   gpo.seed = 1;
   pca::GaussianPca gpca(3, gpo);
-  EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows), "row 1", "inf");
+  EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 1", "inf");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
-  EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows), "row 1", "column 1", "-inf");
+  EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows, test_budget::unaccounted()), "row 1", "column 1", "-inf");
   const pca::InputPerturbation ip(pca::InputPerturbationOptions{});
-  EXPECT_THROWS_NAMING(InvalidRow, ip.perturb(rows, noise), "row 1", "column 1", "-inf");
+  EXPECT_THROWS_NAMING(InvalidRow, ip.perturb(rows, noise, test_budget::unaccounted()), "row 1", "column 1", "-inf");
 
   EXPECT_THROWS_NAMING(InvalidParameter, completion::RatingsMatrix(1, 1, {{0, 0, kInf}}), "rating 0", "value is inf");
   const std::string ratings_tsv = dir.file("inf.data");
@@ -488,10 +489,10 @@ TEST_CASE("bad input: a row of the wrong dimension", "[bad-input][dimension]") {
   EXPECT_THROWS_NAMING(InvalidRow, guard.admit_sparse(idx, vals), "row 1", "sparse index 5", "outside [0, 3)");
   EXPECT_THROWS_NAMING(InvalidRow, stream::require_bounded_row(short_row, 4, 3, 1.0), "row 4", "dimension 2, expected 3");
 
-  stream::ContinualVectorSum vsum(3, sum_options());
+  stream::ContinualVectorSum vsum(3, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, vsum.update(short_row), "row 0", "dimension 2, expected 3");
   EXPECT_THROWS_NAMING(InvalidRow, vsum.update_block(small_rows(2, 4)), "row 0", "block of dimension 4, expected 3");
-  stream::ContinualCovariance csum(3, sum_options());
+  stream::ContinualCovariance csum(3, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, csum.update(small_row(4)), "row 0", "dimension 4, expected 3");
 
   // Readers: the file, the line or byte offset, the row.
@@ -530,16 +531,16 @@ TEST_CASE("bad input: a row of the wrong dimension", "[bad-input][dimension]") {
   pca::GaussianPcaOptions gpo;
   gpo.seed = 1;
   pca::GaussianPca gpca(3, gpo);
-  EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(small_rows(4, 2)), "rows have 2 columns", "dimension is 3");
-  EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(stream::CovarianceAccumulator(4)), "dimension is 4");
+  EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(small_rows(4, 2), test_budget::unaccounted()), "rows have 2 columns", "dimension is 3");
+  EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(stream::CovarianceAccumulator(4), test_budget::unaccounted()), "dimension is 4");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
-  EXPECT_THROWS_NAMING(InvalidParameter, npm.run(small_rows(4, 2)), "rows have 2 columns", "dimension is 3");
+  EXPECT_THROWS_NAMING(InvalidParameter, npm.run(small_rows(4, 2), test_budget::unaccounted()), "rows have 2 columns", "dimension is 3");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 10;
-  spo.refresh.seed = 1;
-  pca::StreamingPrivatePca spca(3, spo);
+  spo.refresh.privacy.noise.seed = 1;
+  pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, spca.update(short_row), "row 0", "dimension 2, expected 3");
   pca::FplOptions fpo;
   fpo.mode = pca::FplMode::follow_the_leader;
@@ -548,15 +549,15 @@ TEST_CASE("bad input: a row of the wrong dimension", "[bad-input][dimension]") {
   EXPECT_THROWS_NAMING(InvalidParameter, fpl.gain(short_row), "gain", "row has 2 entries");
   pca::FplOptions tree_fpo;
   pca::FplOnlinePca tree_fpl(3, tree_fpo);
-  stream::ContinualCovariance other(4, sum_options());
+  stream::ContinualCovariance other(4, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidParameter, tree_fpl.attach(other), "attach", "dimension is 4");
   privacy::SeededNoiseSource noise(1);
   const privacy::SymmetricGaussianMechanism sym({});
-  EXPECT_THROWS_NAMING(InvalidParameter, sym.release(MatrixXd::Zero(3, 2), noise), "must be square", "3x2");
+  EXPECT_THROWS_NAMING(InvalidParameter, sym.release(MatrixXd::Zero(3, 2), noise, test_budget::unaccounted()), "must be square", "3x2");
   pca::PpiOptions ppo;
   ppo.iterations = 2;
   ppo.coherence_bound = 3;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_power_iteration(MatrixXd::Zero(3, 2), ppo, noise), "square");
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_power_iteration(MatrixXd::Zero(3, 2), ppo, noise, test_budget::unaccounted()), "square");
 
   // Ratings: a line of another number of fields.
   const std::string ratings = dir.file("dim.csv.ratings");
@@ -588,10 +589,10 @@ TEST_CASE("bad input: a row whose l2 norm is over the bound", "[bad-input][norm]
   EXPECT_THROWS_NAMING(InvalidRow, stream::require_bounded_row(big, 9, 3, 1.0), "row 9", "l2 norm 2",
                        "over the bound 1");
 
-  stream::ContinualVectorSum vsum(3, sum_options());
+  stream::ContinualVectorSum vsum(3, sum_options(), test_budget::unaccounted());
   vsum.update(small_row(3));
   EXPECT_THROWS_NAMING(InvalidRow, vsum.update(big), "row 1", "l2 norm 2", "over the bound 1");
-  stream::ContinualCovariance csum(3, sum_options());
+  stream::ContinualCovariance csum(3, sum_options(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, csum.update(big), "row 0", "over the bound");
 
   MatrixXd rows = small_rows(4, 3);
@@ -599,47 +600,47 @@ TEST_CASE("bad input: a row whose l2 norm is over the bound", "[bad-input][norm]
   pca::GaussianPcaOptions gpo;
   gpo.seed = 1;
   pca::GaussianPca gpca(3, gpo);
-  EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows), "row 3", "over the bound");
+  EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 3", "over the bound");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
-  EXPECT_THROWS_NAMING(InvalidRow, npm.run(rows), "row 3", "over the bound");
+  EXPECT_THROWS_NAMING(InvalidRow, npm.run(rows, test_budget::unaccounted()), "row 3", "over the bound");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 10;
   spo.refresh_every = 5;
-  spo.refresh.seed = 1;
-  pca::StreamingPrivatePca spca(3, spo);
+  spo.refresh.privacy.noise.seed = 1;
+  pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidRow, spca.update(big), "row 0", "over the bound");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
-  EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows), "row 3", "exceeds row_norm_bound 1");
+  EXPECT_THROWS_NAMING(InvalidRow, oja.run(rows, test_budget::unaccounted()), "row 3", "exceeds row_norm_bound 1");
   privacy::SeededNoiseSource noise(1);
   const pca::InputPerturbation ip(pca::InputPerturbationOptions{});
-  EXPECT_THROWS_NAMING(InvalidRow, ip.perturb(rows, noise), "row 3", "over row_norm_bound 1");
+  EXPECT_THROWS_NAMING(InvalidRow, ip.perturb(rows, noise, test_budget::unaccounted()), "row 3", "over row_norm_bound 1");
   pca::FindAndProjectOptions fpp;
   fpp.oversampling = 0;
   const pca::PrivateFindAndProject pfp(fpp);
-  EXPECT_THROWS_NAMING(InvalidRow, pfp.release(rows, noise), "row 3", "over row_norm_bound");
+  EXPECT_THROWS_NAMING(InvalidRow, pfp.release(rows, noise, test_budget::unaccounted()), "row 3", "over row_norm_bound");
 
   // Completion: a user's ratings over L (refused when not clipping), a user over ξ ratings.
   const completion::RatingsMatrix ratings = small_ratings();
   completion::FrankWolfeOptions fo = fw_options();
-  fo.row_norm_bound = 1.0;
+  fo.privacy.row_norm_bound = 1.0;
   fo.clip_user_rows = false;
   EXPECT_THROWS_NAMING(InvalidRow, completion::FrankWolfeUser(fo, ratings, 1), "user 1", "exceeds row_norm_bound 1");
   completion::PrivateFrankWolfe fw(fo);
-  EXPECT_THROWS_NAMING(InvalidRow, fw.train(ratings), "user 0", "exceeds row_norm_bound");
+  EXPECT_THROWS_NAMING(InvalidRow, fw.train(ratings, test_budget::unaccounted()), "user 0", "exceeds row_norm_bound");
   fo.clip_user_rows = true;
   completion::PrivateFrankWolfe fw_clip(fo);
-  CHECK(fw_clip.train(ratings).users_clipped == 3);
+  CHECK(fw_clip.train(ratings, test_budget::unaccounted()).users_clipped == 3);
   completion::AlsOptions ao = als_options();
   ao.mode = completion::AlsMode::rigorous;
   ao.mechanism = completion::AlsMechanism::gaussian;
   ao.max_per_user = 1;
   completion::PrivateAls als(ao);
-  EXPECT_THROWS_NAMING(InvalidRow, als.train(ratings), "user 0 has 2 ratings", "over max_per_user 1");
+  EXPECT_THROWS_NAMING(InvalidRow, als.train(ratings, test_budget::unaccounted()), "user 0 has 2 ratings", "over max_per_user 1");
 }
 
 // =================================================================================================
@@ -678,9 +679,9 @@ TEST_CASE("bad input: an empty file", "[bad-input][empty-file]") {
   write_text(comments, "# nothing\nuserId,movieId,rating\n");
   EXPECT_THROWS_NAMING(CorruptInput, completion::read_ratings(comments), comments, "no rating");
 
-  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::load_checkpoint(ckpt, 3, sum_options()),
+  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::load_checkpoint(ckpt, 3, sum_options(), test_budget::unaccounted()),
                        "checkpoint " + ckpt, "0 bytes without the CRC-32 trailer");
-  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::deserialize("", 3, sum_options()), "0 bytes");
+  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::deserialize("", 3, sum_options(), test_budget::unaccounted()), "0 bytes");
   EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(""), "privacy ledger",
                        "0 bytes without the CRC-32 trailer");
 }
@@ -892,7 +893,7 @@ namespace {
 
 // A checkpoint of a seeded vector sum (d = 3) with an accountant, after 5 rows (2 releases, 1 pending).
 std::string vector_checkpoint(privacy::PrivacyAccountant& acc, int rows = 5) {
-  stream::ContinualVectorSum sum(3, sum_options(), &acc);
+  stream::ContinualVectorSum sum(3, sum_options(), acc);
   for (int i = 0; i < rows; ++i) sum.update(small_row(3, 0.1 * (i + 1)));
   return sum.serialize();
 }
@@ -905,17 +906,17 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   const std::string bytes = vector_checkpoint(acc);
 
   using Sum = stream::ContinualVectorSum;
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(std::string("\xff\xff\xff\xff\xff", 5), 3, sum_options()),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(std::string("\xff\xff\xff\xff\xff", 5), 3, sum_options(), test_budget::unaccounted()),
                        "continual sum checkpoint", "without the CRC-32 trailer");
   EXPECT_THROWS_NAMING(CorruptInput,
-                       Sum::deserialize(base::seal_message(std::string("\xff\xff\xff\xff\xff", 5)), 3, sum_options()),
+                       Sum::deserialize(base::seal_message(std::string("\xff\xff\xff\xff\xff", 5)), 3, sum_options(), test_budget::unaccounted()),
                        "continual sum checkpoint", "do not parse");
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes.substr(0, bytes.size() / 2), 3, sum_options()),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes.substr(0, bytes.size() / 2), 3, sum_options(), test_budget::unaccounted()),
                        "continual sum checkpoint");
   // Damaged bytes: the CRC-32 seal names the damage.
   std::string flipped = bytes;
   flipped[bytes.size() / 3] = static_cast<char>(flipped[bytes.size() / 3] ^ 0x10);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(flipped, 3, sum_options()), "continual sum checkpoint",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(flipped, 3, sum_options(), test_budget::unaccounted()), "continual sum checkpoint",
                        "CRC-32 mismatch");
   // Tampered messages are sealed again, so the checks behind the seal are the ones that refuse them.
   auto resealed = [](proto::ContinualSumCheckpoint m) {
@@ -926,40 +927,40 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   proto::ContinualSumCheckpoint msg;
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_format_version(2);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options()), "format_version 2");
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "format_version 2");
   // Inconsistent progress; a wrong-length sum; a broken seeded state; a corrupt ledger inside.
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_rows(100);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options()), "inconsistent progress",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "inconsistent progress",
                        "rows 100");
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_exact_sum()->RemoveLast();
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options()), "exact_sum holds 2 values",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "exact_sum holds 2 values",
                        "expected 3");
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_source()->mutable_generator()->RemoveLast();
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options()), "3 generator words",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "3 generator words",
                        "expected 4");
   REQUIRE(msg.ParseFromString(bytes));
   for (auto& w : *msg.mutable_source()->mutable_generator()) w = 0;
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options()), "all zero");
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "all zero");
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_ledger(base::seal_message("\xff\xff\xff"));
   privacy::PrivacyAccountant restored(privacy::EpsDelta(2.0, 1e-6));
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), &restored),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), restored),
                        "privacy ledger", "not a PrivacyLedger message");
 
   // Files: the path is named; a missing file too.
   const std::string path = dir.file("sum.ckpt");
   testing::write_bytes(path, bytes.substr(0, bytes.size() - 7));
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(path, 3, sum_options()), "checkpoint " + path);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(dir.file("missing.ckpt"), 3, sum_options()),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(path, 3, sum_options(), test_budget::unaccounted()), "checkpoint " + path);
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(dir.file("missing.ckpt"), 3, sum_options(), test_budget::unaccounted()),
                        "checkpoint " + dir.file("missing.ckpt"), "cannot open");
 
   // Every proper prefix of the checkpoint is refused (the seal goes first).
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("checkpoint cut to " << n << " of " << bytes.size() << " bytes");
-    CHECK_THROWS_AS(Sum::deserialize(bytes.substr(0, n), 3, sum_options()), CorruptInput);
+    CHECK_THROWS_AS(Sum::deserialize(bytes.substr(0, n), 3, sum_options(), test_budget::unaccounted()), CorruptInput);
   }
 
   // The accountant's own ledger.
@@ -980,7 +981,7 @@ TEST_CASE("bad input: a truncated checkpoint or ledger is refused at every cut",
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("checkpoint cut to " << n << " of " << bytes.size() << " bytes");
     privacy::PrivacyAccountant restored(privacy::EpsDelta(2.0, 1e-6));
-    CHECK_THROWS_AS(stream::ContinualVectorSum::deserialize(bytes.substr(0, n), 3, sum_options(), &restored),
+    CHECK_THROWS_AS(stream::ContinualVectorSum::deserialize(bytes.substr(0, n), 3, sum_options(), restored),
                     CorruptInput);
   }
   acc.charge_pure("second", 0.1);
@@ -1005,7 +1006,7 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   auto refused = [&](const stream::ContinualSumOptions& o, Index d, const std::string& field, const std::string& got,
                      const std::string& want) {
     INFO("field " << field);
-    EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes, d, o), field + " is " + got,
+    EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes, d, o, test_budget::unaccounted()), field + " is " + got,
                          "the stream being restored has " + want, "other parameters");
   };
   refused(base, 4, "dimension", "3", "4");
@@ -1044,14 +1045,14 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   o.seed.reset();
   refused(o, 3, "noise source", "seeded", "secure");
   // A vector sum's checkpoint restored as a covariance.
-  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualCovariance::deserialize(bytes, 3, base), "value_kind is vector",
+  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualCovariance::deserialize(bytes, 3, base, test_budget::unaccounted()), "value_kind is vector",
                        "has covariance");
   // Through a file: the path is named too.
   const std::string path = dir.file("sum.ckpt");
   testing::write_bytes(path, bytes);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(path, 4, base), "checkpoint " + path, "dimension is 3");
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(path, 4, base, test_budget::unaccounted()), "checkpoint " + path, "dimension is 3");
   // The right parameters restore it.
-  CHECK(Sum::load_checkpoint(path, 3, base).rows() == 5);
+  CHECK(Sum::load_checkpoint(path, 3, base, test_budget::unaccounted()).rows() == 5);
 }
 
 // =================================================================================================
@@ -1074,25 +1075,25 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
   privacy::SeededNoiseSource noise(1);
   VectorXd value = small_row(3);
   const privacy::GaussianMechanism gauss(1.0, privacy::EpsDelta(1.0, 1e-6));
-  EXPECT_THROWS_NAMING(BudgetExhausted, gauss.add_noise(value, noise, &spent, "my release"), "charge 'my release'");
+  EXPECT_THROWS_NAMING(BudgetExhausted, gauss.add_noise(value, noise, spent, "my release"), "charge 'my release'");
   CHECK(value == small_row(3));
-  EXPECT_THROWS_NAMING(BudgetExhausted, privacy::LaplaceMechanism(1, 0.5).add_noise(value, noise, &spent), "'laplace'");
-  EXPECT_THROWS_NAMING(BudgetExhausted, privacy::HuberMechanism(1, 1).add_noise(value, noise, &spent), "'huber'");
+  EXPECT_THROWS_NAMING(BudgetExhausted, privacy::LaplaceMechanism(1, 0.5).add_noise(value, noise, spent), "'laplace'");
+  EXPECT_THROWS_NAMING(BudgetExhausted, privacy::HuberMechanism(1, 1).add_noise(value, noise, spent), "'huber'");
   CHECK(value == small_row(3));
   const privacy::SymmetricGaussianMechanism sym({});
-  EXPECT_THROWS_NAMING(BudgetExhausted, sym.release(small_symmetric(3), noise, &spent), "budget exhausted");
+  EXPECT_THROWS_NAMING(BudgetExhausted, sym.release(small_symmetric(3), noise, spent), "budget exhausted");
 
   // ContinualSum: charged at construction; a fixed horizon refuses rows past it.
-  EXPECT_THROWS_NAMING(BudgetExhausted, stream::ContinualVectorSum(3, sum_options(), &spent), "continual vector sum");
+  EXPECT_THROWS_NAMING(BudgetExhausted, stream::ContinualVectorSum(3, sum_options(), spent), "continual vector sum");
   stream::ContinualSumOptions so = sum_options();
   so.horizon = 2;
   so.block_rows = 1;
-  stream::ContinualVectorSum vsum(3, so);
+  stream::ContinualVectorSum vsum(3, so, test_budget::unaccounted());
   vsum.update(small_row(3));
   vsum.update(small_row(3));
   EXPECT_THROWS_NAMING(BudgetExhausted, vsum.update(small_row(3)), "calibrated for 2 releases of 1 rows",
                        "at row 2");
-  stream::ContinualCovariance csum(3, so);
+  stream::ContinualCovariance csum(3, so, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(BudgetExhausted, csum.update_block(small_rows(3, 3)), "3 more rows at row 0");
   CHECK(csum.rows() == 0);
 
@@ -1100,44 +1101,44 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
   pca::GaussianPcaOptions gpo;
   gpo.seed = 1;
   pca::GaussianPca gpca(3, gpo);
-  EXPECT_THROWS_NAMING(BudgetExhausted, gpca.release(small_rows(4, 3), &spent), "Gaussian PCA");
+  EXPECT_THROWS_NAMING(BudgetExhausted, gpca.release(small_rows(4, 3), spent), "Gaussian PCA");
   pca::NoisyPowerMethodOptions npo;
-  npo.seed = 1;
+  npo.privacy.noise.seed = 1;
   pca::NoisyPowerMethod npm(3, npo);
-  EXPECT_THROWS_NAMING(BudgetExhausted, npm.run(small_rows(4, 3), &spent), "noisy power method");
+  EXPECT_THROWS_NAMING(BudgetExhausted, npm.run(small_rows(4, 3), spent), "noisy power method");
   npo.runs = 2;
   pca::NoisyPowerMethod two_runs(3, npo);
-  two_runs.run(small_rows(4, 3));
-  two_runs.run(small_rows(4, 3));
-  EXPECT_THROWS_NAMING(BudgetExhausted, two_runs.run(small_rows(4, 3)), "covers 2 run(s)", "all made");
+  two_runs.run(small_rows(4, 3), test_budget::unaccounted());
+  two_runs.run(small_rows(4, 3), test_budget::unaccounted());
+  EXPECT_THROWS_NAMING(BudgetExhausted, two_runs.run(small_rows(4, 3), test_budget::unaccounted()), "covers 2 run(s)", "all made");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 2;
-  spo.refresh.seed = 1;
-  EXPECT_THROWS_NAMING(BudgetExhausted, pca::StreamingPrivatePca(3, spo, &spent), "streaming private PCA");
-  pca::StreamingPrivatePca spca(3, spo);
+  spo.refresh.privacy.noise.seed = 1;
+  EXPECT_THROWS_NAMING(BudgetExhausted, pca::StreamingPrivatePca(3, spo, spent), "streaming private PCA");
+  pca::StreamingPrivatePca spca(3, spo, test_budget::unaccounted());
   spca.update(small_row(3));
   spca.update(small_row(3));
   EXPECT_THROWS_NAMING(BudgetExhausted, spca.update(small_row(3)), "calibrated for 2 rows", "row 2 is past it");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
-  EXPECT_THROWS_NAMING(BudgetExhausted, oja.run(small_rows(4, 3), &spent), "private oja");
-  EXPECT_THROWS_NAMING(BudgetExhausted, pca::InputPerturbation({}).perturb(small_rows(4, 3), noise, &spent),
+  EXPECT_THROWS_NAMING(BudgetExhausted, oja.run(small_rows(4, 3), spent), "private oja");
+  EXPECT_THROWS_NAMING(BudgetExhausted, pca::InputPerturbation({}).perturb(small_rows(4, 3), noise, spent),
                        "input perturbation");
   pca::FindAndProjectOptions fpp;
   fpp.oversampling = 0;
-  EXPECT_THROWS_NAMING(BudgetExhausted, pca::PrivateFindAndProject(fpp).release(small_rows(4, 3), noise, &spent), "pfp");
+  EXPECT_THROWS_NAMING(BudgetExhausted, pca::PrivateFindAndProject(fpp).release(small_rows(4, 3), noise, spent), "pfp");
 
   // Completion: the trainers charge first; a stream of refreshes refuses one past R.
   const completion::RatingsMatrix ratings = small_ratings();
   completion::PrivateFrankWolfe fw(fw_options());
-  EXPECT_THROWS_NAMING(BudgetExhausted, fw.train(ratings, &spent), "private frank-wolfe");
+  EXPECT_THROWS_NAMING(BudgetExhausted, fw.train(ratings, spent), "private frank-wolfe");
   completion::AlsOptions ao = als_options();
   ao.mode = completion::AlsMode::rigorous;
   ao.mechanism = completion::AlsMechanism::gaussian;
   completion::PrivateAls als(ao);
-  EXPECT_THROWS_NAMING(BudgetExhausted, als.train(ratings, &spent), "private als");
+  EXPECT_THROWS_NAMING(BudgetExhausted, als.train(ratings, spent), "private als");
   CHECK(spent.ledger().size() == 1);
 
   completion::StreamingCompletionOptions sco;
@@ -1177,7 +1178,7 @@ TEST_CASE("bad input: epsilon <= 0, NaN or infinite", "[bad-input][epsilon]") {
     EXPECT_THROWS_NAMING(InvalidParameter, privacy::Zcdp(eps), "rho", got);
     privacy::SeededNoiseSource noise(1);
     EXPECT_THROWS_NAMING(InvalidParameter,
-                         pca::private_iteration_count(small_symmetric(3), eps, pca::EntryChange::single_entry, noise),
+                         pca::private_iteration_count(small_symmetric(3), eps, pca::EntryChange::single_entry, noise, test_budget::unaccounted()),
                          "epsilon");
     EXPECT_THROWS_NAMING(InvalidParameter,
                          completion::faithful_noise_variance_for_epsilon(completion::AlsMechanism::laplace, eps),
@@ -1212,15 +1213,15 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
   EXPECT_THROWS_NAMING(InvalidParameter, privacy::SymmetricGaussianMechanism{so}, "delta must be > 0");
   stream::ContinualSumOptions cso = sum_options();
   cso.target = pure;
-  EXPECT_THROWS_NAMING(InvalidParameter, stream::ContinualVectorSum(3, cso), "delta must be > 0");
+  EXPECT_THROWS_NAMING(InvalidParameter, stream::ContinualVectorSum(3, cso, test_budget::unaccounted()), "delta must be > 0");
   pca::GaussianPcaOptions gpo;
   gpo.mechanism.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::GaussianPca(3, gpo), "delta must be > 0");
   pca::NoisyPowerMethodOptions npo;
-  npo.target = pure;
+  npo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::NoisyPowerMethod(3, npo), "delta must be > 0");
   pca::PrivateOjaOptions opo;
-  opo.target = pure;
+  opo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateOja{opo}, "target.delta must be > 0");
   pca::InputPerturbationOptions ipo;
   ipo.target = pure;
@@ -1229,7 +1230,7 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
   fpp.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateFindAndProject{fpp}, "delta");
   completion::FrankWolfeOptions fo = fw_options();
-  fo.target = pure;
+  fo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, completion::PrivateFrankWolfe{fo}, "target.delta must be > 0");
   completion::AlsOptions ao = als_options();
   ao.mode = completion::AlsMode::rigorous;
@@ -1250,14 +1251,14 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
 // accepted with σ = Δ·2ε⁻¹√(4R ln(1/δ)) = +inf; noisy_power_sigma now refuses δ = 0 on both paths.
 TEST_CASE("bad input: paper-calibrated noisy power method refuses delta = 0", "[bad-input][delta]") {
   pca::NoisyPowerMethodOptions npo;
-  npo.calibration = privacy::Calibration::paper;
-  npo.target = privacy::EpsDelta(0.5, 0.0);
+  npo.privacy.calibration = privacy::Calibration::paper;
+  npo.privacy.target = privacy::EpsDelta(0.5, 0.0);
   EXPECT_THROWS_NAMING(InvalidParameter, pca::NoisyPowerMethod(3, npo), "delta");
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 4;
-  spo.refresh.calibration = privacy::Calibration::paper;
-  spo.refresh.target = privacy::EpsDelta(0.5, 0.0);
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo), "delta");
+  spo.refresh.privacy.calibration = privacy::Calibration::paper;
+  spo.refresh.privacy.target = privacy::EpsDelta(0.5, 0.0);
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo, test_budget::unaccounted()), "delta");
 }
 
 // =================================================================================================
@@ -1275,35 +1276,35 @@ TEST_CASE("bad input: k larger than the dimension", "[bad-input][k-too-large]") 
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 4;
   spo.refresh.k = 4;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo), "k must be in [1, 3]", "got 4");
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo, test_budget::unaccounted()), "k must be in [1, 3]", "got 4");
   pca::FplOptions fpo;
   fpo.k = 4;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::FplOnlinePca(3, fpo), "FplOnlinePca", "k must be in [1, 3]", "got 4");
   pca::InputPerturbationOptions ipo;
   ipo.k = 4;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::InputPerturbation(ipo).release(small_rows(5, 3), noise), "k = 4",
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::InputPerturbation(ipo).release(small_rows(5, 3), noise, test_budget::unaccounted()), "k = 4",
                        "min(m, n) = 3");
   pca::FindAndProjectOptions fpp;
   fpp.k = 3;
   fpp.oversampling = 1;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateFindAndProject(fpp).release(small_rows(5, 3), noise),
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateFindAndProject(fpp).release(small_rows(5, 3), noise, test_budget::unaccounted()),
                        "k + oversampling = 3 + 1");
   pca::RangeFinderOptions rfo;
   rfo.k = 4;
   rfo.oversampling = 0;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateRangeFinder(rfo).release(small_rows(5, 3), noise), "4");
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateRangeFinder(rfo).release(small_rows(5, 3), noise, test_budget::unaccounted()), "4");
   pca::PpiOptions ppo;
   ppo.iterations = 2;
   ppo.coherence_bound = 3;
   ppo.k = 4;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_rank_k(small_symmetric(3), ppo, noise), "k must be in [1, 3]",
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_rank_k(small_symmetric(3), ppo, noise, test_budget::unaccounted()), "k must be in [1, 3]",
                        "got 4");
   pca::PrivateOjaOptions opo;
   opo.iterations = 2;
   opo.components = 4;
-  opo.seed = 1;
+  opo.privacy.noise.seed = 1;
   pca::PrivateOja oja(opo);
-  EXPECT_THROWS_NAMING(InvalidParameter, oja.run_components(small_rows(5, 3)), "components 4");
+  EXPECT_THROWS_NAMING(InvalidParameter, oja.run_components(small_rows(5, 3), test_budget::unaccounted()), "components 4");
   EXPECT_THROWS_NAMING(InvalidParameter, pca::top_k_eigen(small_symmetric(3), 4), "k must be in [1, 3]", "got 4");
   EXPECT_THROWS_NAMING(InvalidParameter, pca::top_k_svd(small_rows(5, 3), 4), "k must be in [1, 3]", "got 4");
   EXPECT_THROWS_NAMING(InvalidParameter, pca::sum_top_k_eigenvalues(small_symmetric(3), 4), "k must be in [1, 3]");
@@ -1313,7 +1314,7 @@ TEST_CASE("bad input: k larger than the dimension", "[bad-input][k-too-large]") 
   completion::AlsOptions ao = als_options();
   ao.rank = 6;  // 4 items
   completion::PrivateAls als(ao);
-  const completion::AlsResult model = als.train(small_ratings());
+  const completion::AlsResult model = als.train(small_ratings(), test_budget::unaccounted());
   CHECK(model.item_factors.cols() == 6);
   CHECK(std::isfinite(model.predict(0, 0)));
 }
@@ -1333,7 +1334,7 @@ TEST_CASE("bad input: rank (k) 0", "[bad-input][rank-zero]") {
   pca::StreamingPrivatePcaOptions spo;
   spo.horizon_rows = 4;
   spo.refresh.k = 0;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo), "got 0");
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::StreamingPrivatePca(3, spo, test_budget::unaccounted()), "got 0");
   pca::FplOptions fpo;
   fpo.k = 0;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::FplOnlinePca(3, fpo), "k must be in [1, 3]", "got 0");
@@ -1350,7 +1351,7 @@ TEST_CASE("bad input: rank (k) 0", "[bad-input][rank-zero]") {
   ppo.iterations = 2;
   ppo.coherence_bound = 3;
   ppo.k = 0;
-  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_rank_k(small_symmetric(3), ppo, noise), "k must be >= 1", "got 0");
+  EXPECT_THROWS_NAMING(InvalidParameter, pca::private_rank_k(small_symmetric(3), ppo, noise, test_budget::unaccounted()), "k must be >= 1", "got 0");
   pca::PrivateOjaOptions opo;
   opo.components = 0;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateOja{opo}, "components must be >= 1", "got 0");
@@ -1371,12 +1372,12 @@ TEST_CASE("bad input: an unknown user or item", "[bad-input][unknown-id]") {
 
   // Models: predict names the user and the item and the model's shape.
   completion::PrivateAls als(als_options());
-  const completion::AlsResult model = als.train(ratings);
+  const completion::AlsResult model = als.train(ratings, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidParameter, model.predict(3, 0), "user 3", "outside 3 x 4");
   EXPECT_THROWS_NAMING(InvalidParameter, model.predict(0, 4), "item 4", "outside 3 x 4");
   EXPECT_THROWS_NAMING(InvalidParameter, model.predict(-1, 0), "user -1");
   completion::PrivateFrankWolfe fw(fw_options());
-  const completion::FrankWolfeResult fw_model = fw.train(ratings);
+  const completion::FrankWolfeResult fw_model = fw.train(ratings, test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidParameter, fw_model.predict(3, 0), "user 3 outside [0, 3)");
   EXPECT_THROWS_NAMING(InvalidParameter, fw_model.predict(0, 4), "item 4 outside [0, 4)");
   EXPECT_THROWS_NAMING(InvalidParameter, completion::FrankWolfeUser(fw_options(), ratings, 3), "user 3 outside [0, 3)");
@@ -1419,7 +1420,7 @@ TEST_CASE("bad input: Frank-Wolfe predict refuses an unknown item with one round
   completion::FrankWolfeOptions fo = fw_options();
   fo.iterations = 1;
   completion::PrivateFrankWolfe fw(fo);
-  const completion::FrankWolfeResult model = fw.train(small_ratings());
+  const completion::FrankWolfeResult model = fw.train(small_ratings(), test_budget::unaccounted());
   EXPECT_THROWS_NAMING(InvalidParameter, model.predict(0, 4), "item 4");
 }
 

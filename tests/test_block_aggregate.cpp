@@ -14,6 +14,7 @@
 #include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/row_guard.hpp"
+#include "unaccounted.hpp"
 
 namespace test_block_aggregate {
 
@@ -53,8 +54,8 @@ TEST_CASE("parts from partitions that straddle blocks give a single process's re
   const Eigen::MatrixXd a = rows_with_outliers(static_cast<Eigen::Index>(n), d, 3);
 
   privacy::PrivacyAccountant single_budget({1.0, 1e-6}), split_budget({1.0, 1e-6});
-  ContinualCovariance single(d, seeded(7, block, 11), &single_budget);
-  ContinualCovariance split(d, seeded(7, block, 11), &split_budget);
+  ContinualCovariance single(d, seeded(7, block, 11), single_budget);
+  ContinualCovariance split(d, seeded(7, block, 11), split_budget);
   std::vector<Eigen::MatrixXd> single_releases, split_releases;
   single.subscribe([&](const ContinualCovariance::Release& r) { single_releases.push_back(r.noisy_prefix); });
   split.subscribe([&](const ContinualCovariance::Release& r) { split_releases.push_back(r.noisy_prefix); });
@@ -109,7 +110,7 @@ TEST_CASE("parts from partitions that straddle blocks give a single process's re
 TEST_CASE("an inconsistent part is refused, naming what, and the stream is unchanged", "[aggregate][privacy]") {
   const Eigen::Index d = 3;
   const Eigen::MatrixXd a = rows_with_outliers(12, d, 5);
-  ContinualCovariance sum(d, seeded(3, 4, 1));
+  ContinualCovariance sum(d, seeded(3, 4, 1), test_budget::unaccounted());
   const std::vector<BlockAggregate> parts = aggregate_rows("covariance", a, 0, 4, clip_guard(d));
   REQUIRE(parts.size() == 3);
   sum.add_aggregate(parts[0]);
@@ -141,7 +142,7 @@ TEST_CASE("an inconsistent part is refused, naming what, and the stream is uncha
   bad = parts[1];
   bad.rows = 5, bad.counts.accepted = 5, bad.counts.seen = 5;
   CHECK_THROWS_NAMING(sum.add_aggregate(bad), InvalidParameter, Catch::Contains("crosses the release boundary at row 8"));
-  ContinualVectorSum vectors(d, seeded(3, 4, 1));
+  ContinualVectorSum vectors(d, seeded(3, 4, 1), test_budget::unaccounted());
   CHECK_THROWS_NAMING(vectors.add_aggregate(parts[0]), InvalidParameter, Catch::Contains("this stream sums vector"));
   CHECK(sum.rows() == 4);
   CHECK(sum.steps() == 1);

@@ -42,7 +42,7 @@ TEST_CASE("a ContinualCovariance checkpoint and ledger of the earlier build load
   const PrivacyAccountant saved = PrivacyAccountant::deserialize(ledger);
   REQUIRE(saved.ledger().size() == 1);
   PrivacyAccountant fresh(EpsDelta(4.0, 1e-6));
-  stream::ContinualCovariance restored = stream::ContinualCovariance::deserialize(checkpoint, 3, o, &fresh);
+  stream::ContinualCovariance restored = stream::ContinualCovariance::deserialize(checkpoint, 3, o, fresh);
   CHECK(fresh.serialize() == saved.serialize());
   CHECK(restored.steps() == 2);
   CHECK(restored.rows() == 5);

@@ -19,6 +19,7 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_continual_sum {
 
@@ -63,7 +64,7 @@ TEST_CASE("a release is the exact prefix plus data-independent noise", "[continu
   // in each release.
   const Eigen::Index d = 6;
   const Eigen::MatrixXd a = bounded_rows(40, d, 7);
-  ContinualCovariance data(d, seeded(40, 1, 99)), zero(d, seeded(40, 1, 99));
+  ContinualCovariance data(d, seeded(40, 1, 99), test_budget::unaccounted()), zero(d, seeded(40, 1, 99), test_budget::unaccounted());
   Eigen::MatrixXd exact = Eigen::MatrixXd::Zero(d, d);
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
     data.update(a.row(i).transpose());
@@ -82,9 +83,9 @@ TEST_CASE("blocks: single rows, update_block across boundaries and batching give
   const Eigen::Index d = 12;
   const Eigen::MatrixXd a = bounded_rows(103, d, 8);
   ContinualSumOptions options = seeded(30, 4, 5);
-  ContinualCovariance rows(d, options);
+  ContinualCovariance rows(d, options, test_budget::unaccounted());
   options.batch_rows = 3;
-  ContinualCovariance small_batches(d, options), blocks(d, options);
+  ContinualCovariance small_batches(d, options, test_budget::unaccounted()), blocks(d, options, test_budget::unaccounted());
   auto r1 = collect(rows);
   std::vector<Eigen::MatrixXd> r2, r3;
   small_batches.subscribe([&](const auto& r) { r2.push_back(r.noisy_prefix); });
@@ -121,7 +122,7 @@ TEST_CASE("blocks: single rows, update_block across boundaries and batching give
 TEST_CASE("re-querying a release returns the identical, symmetric matrix; subscribers see the closed form", "[continual]") {
   ContinualSumOptions options = seeded(16, 1, 3);
   options.shape = privacy::SymmetricNoiseShape::goe;
-  ContinualCovariance sum(5, options);
+  ContinualCovariance sum(5, options, test_budget::unaccounted());
   std::vector<double> variances, off_variances;
   std::vector<std::uint64_t> steps;
   sum.subscribe([&](const ContinualCovariance::Release& r) {
@@ -154,7 +155,7 @@ TEST_CASE("GOE and paper shapes: per-entry variance of a covariance release (see
     for (std::uint64_t s = 0; s < 60; ++s) {
       ContinualSumOptions options = seeded(8, 1, 1000 + s);
       options.shape = shape;
-      ContinualCovariance sum(d, options);
+      ContinualCovariance sum(d, options, test_budget::unaccounted());
       sum.update(Eigen::VectorXd::Zero(d));
       const auto r = sum.latest();
       var = r.noise_variance;
@@ -176,7 +177,7 @@ TEST_CASE("GOE and paper shapes: per-entry variance of a covariance release (see
 TEST_CASE("the accountant is charged once, for the whole stream, before any row", "[continual][privacy]") {
   privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
   ContinualSumOptions options = seeded(1024, 1, 1);
-  ContinualCovariance sum(4, options, &accountant);
+  ContinualCovariance sum(4, options, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(accountant.spent().epsilon <= 1.0 + 1e-9);
   CHECK(accountant.spent().epsilon >= 1.0 - 1e-6);
@@ -186,13 +187,13 @@ TEST_CASE("the accountant is charged once, for the whole stream, before any row"
   for (int i = 0; i < 50; ++i) sum.update(Eigen::VectorXd::Constant(4, 0.5));
   CHECK(accountant.ledger().size() == 1);  // releases are post-processing: no further charge
   // A second stream does not fit the budget: refused at construction, nothing charged.
-  CHECK_THROWS_AS(ContinualCovariance(4, options, &accountant), BudgetExhausted);
+  CHECK_THROWS_AS(ContinualCovariance(4, options, accountant), BudgetExhausted);
   CHECK(accountant.ledger().size() == 1);
   // Replace-one neighbours double the covariance sensitivity to √2 L².
   options.relation = privacy::Neighbours::replace_row;
   options.row_norm_bound = 2.0;
-  CHECK(ContinualCovariance(4, options).l2_sensitivity() == Approx(std::sqrt(2.0) * 4.0));
-  CHECK(ContinualVectorSum(4, options).l2_sensitivity() == Approx(4.0));
+  CHECK(ContinualCovariance(4, options, test_budget::unaccounted()).l2_sensitivity() == Approx(std::sqrt(2.0) * 4.0));
+  CHECK(ContinualVectorSum(4, options, test_budget::unaccounted()).l2_sensitivity() == Approx(4.0));
 }
 
 TEST_CASE("a stream refuses add_remove_row (its releases depend on each row's slot) before charging",
@@ -205,8 +206,8 @@ TEST_CASE("a stream refuses add_remove_row (its releases depend on each row's sl
   for (int covariance = 0; covariance < 2; ++covariance) {
     INFO("covariance " << covariance);
     auto make = [&] {
-      if (covariance) ContinualCovariance(3, options, &accountant);
-      else ContinualVectorSum(3, options, &accountant);
+      if (covariance) ContinualCovariance(3, options, accountant);
+      else ContinualVectorSum(3, options, accountant);
     };
     CHECK_THROWS_NAMING(make(), InvalidParameter,
                         Catch::Contains("relation add_remove_row is not a stream's guarantee") &&
@@ -218,7 +219,7 @@ TEST_CASE("a stream refuses add_remove_row (its releases depend on each row's sl
 TEST_CASE("a checkpoint written before zero_out_row existed (relation add_remove_row) still restores",
           "[continual]") {
   ContinualSumOptions options = seeded(8, 2, 3);
-  ContinualVectorSum sum(3, options);
+  ContinualVectorSum sum(3, options, test_budget::unaccounted());
   sum.update_block(bounded_rows(5, 3, 8));
   proto::ContinualSumCheckpoint msg;
   REQUIRE(msg.ParseFromString(sum.serialize()));
@@ -226,16 +227,16 @@ TEST_CASE("a checkpoint written before zero_out_row existed (relation add_remove
   msg.set_relation("add_remove_row");  // what the streams wrote for the same relation before the name
   msg.clear_crc32();
   const std::string old = base::seal_message(msg.SerializeAsString());
-  ContinualVectorSum back = ContinualVectorSum::deserialize(old, 3, options);
+  ContinualVectorSum back = ContinualVectorSum::deserialize(old, 3, options, test_budget::unaccounted());
   CHECK(back.rows() == 5);
   CHECK(back.options().relation == privacy::Neighbours::zero_out_row);
   options.relation = privacy::Neighbours::replace_row;  // another relation: still refused
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(old, 3, options),
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(old, 3, options, test_budget::unaccounted()),
                     Catch::Contains("relation is zero_out_row, the stream being restored has replace_row"));
 }
 
 TEST_CASE("a fixed horizon refuses rows it could not release; an unbounded stream goes on", "[continual]") {
-  ContinualVectorSum sum(3, seeded(4, 2, 1));
+  ContinualVectorSum sum(3, seeded(4, 2, 1), test_budget::unaccounted());
   const Eigen::MatrixXd a = bounded_rows(9, 3, 4);
   sum.update_block(a.topRows(5));
   CHECK_THROWS_AS(sum.update_block(a.bottomRows(4)), BudgetExhausted);  // 5 + 4 > 4·2
@@ -244,7 +245,7 @@ TEST_CASE("a fixed horizon refuses rows it could not release; an unbounded strea
   CHECK(sum.steps() == 4);
   CHECK_THROWS_WITH(sum.update(a.row(8).transpose()), Catch::Contains("calibrated for 4 releases"));
 
-  ContinualVectorSum unbounded(3, seeded(0, 1, 2));
+  ContinualVectorSum unbounded(3, seeded(0, 1, 2), test_budget::unaccounted());
   for (int i = 0; i < 300; ++i) unbounded.update(a.row(i % 9).transpose());
   CHECK(unbounded.steps() == 300);
   CHECK(unbounded.noise().name() == "tree-epochs");
@@ -252,7 +253,7 @@ TEST_CASE("a fixed horizon refuses rows it could not release; an unbounded strea
 }
 
 TEST_CASE("bad rows are refused with their index, and the stream is unchanged", "[continual]") {
-  ContinualCovariance sum(3, seeded(100, 2, 1));
+  ContinualCovariance sum(3, seeded(100, 2, 1), test_budget::unaccounted());
   sum.update(Eigen::Vector3d(0.1, 0.2, 0.3));
   CHECK_THROWS_WITH(sum.update(Eigen::Vector4d(0, 0, 0, 0)), Catch::Contains("row 1: dimension 4, expected 3"));
   CHECK_THROWS_WITH(sum.update(Eigen::Vector3d(1.0, 0.0, 0.1)), Catch::Contains("row 1: l2 norm") && Catch::Contains("over the bound 1"));
@@ -271,15 +272,15 @@ TEST_CASE("bad rows are refused with their index, and the stream is unchanged", 
   // Bad options.
   ContinualSumOptions options;
   options.block_rows = 0;
-  CHECK_THROWS_AS(ContinualCovariance(3, options), InvalidParameter);
+  CHECK_THROWS_AS(ContinualCovariance(3, options, test_budget::unaccounted()), InvalidParameter);
   options = ContinualSumOptions{};
   options.row_norm_bound = -1;
-  CHECK_THROWS_AS(ContinualCovariance(3, options), InvalidParameter);
+  CHECK_THROWS_AS(ContinualCovariance(3, options, test_budget::unaccounted()), InvalidParameter);
   options = ContinualSumOptions{};
   options.calibration = privacy::Calibration::paper;  // ε = 1 is outside the classical formula's domain
-  CHECK_THROWS_AS(ContinualCovariance(3, options), InvalidParameter);
-  CHECK_THROWS_AS(ContinualCovariance(0, ContinualSumOptions{}), InvalidParameter);
-  CHECK(ContinualCovariance(3, ContinualSumOptions{}).is_secure());  // secure noise by default
+  CHECK_THROWS_AS(ContinualCovariance(3, options, test_budget::unaccounted()), InvalidParameter);
+  CHECK_THROWS_AS(ContinualCovariance(0, ContinualSumOptions{}, test_budget::unaccounted()), InvalidParameter);
+  CHECK(ContinualCovariance(3, ContinualSumOptions{}, test_budget::unaccounted()).is_secure());  // secure noise by default
 }
 
 TEST_CASE("kept_releases: release t stays where it was for that many releases, with the values of a stream keeping one", "[continual]") {
@@ -287,9 +288,9 @@ TEST_CASE("kept_releases: release t stays where it was for that many releases, w
   const Eigen::MatrixXd a = bounded_rows(60, d, 21);
   ContinualSumOptions options = seeded(20, 3, 9);
   options.strategy = NoiseStrategy::blt;
-  ContinualCovariance one(d, options);
+  ContinualCovariance one(d, options, test_budget::unaccounted());
   options.kept_releases = 3;
-  ContinualCovariance three(d, options);
+  ContinualCovariance three(d, options, test_budget::unaccounted());
   auto reference = collect(one);  // filled by the subscription, as in the tests above
   std::vector<const Eigen::MatrixXd*> where;  // the address each release of `three` was given at
   three.subscribe([&](const ContinualCovariance::Release& r) { where.push_back(&r.noisy_prefix); });
@@ -304,11 +305,11 @@ TEST_CASE("kept_releases: release t stays where it was for that many releases, w
   }
   REQUIRE(where.size() == 20);
   // A checkpoint restores the latest release into the buffer the step maps to.
-  ContinualCovariance restored = ContinualCovariance::deserialize(three.serialize(), d, options);
+  ContinualCovariance restored = ContinualCovariance::deserialize(three.serialize(), d, options, test_budget::unaccounted());
   CHECK(restored.noisy_prefix() == three.noisy_prefix());
   for (std::uint32_t bad : {0u, 65u}) {
     options.kept_releases = bad;
-    CHECK_THROWS_NAMING(ContinualCovariance(d, options), InvalidParameter, Catch::Contains("kept_releases"));
+    CHECK_THROWS_NAMING(ContinualCovariance(d, options, test_budget::unaccounted()), InvalidParameter, Catch::Contains("kept_releases"));
   }
 }
 
@@ -324,11 +325,11 @@ TEST_CASE("checkpoint mid-block: the restored stream continues bit-identically",
       ContinualSumOptions options = seeded(horizon, 3, 42);
       options.strategy = strategy;
       privacy::PrivacyAccountant accountant(EpsDelta(2.0, 1e-5));
-      ContinualCovariance original(d, options, &accountant);
+      ContinualCovariance original(d, options, accountant);
       for (Eigen::Index i = 0; i < 95; ++i) original.update(a.row(i).transpose());  // 31 steps + 2 pending
       const std::string bytes = original.serialize();
       privacy::PrivacyAccountant fresh(EpsDelta(2.0, 1e-5));
-      ContinualCovariance restored = ContinualCovariance::deserialize(bytes, d, options, &fresh);
+      ContinualCovariance restored = ContinualCovariance::deserialize(bytes, d, options, fresh);
       CHECK(fresh.ledger().size() == 1);  // the ledger came back; restoring charged nothing new
       CHECK(restored.steps() == 31);
       CHECK(restored.rows_pending() == 2);
@@ -347,28 +348,28 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "stream.ckpt").string();
   ContinualSumOptions options = seeded(32, 2, 8);
-  ContinualVectorSum sum(4, options);
+  ContinualVectorSum sum(4, options, test_budget::unaccounted());
   for (int i = 0; i < 9; ++i) sum.update(Eigen::Vector4d(0.1 * i, 0.1, -0.2, 0.3));
   sum.save_checkpoint(path);
   struct stat info {};
   REQUIRE(::stat(path.c_str(), &info) == 0);
   CHECK((info.st_mode & 0777) == 0600);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
-  ContinualVectorSum back = ContinualVectorSum::load_checkpoint(path, 4, options);
+  ContinualVectorSum back = ContinualVectorSum::load_checkpoint(path, 4, options, test_budget::unaccounted());
   CHECK(back.noisy_prefix() == sum.noisy_prefix());
 
   const std::string bytes = sum.serialize();
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, bytes.size() / 2), 4, options), CorruptInput);
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize("", 4, options), CorruptInput);
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize("not a checkpoint at all", 4, options), CorruptInput);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 5, options), Catch::Contains("dimension is 4"));
+  CHECK_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, bytes.size() / 2), 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::deserialize("", 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::deserialize("not a checkpoint at all", 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 5, options, test_budget::unaccounted()), Catch::Contains("dimension is 4"));
   ContinualSumOptions other = options;
   other.target = EpsDelta(0.5, 1e-6);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other), Catch::Contains("epsilon is 1"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("epsilon is 1"));
   other = options;
   other.seed.reset();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other), Catch::Contains("noise source is seeded"));
-  CHECK_THROWS_WITH(ContinualCovariance::deserialize(bytes, 4, options), Catch::Contains("value_kind"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("noise source is seeded"));
+  CHECK_THROWS_WITH(ContinualCovariance::deserialize(bytes, 4, options, test_budget::unaccounted()), Catch::Contains("value_kind"));
   // Tampered messages are sealed again (resealed) so the checks behind the seal are what refuses them.
   auto resealed = [](proto::ContinualSumCheckpoint m) {
     m.clear_crc32();
@@ -378,38 +379,38 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   proto::ContinualSumCheckpoint msg;
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_noise()->mutable_tree()->mutable_held()->RemoveLast();
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize(resealed(msg), 4, options), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()), CorruptInput);
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_format_version(2);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options), Catch::Contains("format_version 2"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()), Catch::Contains("format_version 2"));
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_exact_sum()->RemoveLast();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options), Catch::Contains("exact_sum"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()), Catch::Contains("exact_sum"));
   // Any cut or any single flipped bit is refused by the seal (a cut just before the ledger used to
   // restore the stream without its ledger: fuzz and bad-input finding).
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("cut to " << n << " of " << bytes.size() << " bytes");
-    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, n), 4, options), CorruptInput);
+    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, n), 4, options, test_budget::unaccounted()), CorruptInput);
   }
   for (std::size_t bit = 0; bit < 8 * bytes.size(); bit += 7) {
     std::string flipped = bytes;
     flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
     INFO("bit " << bit << " flipped");
-    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(flipped, 4, options), CorruptInput);
+    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(flipped, 4, options, test_budget::unaccounted()), CorruptInput);
   }
   REQUIRE(msg.ParseFromString(bytes));  // parsed and sealed again unchanged: accepted, same stream
-  REQUIRE(ContinualVectorSum::deserialize(resealed(msg), 4, options).noisy_prefix() == sum.noisy_prefix());
+  REQUIRE(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()).noisy_prefix() == sum.noisy_prefix());
   // A secure stream's checkpoint must carry its source state (without it a restart would draw the
   // noise of releases made after the checkpoint again: tests/audit).
   ContinualSumOptions secure_options = options;
   secure_options.seed.reset();
-  ContinualVectorSum secure(4, secure_options);
+  ContinualVectorSum secure(4, secure_options, test_budget::unaccounted());
   secure.update(Eigen::VectorXd::Constant(4, 0.1));
   REQUIRE(msg.ParseFromString(secure.serialize()));
   REQUIRE(msg.secure_source().key().size() == 32);
   msg.clear_secure_source();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, secure_options), Catch::Contains("source key"));
-  CHECK_THROWS_WITH(ContinualVectorSum::load_checkpoint((dir / "missing").string(), 4, options), Catch::Contains("missing"));
+  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, secure_options, test_budget::unaccounted()), Catch::Contains("source key"));
+  CHECK_THROWS_WITH(ContinualVectorSum::load_checkpoint((dir / "missing").string(), 4, options, test_budget::unaccounted()), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
 }
 

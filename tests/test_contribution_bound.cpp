@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check_throws.hpp"
+#include "unaccounted.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/noisy_power_method.hpp"
@@ -134,7 +135,7 @@ TEST_CASE("a unit-level continual sum is calibrated for k rows and charged the u
     ContinualSumOptions unit = row;
     unit.participation = {4, 0};
     dpstream::privacy::PrivacyAccountant accountant(dpstream::privacy::EpsDelta(1.0, 1e-6));
-    ContinualVectorSum row_sum(3, row), unit_sum(3, unit, &accountant);
+    ContinualVectorSum row_sum(3, row, test_budget::unaccounted()), unit_sum(3, unit, accountant);
     INFO(to_string(strategy));
     CHECK(unit_sum.noise().draw_sigma() == Approx(4.0 * row_sum.noise().draw_sigma()).epsilon(1e-9));
     CHECK(unit_sum.mu() == Approx(row_sum.mu()).epsilon(1e-9));  // μ of the unit = μ of one row before
@@ -142,12 +143,12 @@ TEST_CASE("a unit-level continual sum is calibrated for k rows and charged the u
     CHECK_THAT(accountant.ledger()[0].label, Contains("one unit: at most 4 rows, several may share a release step"));
     CHECK(accountant.spent().epsilon == Approx(1.0).epsilon(1e-6));
     unit.participation = {4, 2};
-    const ContinualVectorSum separated(3, unit);
+    const ContinualVectorSum separated(3, unit, test_budget::unaccounted());
     CHECK(separated.noise().draw_sigma() <= unit_sum.noise().draw_sigma() * (1 + 1e-12));
   }
   ContinualSumOptions bad;
   bad.participation = {0, 3};
-  CHECK_THROWS_NAMING(ContinualVectorSum(3, bad), InvalidParameter, Contains("max_rows"));
+  CHECK_THROWS_NAMING(ContinualVectorSum(3, bad, test_budget::unaccounted()), InvalidParameter, Contains("max_rows"));
 }
 
 // Analyze Gauss at the unit level: σ for sensitivity k·L² (k times the row level's at the same
@@ -163,10 +164,10 @@ TEST_CASE("unit-level Analyze Gauss is calibrated for k·L² and checks rows aga
   CHECK(unit_pca.sigma() == Approx(4.0 * row_pca.sigma()).epsilon(1e-12));
   Eigen::MatrixXd rows = Eigen::MatrixXd::Zero(2, 3);
   rows(1, 0) = 1.5;  // over L = 1, under √4·L = 2
-  CHECK_THROWS_NAMING(unit_pca.release(rows), InvalidRow, Contains("row 1"));
+  CHECK_THROWS_NAMING(unit_pca.release(rows, test_budget::unaccounted()), InvalidRow, Contains("row 1"));
   dpstream::privacy::PrivacyAccountant accountant(dpstream::privacy::EpsDelta(1.0, 1e-6));
   rows(1, 0) = 1.0;
-  unit_pca.release(rows, &accountant);
+  unit_pca.release(rows, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(accountant.ledger()[0].label.find("all rows of one unit, at most 4") != std::string::npos);
 }
@@ -177,7 +178,7 @@ TEST_CASE("unit-level noisy power method is calibrated for k rows", "[bound]") {
   dpstream::pca::NoisyPowerMethodOptions row;
   row.k = 1;
   row.iterations = 3;
-  row.seed = 1;
+  row.privacy.noise.seed = 1;
   dpstream::pca::NoisyPowerMethodOptions unit = row;
   unit.max_rows_per_unit = 5;
   const dpstream::pca::NoisyPowerMethod row_power(3, row);
@@ -185,7 +186,7 @@ TEST_CASE("unit-level noisy power method is calibrated for k rows", "[bound]") {
   CHECK(unit_power.sigma() == Approx(5.0 * row_power.sigma()).epsilon(1e-12));
   CHECK(unit_power.mu() == Approx(row_power.mu()).epsilon(1e-12));
   dpstream::privacy::PrivacyAccountant accountant(dpstream::privacy::EpsDelta(1.0, 1e-6));
-  unit_power.run(Eigen::MatrixXd::Identity(3, 3) * 0.5, &accountant);
+  unit_power.run(Eigen::MatrixXd::Identity(3, 3) * 0.5, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK_THAT(accountant.ledger()[0].label, Contains("all rows of one unit, at most 5"));
 }

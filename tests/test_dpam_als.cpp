@@ -22,6 +22,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_ratings.hpp"
+#include "unaccounted.hpp"
 
 namespace test_dpam_als {
 
@@ -93,7 +94,7 @@ TEST_CASE("baseline release: the item block carries N(0, sigma_b^2) noise; one c
   const RatingsMatrix empty(5, items, {});
   PrivateBaseline baseline(BaselineOptions{}, privacy::EpsDelta(1.0, 1e-6), 0.25, 11);
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(1.0, 1e-6));
-  const BaselineRelease r = baseline.train(empty, &accountant);
+  const BaselineRelease r = baseline.train(empty, accountant);
   const double sigma = baseline.noise().item_sigma;
   CHECK(r.released.items.squaredNorm() / static_cast<double>(2 * items) == Approx(sigma * sigma).epsilon(0.05));
   REQUIRE(accountant.ledger().size() == 1);
@@ -101,7 +102,7 @@ TEST_CASE("baseline release: the item block carries N(0, sigma_b^2) noise; one c
   CHECK(baseline.noise().mu() == Approx(gdp_mu_for_target(privacy::EpsDelta(1.0, 1e-6))).epsilon(1e-12));
   // A budget that cannot pay: refused before anything is drawn, the ledger unchanged.
   privacy::PrivacyAccountant small(privacy::EpsDelta(0.5, 1e-6));
-  CHECK_THROWS_AS(baseline.train(empty, &small), BudgetExhausted);
+  CHECK_THROWS_AS(baseline.train(empty, small), BudgetExhausted);
   CHECK(small.ledger().empty());
 }
 
@@ -212,14 +213,14 @@ TEST_CASE("DpamAls: mu^2 is split exactly, one charge before the data, reproduci
   const RatingsMatrix train(200, 60, set.ratings);
   privacy::PrivacyAccountant accountant(o.target);
   int releases = 0;
-  const DpamAlsResult first = dpam.train(train, &accountant, "dpam", [&](const DpamRelease&) { ++releases; });
+  const DpamAlsResult first = dpam.train(train, accountant, "dpam", [&](const DpamRelease&) { ++releases; });
   CHECK(releases == 4);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(accountant.spent().epsilon <= 2.0 * (1 + 1e-9));
-  const DpamAlsResult again = DpamAls(o).train(train);
+  const DpamAlsResult again = DpamAls(o).train(train, test_budget::unaccounted());
   CHECK(again.model.item_factors == first.model.item_factors);
   privacy::PrivacyAccountant small(privacy::EpsDelta(1.0, 1e-6));
-  CHECK_THROWS_AS(DpamAls(o).train(train, &small), BudgetExhausted);
+  CHECK_THROWS_AS(DpamAls(o).train(train, small), BudgetExhausted);
   CHECK(small.ledger().empty());
   o.global_share = 0.5;
   o.baseline_share = 0.5;
@@ -295,7 +296,7 @@ TEST_CASE("model gate: closed on a set with no low-rank part (the baseline alone
   o.target = privacy::EpsDelta(4.0, 1e-6);
   o.seed = 2;
   ItemModel last;
-  const DpamAlsResult r = DpamAls(o).train(train, nullptr, "dpam", [&](const DpamRelease& release) { last = release.model; });
+  const DpamAlsResult r = DpamAls(o).train(train, test_budget::unaccounted(), "dpam", [&](const DpamRelease& release) { last = release.model; });
   double noiseless = 0.0;
   for (Index i = 0; i < users; ++i) {
     bool clipped = false;
@@ -308,7 +309,7 @@ TEST_CASE("model gate: closed on a set with no low-rank part (the baseline alone
   CHECK_FALSE(r.gate->open);
   CHECK(r.model.rank() == 0);
   o.gate_share = 0.0;  // no gate: the factors are served
-  CHECK_FALSE(DpamAls(o).train(train).gate.has_value());
+  CHECK_FALSE(DpamAls(o).train(train, test_budget::unaccounted()).gate.has_value());
 }
 
 namespace {
@@ -322,7 +323,7 @@ struct TrainedRmse {
 TrainedRmse model_and_baseline_rmse(const DpamAlsOptions& o, const RatingsMatrix& train,
                                                   const std::vector<Rating>& test) {
   DpamAls dpam(o);
-  const DpamAlsResult r = dpam.train(train);
+  const DpamAlsResult r = dpam.train(train, test_budget::unaccounted());
   ItemModel baseline = r.model;
   baseline.item_factors.resize(train.items(), 0);
   std::vector<UserModel> with, without;

@@ -23,6 +23,7 @@
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_factorization_noise {
 
@@ -246,7 +247,7 @@ TEST_CASE("a ContinualCovariance on a BLT, sqrt or separable strategy: exact pre
     o.strategy = strategy;
     o.seed = 3;
     privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
-    ContinualCovariance sum(d, o, &accountant);
+    ContinualCovariance sum(d, o, accountant);
     CHECK(accountant.ledger().size() == 1);
     CHECK(sum.noise().name() == to_string(strategy));
     sum.update_block(rows);
@@ -261,7 +262,7 @@ TEST_CASE("a ContinualCovariance on a BLT, sqrt or separable strategy: exact pre
   }
   ContinualSumOptions unbounded;
   unbounded.strategy = NoiseStrategy::blt;
-  CHECK_THROWS_NAMING(ContinualCovariance(d, unbounded), InvalidParameter, Contains("fixed horizon"));
+  CHECK_THROWS_NAMING(ContinualCovariance(d, unbounded, test_budget::unaccounted()), InvalidParameter, Contains("fixed horizon"));
   CHECK(parse_noise_strategy("sqrt") == NoiseStrategy::sqrt_toeplitz);
   CHECK(parse_noise_strategy("tree") == NoiseStrategy::plain_tree);
   CHECK(parse_noise_strategy("separable") == NoiseStrategy::separable);
@@ -299,7 +300,7 @@ TEST_CASE("draw_sigma and describe: what dpstream-replay worked out by the concr
       o.horizon = horizon;
       o.strategy = strategy;
       o.seed = 9;
-      ContinualCovariance sum(d, o);
+      ContinualCovariance sum(d, o, test_budget::unaccounted());
       CHECK(sum.noise().describe() == tool_label(sum));
       CHECK(sum.noise().draw_sigma() == tool_sigma(sum));
       for (int t = 0; t < 12; ++t) {

@@ -29,6 +29,7 @@
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "random_matrices.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_find_and_project {
 
@@ -213,7 +214,7 @@ TEST_CASE("HR12 projection noise: per-row variance, zero rows, sensitivity", "[h
     o.target = EpsDelta(0.5, 5e-7);
     o.calibration = calibration;
     const PrivateProjection projection(o);
-    const ProjectionRelease r = projection.release(zero, w, source);
+    const ProjectionRelease r = projection.release(zero, w, source, test_budget::unaccounted());
     CHECK(r.max_row_norm == Approx(w.rowwise().norm().maxCoeff()).epsilon(1e-14));
     for (Index j = 0; j < 2; ++j) {
       const double expected = calibration == Calibration::tight
@@ -258,7 +259,7 @@ TEST_CASE("RR error law ||A − (A+G)_k||_F ≈ σ_RR·√(k(m+n) − k²), and 
     for (double eps : {1.0, 0.5}) {
       const InputPerturbation rr(rr_options(k, eps, calibration));
       privacy::SeededNoiseSource noise(21);
-      const InputPerturbationResult r = rr.release(big.a, noise);
+      const InputPerturbationResult r = rr.release(big.a, noise, test_budget::unaccounted());
       errors[ci][ei] = (big.a - r.approximation.dense()).norm();
       INFO(privacy::to_string(calibration) << " eps " << eps << ": error " << errors[ci][ei] << ", law "
                                            << law(rr.sigma(), 20000));
@@ -276,7 +277,7 @@ TEST_CASE("RR error law ||A − (A+G)_k||_F ≈ σ_RR·√(k(m+n) − k²), and 
   // √(m + n): n = 5,000 vs 20,000 at ε = 1 (tight).
   const InputPerturbation rr(rr_options(k, 1.0, Calibration::tight));
   privacy::SeededNoiseSource noise(22);
-  const double small_error = (small.a - rr.release(small.a, noise).approximation.dense()).norm();
+  const double small_error = (small.a - rr.release(small.a, noise, test_budget::unaccounted()).approximation.dense()).norm();
   CHECK(small_error == Approx(law(rr.sigma(), 5000)).epsilon(0.02));
   CHECK(errors[0][0] / small_error == Approx(law(1.0, 20000) / law(1.0, 5000)).epsilon(0.03));
 }
@@ -306,7 +307,7 @@ TEST_CASE("HR12 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K−R
     const int runs = 100;
     for (int t = 0; t < runs; ++t) {
       const Synthetic s = synthetic(m, n, rank, data);
-      const double e = range_error(s.a, finder.release(s.a, noise));
+      const double e = range_error(s.a, finder.release(s.a, noise, test_budget::unaccounted()));
       sum += e;
       sum_sq += e * e;
     }
@@ -354,13 +355,13 @@ TEST_CASE("HR12 Lemma 5.11: α_max ∝ √(ln m/m) when incoherent; e₁ ∈ U s
     const double union_bound = std::sqrt(2.0 * std::log(2.0 * m * 6 / 1e-4) / double(m));
     const double row_bound = std::sqrt(2.0 * boost::math::gamma_q_inv(3.0, 1e-6 / double(m)) / double(m - 6));
     for (int trial = 0; trial < 2; ++trial) {
-      const MatrixXd w = finder.release(synthetic(m, 2000, 6, data).a, noise);
+      const MatrixXd w = finder.release(synthetic(m, 2000, 6, data).a, noise, test_budget::unaccounted());
       const double alpha = w.cwiseAbs().maxCoeff();
       INFO("m " << m << ": alpha_max " << alpha << ", ratio " << alpha / scale);
       CHECK(alpha > scale);
       CHECK(alpha < union_bound);
       CHECK(w.rowwise().norm().maxCoeff() < row_bound);
-      const MatrixXd wc = finder.release(synthetic(m, 2000, 6, data, true).a, noise);
+      const MatrixXd wc = finder.release(synthetic(m, 2000, 6, data, true).a, noise, test_budget::unaccounted());
       CHECK(wc.row(0).norm() > 0.99);
       CHECK(wc.cwiseAbs().maxCoeff() >= 0.99 / std::sqrt(6.0));
     }
@@ -379,7 +380,7 @@ TEST_CASE("HR12 Thm 4.7 PFP error components: ||A − B||² = ||A − WWᵀA||²
     INFO("calibration " << privacy::to_string(calibration));
     const PrivateFindAndProject pfp(pfp_options(k, p, 1.0, calibration));
     privacy::SeededNoiseSource noise(13);
-    const FindAndProjectResult r = pfp.release(s.a, noise);
+    const FindAndProjectResult r = pfp.release(s.a, noise, test_budget::unaccounted());
     CHECK(r.pruned_entries == 0);
     const MatrixXd& w = r.range;
     CHECK((w.transpose() * w - MatrixXd::Identity(k + p, k + p)).cwiseAbs().maxCoeff() < 1e-12);
@@ -422,7 +423,7 @@ TEST_CASE("PFP error ∝ 1/ε: exactly for paper constants, ∝ each stage's σ 
     for (double eps : {1.0, 0.5}) {
       const PrivateFindAndProject pfp(pfp_options(k, p, eps, calibration));
       privacy::SeededNoiseSource noise(15);
-      const FindAndProjectResult r = pfp.release(s.a, noise);
+      const FindAndProjectResult r = pfp.release(s.a, noise, test_budget::unaccounted());
       range[i] = range_error(s.a, r.range);
       noise_norm[i] = (r.projection.released - r.range.transpose() * s.a).norm();
       noise_scale[i] = r.projection.noise_sigma.norm();
@@ -460,8 +461,8 @@ TEST_CASE("PFP-tight vs RR at equal (ε, δ): RR wins at n/m = 5, PFP at n/m = 1
     double pfp_sq = 0, rr_sq = 0;
     for (int t = 0; t < runs; ++t) {
       const Synthetic s = synthetic(m, n, 2, data);
-      pfp_sq += (s.a - pfp.release(s.a, noise).approximation.dense()).squaredNorm();
-      rr_sq += (s.a - rr.release(s.a, noise).approximation.dense()).squaredNorm();
+      pfp_sq += (s.a - pfp.release(s.a, noise, test_budget::unaccounted()).approximation.dense()).squaredNorm();
+      rr_sq += (s.a - rr.release(s.a, noise, test_budget::unaccounted()).approximation.dense()).squaredNorm();
     }
     ratio_sq[i++] = pfp_sq / rr_sq;
     INFO("m " << m << ", n " << n << ": PFP rms " << std::sqrt(pfp_sq / runs) << ", RR rms " << std::sqrt(rr_sq / runs)
@@ -474,8 +475,8 @@ TEST_CASE("PFP-tight vs RR at equal (ε, δ): RR wins at n/m = 5, PFP at n/m = 1
   // α_j·454 ≈ 110 per entry against σ_RR = 4.2.
   const PrivateFindAndProject paper(pfp_options(k, p, 1.0, Calibration::paper));
   const Synthetic s = synthetic(m, 20000, 2, data);
-  const double paper_error = (s.a - paper.release(s.a, noise).approximation.dense()).norm();
-  const double rr_error = (s.a - rr.release(s.a, noise).approximation.dense()).norm();
+  const double paper_error = (s.a - paper.release(s.a, noise, test_budget::unaccounted()).approximation.dense()).norm();
+  const double rr_error = (s.a - rr.release(s.a, noise, test_budget::unaccounted()).approximation.dense()).norm();
   INFO("paper PFP " << paper_error << ", RR " << rr_error);
   CHECK(paper_error > 5 * rr_error);
 }
@@ -493,7 +494,7 @@ TEST_CASE("HR12 pruning: Lemma 5.4's bound, α_j from the pruned W', W unpruned 
   FindAndProjectOptions o = pfp_options(k, p, 1.0, Calibration::tight);
   o.prune_threshold = 0.3;
   const PrivateFindAndProject pfp(o);
-  const FindAndProjectResult r = pfp.release(a, noise);
+  const FindAndProjectResult r = pfp.release(a, noise, test_budget::unaccounted());
   Index zeroed = -1;
   const MatrixXd pruned = prune(r.range, 0.3, &zeroed);
   CHECK(r.pruned_entries == zeroed);
@@ -529,10 +530,10 @@ TEST_CASE("Ω is fresh per release: drawn from the source first, never cached", 
   const PrivateRangeFinder finder(o);
   CHECK(finder.sigma() < 0.05);  // ≈ 0.007: δ_G needs a shift of order √(2ε)·σ
   privacy::SeededNoiseSource s1(77), s2(77);
-  const MatrixXd first = finder.release(a, s1);
-  const MatrixXd again = PrivateRangeFinder(o).release(a, s2);
+  const MatrixXd first = finder.release(a, s1, test_budget::unaccounted());
+  const MatrixXd again = PrivateRangeFinder(o).release(a, s2, test_budget::unaccounted());
   CHECK(first == again);
-  const MatrixXd second = finder.release(a, s1);
+  const MatrixXd second = finder.release(a, s1, test_budget::unaccounted());
   CHECK(projector_distance(first, second) > 0.5);
   // The documented order: Ω (n × K, column-major) is the first draw. Replaying it gives orth(AΩ).
   privacy::SeededNoiseSource replay(77);
@@ -545,7 +546,7 @@ TEST_CASE("Ω is fresh per release: drawn from the source first, never cached", 
   FindAndProjectOptions po = pfp_options(2, 1, 1e6, Calibration::tight);
   const PrivateFindAndProject pfp(po);
   privacy::SeededNoiseSource s3(78);
-  CHECK(projector_distance(pfp.release(a, s3).range, pfp.release(a, s3).range) > 0.5);
+  CHECK(projector_distance(pfp.release(a, s3, test_budget::unaccounted()).range, pfp.release(a, s3, test_budget::unaccounted()).range) > 0.5);
 }
 
 TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian", "[hr12][accounting]") {
@@ -557,7 +558,7 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
     privacy::PrivacyAccountant ledger(EpsDelta(1.0, 1e-6));
     const PrivateFindAndProject pfp(pfp_options(2, 2, 1.0, Calibration::tight));
     privacy::SeededNoiseSource noise(1);
-    pfp.release(a, noise, &ledger);
+    pfp.release(a, noise, ledger);
     REQUIRE(ledger.ledger().size() == 2);
     CHECK(ledger.ledger()[0].label == "pfp range finder");
     CHECK_FALSE(ledger.ledger()[0].rho.has_value());
@@ -576,10 +577,10 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
     RangeFinderOptions ro;
     ro.k = 2;
     ro.relation = MatrixNeighbours::row_change;
-    const MatrixXd w = PrivateRangeFinder(ro).release(a, noise, &ledger, "rf");
+    const MatrixXd w = PrivateRangeFinder(ro).release(a, noise, ledger, "rf");
     ProjectionOptions po;
     po.relation = MatrixNeighbours::row_change;
-    PrivateProjection(po).release(a, w, noise, &ledger, "proj");
+    PrivateProjection(po).release(a, w, noise, ledger, "proj");
     REQUIRE(ledger.ledger().size() == 2);
     CHECK(ledger.ledger()[0].label == "rf");
     CHECK(ledger.ledger()[0].epsilon == 1.0);
@@ -590,7 +591,7 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
   {
     privacy::PrivacyAccountant ledger(EpsDelta(1.0, 1e-6));
     privacy::SeededNoiseSource noise(1);
-    PrivateFindAndProject(pfp_options(2, 2, 1.0, Calibration::paper)).release(a, noise, &ledger);
+    PrivateFindAndProject(pfp_options(2, 2, 1.0, Calibration::paper)).release(a, noise, ledger);
     REQUIRE(ledger.ledger().size() == 2);
     CHECK_FALSE(ledger.ledger()[1].rho.has_value());
     CHECK(ledger.ledger()[1].epsilon == 0.5);
@@ -601,7 +602,7 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
     const PrivateFindAndProject pfp(pfp_options(2, 2, 1.0, Calibration::tight));
     privacy::SeededNoiseSource noise(1);
     const auto before = noise.state();
-    CHECK_THROWS_AS(pfp.release(a, noise, &ledger), BudgetExhausted);
+    CHECK_THROWS_AS(pfp.release(a, noise, ledger), BudgetExhausted);
     CHECK(ledger.ledger().empty());
     CHECK(noise.state().generator == before.generator);
     CHECK(noise.state().pending == before.pending);
@@ -618,7 +619,7 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
     privacy::PrivacyAccountant ledger(EpsDelta(1.0, 1e-6));
     privacy::SeededNoiseSource noise(2);
     const MatrixXd scaled = a / a.rowwise().norm().maxCoeff() * 0.999e4;  // within L despite rounding
-    rr.release(scaled, noise, &ledger);
+    rr.release(scaled, noise, ledger);
     REQUIRE(ledger.ledger().size() == 1);
     CHECK(*ledger.ledger()[0].rho == Approx(privacy::gaussian_rho(1e4, rr.sigma())).epsilon(1e-12));
   }
@@ -656,31 +657,31 @@ TEST_CASE("bad options and inputs are named", "[hr12][validation]") {
   o.k = 3;
   o.oversampling = 2;
   const PrivateFindAndProject pfp(o);
-  CHECK_THROWS_NAMING(pfp.release(MatrixXd::Zero(4, 50), noise), InvalidParameter, Contains("k + oversampling"));
+  CHECK_THROWS_NAMING(pfp.release(MatrixXd::Zero(4, 50), noise, test_budget::unaccounted()), InvalidParameter, Contains("k + oversampling"));
   MatrixXd rows = MatrixXd::Constant(10, 50, 0.01);
   rows(3, 7) = 1.0;  // ‖row 3‖ > 1
-  CHECK_THROWS_NAMING(pfp.release(rows, noise), InvalidRow, Contains("row 3: l2 norm"));
+  CHECK_THROWS_NAMING(pfp.release(rows, noise, test_budget::unaccounted()), InvalidRow, Contains("row 3: l2 norm"));
   rows(3, 7) = 0.01;
   rows(1, 2) = std::nan("");
-  CHECK_THROWS_NAMING(pfp.release(rows, noise), InvalidRow, Contains("row 1: entry at column 2"));
+  CHECK_THROWS_NAMING(pfp.release(rows, noise, test_budget::unaccounted()), InvalidRow, Contains("row 1: entry at column 2"));
   rows(1, 2) = 0.01;
-  CHECK_NOTHROW(pfp.release(rows, noise));
+  CHECK_NOTHROW(pfp.release(rows, noise, test_budget::unaccounted()));
   // row_change: rows are not bounded (HR12's unit is the change), only finite.
   MatrixXd big = MatrixXd::Constant(10, 50, 100.0);
   o.relation = MatrixNeighbours::row_change;
-  CHECK_NOTHROW(PrivateFindAndProject(o).release(big, noise));
+  CHECK_NOTHROW(PrivateFindAndProject(o).release(big, noise, test_budget::unaccounted()));
   io = InputPerturbationOptions{};
   io.k = 11;
-  CHECK_THROWS_NAMING(InputPerturbation(io).release(rows, noise), InvalidParameter, Contains("k = 11"));
+  CHECK_THROWS_NAMING(InputPerturbation(io).release(rows, noise, test_budget::unaccounted()), InvalidParameter, Contains("k = 11"));
   // Projection basis: shape and Fig 3's unit columns.
   ProjectionOptions po;
   const PrivateProjection projection(po);
-  CHECK_THROWS_NAMING(projection.release(rows, MatrixXd::Zero(9, 2), noise), InvalidParameter, Contains("w_prime"));
+  CHECK_THROWS_NAMING(projection.release(rows, MatrixXd::Zero(9, 2), noise, test_budget::unaccounted()), InvalidParameter, Contains("w_prime"));
   MatrixXd w = MatrixXd::Zero(10, 2);
   w(0, 0) = 1.0;
   w(0, 1) = 0.8;
   w(1, 1) = 0.8;
-  CHECK_THROWS_NAMING(projection.release(rows, w, noise), InvalidParameter, Contains("w_prime column 1 has norm"));
+  CHECK_THROWS_NAMING(projection.release(rows, w, noise, test_budget::unaccounted()), InvalidParameter, Contains("w_prime column 1 has norm"));
 }
 
 TEST_CASE("outputs: top_k_svd matches a full SVD; PrivateSubspace from the factors", "[hr12][svd]") {
@@ -702,8 +703,8 @@ TEST_CASE("outputs: top_k_svd matches a full SVD; PrivateSubspace from the facto
   const Synthetic s = synthetic(100, 5000, 2, data);
   const PrivateFindAndProject pfp(pfp_options(2, 4, 1.0, Calibration::tight));
   const InputPerturbation rr(rr_options(2, 1.0, Calibration::tight));
-  const FindAndProjectResult rp = pfp.release(s.a, noise);
-  const InputPerturbationResult rr_result = rr.release(s.a, noise);
+  const FindAndProjectResult rp = pfp.release(s.a, noise, test_budget::unaccounted());
+  const InputPerturbationResult rr_result = rr.release(s.a, noise, test_budget::unaccounted());
   for (const PrivateSubspace* sub : {&rp.subspace, &rr_result.subspace}) {
     INFO("method " << sub->method);
     CHECK(sub->vectors.rows() == 5000);

@@ -18,6 +18,7 @@
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "unaccounted.hpp"
 
 namespace test_fpl_checkpoint {
 
@@ -135,12 +136,12 @@ TEST_CASE("FplOnlinePca state: a private_tree learner and its stream restored fr
   so.horizon = 30;
   so.block_rows = 16;
   so.seed = 5;
-  stream::ContinualCovariance original_sum(kDim, so);
+  stream::ContinualCovariance original_sum(kDim, so, test_budget::unaccounted());
   FplOnlinePca original(kDim, options(FplMode::private_tree, 1));
   original.attach(original_sum);
   original_sum.update_block(rows.topRows(160));  // 10 releases
 
-  stream::ContinualCovariance restored_sum = stream::ContinualCovariance::deserialize(original_sum.serialize(), kDim, so);
+  stream::ContinualCovariance restored_sum = stream::ContinualCovariance::deserialize(original_sum.serialize(), kDim, so, test_budget::unaccounted());
   FplOnlinePca restored(kDim, options(FplMode::private_tree, 1));
   restored.restore(original.state());
   restored.attach(restored_sum);

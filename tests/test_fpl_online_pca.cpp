@@ -30,6 +30,7 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_fpl_online_pca {
 
@@ -183,7 +184,7 @@ stream::ContinualSumOptions tree_options(std::uint64_t horizon, std::uint64_t bl
 // releases, so a whole block is scored with the basis of the latest release before it.
 double private_tree_regret(const MatrixXd& rows, Index k, double eps, std::uint64_t block, std::uint64_t seed) {
   const Index d = rows.cols();
-  stream::ContinualCovariance stream(d, tree_options(static_cast<std::uint64_t>(rows.rows()) / block, block, eps, seed));
+  stream::ContinualCovariance stream(d, tree_options(static_cast<std::uint64_t>(rows.rows()) / block, block, eps, seed), test_budget::unaccounted());
   FplOnlinePca learner(d, private_tree(k));
   learner.attach(stream);
   RegretMeter meter(d, k, {"private_fpl"});
@@ -445,7 +446,7 @@ TEST_CASE("private_tree: V̂ is the first k axes before any release, refreshes o
   const Index k = 3, d = 12;
   const std::uint64_t block = 5, horizon = 40;
   const MatrixXd a = spiked_rows(static_cast<Index>(block * horizon), d, 11);
-  stream::ContinualCovariance stream(d, tree_options(horizon, block, 1.0, 8));
+  stream::ContinualCovariance stream(d, tree_options(horizon, block, 1.0, 8), test_budget::unaccounted());
   FplOnlinePca every(d, private_tree(k, 1)), third(d, private_tree(k, 3));
   every.attach(stream);
   third.attach(stream);
@@ -503,7 +504,7 @@ TEST_CASE("private_tree: after every release the captured variance of V̂ is wit
   const std::uint64_t block = 8, horizon = 256;
   for (double eps : {0.5, 4.0}) {
     const MatrixXd a = spiked_rows(static_cast<Index>(block * horizon), d, 13);
-    stream::ContinualCovariance stream(d, tree_options(horizon, block, eps, 21));
+    stream::ContinualCovariance stream(d, tree_options(horizon, block, eps, 21), test_budget::unaccounted());
     FplOnlinePca learner(d, private_tree(k));
     learner.attach(stream);
     std::uint64_t checked = 0, floor_bound = 0;
@@ -566,12 +567,12 @@ TEST_CASE("FplOnlinePca: each error names the problem", "[fpl][errors]") {
     CHECK(learner.refreshes() == 0);
   }
   SECTION("attach() outside private_tree mode, or to a stream of another dimension") {
-    stream::ContinualCovariance stream(d, tree_options(8, 1, 1.0, 1));
+    stream::ContinualCovariance stream(d, tree_options(8, 1, 1.0, 1), test_budget::unaccounted());
     FplOnlinePca ftl(d, follow_the_leader(2));
     CHECK_THROWS_NAMING(ftl.attach(stream), InvalidParameter, Contains("follow_the_leader"));
     FplOnlinePca fpl(d, perturbed_leader(2, 0.5, 1e-6, 1));
     CHECK_THROWS_NAMING(fpl.attach(stream), InvalidParameter, Contains("perturbed_leader"));
-    stream::ContinualCovariance other(7, tree_options(8, 1, 1.0, 1));
+    stream::ContinualCovariance other(7, tree_options(8, 1, 1.0, 1), test_budget::unaccounted());
     FplOnlinePca learner(d, private_tree(2));
     CHECK_THROWS_NAMING(learner.attach(other), InvalidParameter,
                          Contains("stream's dimension is 7") && Contains("learner's is 20"));

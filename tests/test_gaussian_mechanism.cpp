@@ -7,6 +7,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_gaussian_mechanism {
 
@@ -37,7 +38,7 @@ TEST_CASE("Gaussian mechanism noise matches N(0, σ²)") {
   SeededNoiseSource noise(20261122);
   const std::size_t n = 200000;
   std::vector<double> z(n);
-  for (std::size_t i = 0; i < n; ++i) z[i] = (mech.release(3.0, noise) - 3.0) / sigma;
+  for (std::size_t i = 0; i < n; ++i) z[i] = (mech.release(3.0, noise, test_budget::unaccounted()) - 3.0) / sigma;
   const auto m = dpstream::testing::moments(z);
   REQUIRE(std::abs(m.mean) < 5.0 / std::sqrt(double(n)));
   REQUIRE(std::abs(m.variance - 1.0) < 5.0 * std::sqrt(2.0 / (n - 1)));
@@ -53,7 +54,7 @@ TEST_CASE("Gaussian mechanism noises every coordinate independently") {
   const int T = 20000;
   Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(4, -1.0, 1.0);
   Eigen::MatrixXd draws(T, 4);
-  for (int t = 0; t < T; ++t) draws.row(t) = (mech.release(x, noise) - x).transpose() / 2.0;
+  for (int t = 0; t < T; ++t) draws.row(t) = (mech.release(x, noise, test_budget::unaccounted()) - x).transpose() / 2.0;
   const Eigen::RowVectorXd mean = draws.colwise().mean();
   const Eigen::MatrixXd centred = draws.rowwise() - mean;
   const Eigen::MatrixXd cov = centred.transpose() * centred / (T - 1);
@@ -71,7 +72,7 @@ TEST_CASE("Gaussian mechanism charges the accountant and refuses past the budget
   int released = 0;
   for (;;) {
     try {
-      mech.release(0.0, noise, &accountant, "query");
+      mech.release(0.0, noise, accountant, "query");
       (void)twin.gaussian();  // keep the twin in step: one Gaussian per release
       ++released;
     } catch (const BudgetExhausted& e) {
@@ -102,7 +103,7 @@ TEST_CASE("Gaussian mechanism rejects non-finite values") {
   SeededNoiseSource noise(3);
   Eigen::VectorXd v(2);
   v << 1.0, std::nan("");
-  REQUIRE_THROWS_WITH(mech.release(v, noise), Contains("value[1]"));
+  REQUIRE_THROWS_WITH(mech.release(v, noise, test_budget::unaccounted()), Contains("value[1]"));
 }
 
 }  // namespace test_gaussian_mechanism

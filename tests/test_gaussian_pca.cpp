@@ -15,6 +15,7 @@
 #include "dpstream/pca/subspace.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/row_guard.hpp"
+#include "unaccounted.hpp"
 
 namespace test_gaussian_pca {
 
@@ -75,7 +76,7 @@ TEST_CASE("Theorems 3, 4-6 and 7: the deterministic cores hold on every draw", "
       rows.row(i) = row.transpose();
     }
     GaussianPca pca(n, options(k, 100 + static_cast<std::uint64_t>(dataset)));
-    const GaussianPcaRelease r = pca.release(rows);
+    const GaussianPcaRelease r = pca.release(rows, test_budget::unaccounted());
     const MatrixXd c = rows.transpose() * rows;
     const MatrixXd e = r.noisy_covariance - c;
     const TopEigen exact = top_k_eigen(c, k);
@@ -122,7 +123,7 @@ TEST_CASE("counts design: loss ≈ σ²k(n−k)/g and ‖Π−Π̂‖₂ ≈ σ(
     const double sigma = pca.sigma();
     double loss_sum = 0, distance_sum = 0;
     for (int t = 0; t < draws; ++t) {
-      const GaussianPcaRelease r = pca.release(exact);
+      const GaussianPcaRelease r = pca.release(exact, test_budget::unaccounted());
       loss_sum += sum_top_k_eigenvalues(c, k) - captured_variance(c, r.subspace.vectors);
       distance_sum += projector_distance(axes, r.subspace.vectors);
     }
@@ -142,21 +143,21 @@ TEST_CASE("Gaussian PCA: one charge, rows checked, seeded runs reproducible", "[
   MatrixXd rows = MatrixXd::Identity(8, n).array() * 0.5;
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(1.0, 1e-6));
   GaussianPca a(n, options(2, 3)), b(n, options(2, 3));
-  const GaussianPcaRelease ra = a.release(rows, &accountant);
+  const GaussianPcaRelease ra = a.release(rows, accountant);
   CHECK(accountant.ledger().size() == 1);
   CHECK(*accountant.ledger()[0].rho == Approx(1.0 / (2 * a.sigma() * a.sigma())));  // Δ = L² = 1
   CHECK(ra.subspace.method == "gauss");
   CHECK(ra.noisy_covariance == ra.noisy_covariance.transpose());
-  CHECK(b.release(rows).noisy_covariance == ra.noisy_covariance);
+  CHECK(b.release(rows, test_budget::unaccounted()).noisy_covariance == ra.noisy_covariance);
   rows(3, 0) = 2.0;  // ‖row 3‖ > L = 1
-  CHECK_THROWS_NAMING(a.release(rows), InvalidRow, Contains("row 3") && Contains("over the bound 1"));
+  CHECK_THROWS_NAMING(a.release(rows, test_budget::unaccounted()), InvalidRow, Contains("row 3") && Contains("over the bound 1"));
   rows(3, 0) = NAN;
-  CHECK_THROWS_AS(a.release(rows), InvalidRow);
+  CHECK_THROWS_AS(a.release(rows, test_budget::unaccounted()), InvalidRow);
   CHECK_THROWS_NAMING(GaussianPca(n, options(0, 1)), InvalidParameter, Contains("k must be in [1, 6], got 0"));
-  CHECK_THROWS_NAMING(a.release(MatrixXd::Zero(2, n + 1)), InvalidParameter, Contains("7 columns"));
+  CHECK_THROWS_NAMING(a.release(MatrixXd::Zero(2, n + 1), test_budget::unaccounted()), InvalidParameter, Contains("7 columns"));
   // A budget too small: BudgetExhausted, nothing released.
   privacy::PrivacyAccountant tiny(privacy::EpsDelta(0.5, 1e-6));
-  CHECK_THROWS_AS(a.release(MatrixXd::Zero(2, n), &tiny), BudgetExhausted);
+  CHECK_THROWS_AS(a.release(MatrixXd::Zero(2, n), tiny), BudgetExhausted);
   CHECK(tiny.ledger().empty());
 }
 

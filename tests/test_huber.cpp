@@ -17,6 +17,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_huber {
 
@@ -306,7 +307,7 @@ TEST_CASE("Huber mechanism releases value + s·h (statistics)") {
   const std::size_t n = 1000000;
   const double value = 3.0;
   std::vector<double> r(n);
-  for (auto& x : r) x = mech.release(value, noise) - value;
+  for (auto& x : r) x = mech.release(value, noise, test_budget::unaccounted()) - value;
   const auto m = dpstream::testing::moments(r);
   const double var = h.variance();
   const double mu4 = huber_expectation(h, [](double t) { return t * t * t * t; });
@@ -324,7 +325,7 @@ TEST_CASE("Huber mechanism snaps releases to the grid at s·√Var") {
   const double grid = snap_granularity(0.25 * std::sqrt(mech.distribution().variance()));
   SeededNoiseSource noise(5);
   Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(16, -3.3, 7.1);
-  mech.add_noise(x, noise);
+  mech.add_noise(x, noise, test_budget::unaccounted());
   for (Eigen::Index i = 0; i < x.size(); ++i) REQUIRE(x[i] / grid == std::nearbyint(x[i] / grid));
 }
 
@@ -335,7 +336,7 @@ TEST_CASE("Huber mechanism charges ε = αΔ₁/s per release, before drawing") 
   SeededNoiseSource noise(77), twin(77);  // twin: same stream, used to see whether noise was drawn
   Eigen::VectorXd v = Eigen::VectorXd::Constant(4, 1.0);
   for (int k = 0; k < 3; ++k) {
-    mech.add_noise(v, noise, &accountant, "item factor rhs");
+    mech.add_noise(v, noise, accountant, "item factor rhs");
     for (int i = 0; i < 4; ++i) mech.distribution().sample(twin);  // what add_noise drew
   }
   REQUIRE(accountant.ledger().size() == 3);
@@ -349,18 +350,18 @@ TEST_CASE("Huber mechanism charges ε = αΔ₁/s per release, before drawing") 
   REQUIRE(accountant.spent().epsilon == Approx(4.8).epsilon(1e-12));
 
   const Eigen::VectorXd before = v;
-  REQUIRE_THROWS_AS(mech.add_noise(v, noise, &accountant), BudgetExhausted);
-  REQUIRE_THROWS_AS(mech.release(0.0, noise, &accountant), BudgetExhausted);
+  REQUIRE_THROWS_AS(mech.add_noise(v, noise, accountant), BudgetExhausted);
+  REQUIRE_THROWS_AS(mech.release(0.0, noise, accountant), BudgetExhausted);
   REQUIRE(v == before);                                   // nothing released
   REQUIRE(accountant.ledger().size() == 3);               // nothing charged
   REQUIRE(noise.next_word() == twin.next_word());         // nothing drawn
 
   // A non-finite value is refused before charging.
   PrivacyAccountant fresh(EpsDelta(10.0, 0.0));
-  REQUIRE_THROWS_WITH(mech.release(kNaN, noise, &fresh), Contains("value"));
+  REQUIRE_THROWS_WITH(mech.release(kNaN, noise, fresh), Contains("value"));
   Eigen::VectorXd bad = Eigen::VectorXd::Zero(3);
   bad[2] = kInf;
-  REQUIRE_THROWS_WITH(mech.add_noise(bad, noise, &fresh), Contains("value[2]"));
+  REQUIRE_THROWS_WITH(mech.add_noise(bad, noise, fresh), Contains("value[2]"));
   REQUIRE(fresh.ledger().empty());
 }
 

@@ -14,6 +14,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_laplace_mechanism {
 
@@ -61,7 +62,7 @@ TEST_CASE("Laplace mechanism noise matches Laplace(b) (statistics)") {
   const std::size_t n = 1000000;
   const double value = -2.5;
   std::vector<double> r(n);
-  for (auto& x : r) x = mech.release(value, noise) - value;
+  for (auto& x : r) x = mech.release(value, noise, test_budget::unaccounted()) - value;
   const auto m = dpstream::testing::moments(r);
   REQUIRE(std::abs(m.mean) < 5.0 * std::sqrt(2.0 * b * b / n));
   REQUIRE(std::abs(m.variance - 2.0 * b * b) < 5.0 * std::sqrt(20.0 * b * b * b * b / n));
@@ -74,7 +75,7 @@ TEST_CASE("Laplace mechanism snaps releases to the grid at scale b") {
   const double grid = snap_granularity(mech.scale());
   SeededNoiseSource noise(5);
   Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(16, -3.3, 7.1);
-  mech.add_noise(x, noise);
+  mech.add_noise(x, noise, test_budget::unaccounted());
   for (Eigen::Index i = 0; i < x.size(); ++i) REQUIRE(x[i] / grid == std::nearbyint(x[i] / grid));
 }
 
@@ -84,9 +85,9 @@ TEST_CASE("Laplace mechanism charges pure ε per release, before drawing") {
   SeededNoiseSource noise(8), twin(8);               // twin: same stream, to see whether noise was drawn
   Eigen::VectorXd v = Eigen::VectorXd::Constant(3, 2.0);
   for (int k = 0; k < 2; ++k) {
-    mech.add_noise(v, noise, &accountant, "counts");
+    mech.add_noise(v, noise, accountant, "counts");
     Eigen::VectorXd mirror = v;
-    mech.add_noise(mirror, twin);  // the same draws, uncharged
+    mech.add_noise(mirror, twin, test_budget::unaccounted());  // the same draws, uncharged
   }
   REQUIRE(accountant.ledger().size() == 2);
   for (const Charge& c : accountant.ledger()) {
@@ -97,14 +98,14 @@ TEST_CASE("Laplace mechanism charges pure ε per release, before drawing") {
     REQUIRE(*c.rho == Approx(0.125).epsilon(1e-15));  // ρ = ε²/2
   }
   const Eigen::VectorXd before = v;
-  REQUIRE_THROWS_AS(mech.add_noise(v, noise, &accountant), BudgetExhausted);
-  REQUIRE_THROWS_AS(mech.release(1.0, noise, &accountant), BudgetExhausted);
+  REQUIRE_THROWS_AS(mech.add_noise(v, noise, accountant), BudgetExhausted);
+  REQUIRE_THROWS_AS(mech.release(1.0, noise, accountant), BudgetExhausted);
   REQUIRE(v == before);
   REQUIRE(accountant.ledger().size() == 2);
   REQUIRE(noise.next_word() == twin.next_word());
 
   PrivacyAccountant fresh(EpsDelta(10.0, 0.0));
-  REQUIRE_THROWS_WITH(mech.release(kInf, noise, &fresh), Contains("value"));
+  REQUIRE_THROWS_WITH(mech.release(kInf, noise, fresh), Contains("value"));
   REQUIRE(fresh.ledger().empty());
 }
 

@@ -12,6 +12,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/accumulators.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "unaccounted.hpp"
 
 namespace test_memory_limit {
 
@@ -42,7 +43,7 @@ TEST_CASE("d² components refuse over the limit before allocating, naming d, the
   options.horizon = 100;
   options.seed = 1;
   privacy::PrivacyAccountant accountant(privacy::EpsDelta{1.0, 1e-6});
-  CHECK_THROWS_MATCHES(Covariance(20000, options, &accountant), ResourceLimit,
+  CHECK_THROWS_MATCHES(Covariance(20000, options, accountant), ResourceLimit,
                        Catch::Matchers::Predicate<ResourceLimit>([](const ResourceLimit& e) {
                          const std::string m = e.what();
                          return m.find("dimension 20000") != std::string::npos &&
@@ -56,10 +57,10 @@ TEST_CASE("d² components refuse over the limit before allocating, naming d, the
   CHECK_THROWS_WITH(pca::GaussianPca(20000, gauss), Contains("Gaussian PCA of dimension 20000"));
   pca::NoisyPowerMethodOptions power;
   power.k = 2;
-  power.seed = 1;
+  power.privacy.noise.seed = 1;
   CHECK_THROWS_AS(pca::NoisyPowerMethod(20000, power), ResourceLimit);
   // What fits is built: d = 100 needs well under 1 MiB.
-  CHECK_NOTHROW(Covariance(100, options, &accountant));
+  CHECK_NOTHROW(Covariance(100, options, accountant));
   CHECK_NOTHROW(pca::GaussianPca(100, gauss));
 }
 
@@ -72,10 +73,10 @@ TEST_CASE("a horizon that makes a strategy's state grow as T is refused at a siz
   options.seed = 1;
   options.strategy = stream::NoiseStrategy::sqrt_toeplitz;
   options.horizon = 1000000;
-  CHECK_THROWS_WITH(Covariance(10, options), Contains("sqrt_toeplitz, 1000000 releases") && Contains("memory limit"));
+  CHECK_THROWS_WITH(Covariance(10, options, test_budget::unaccounted()), Contains("sqrt_toeplitz, 1000000 releases") && Contains("memory limit"));
   options.strategy = stream::NoiseStrategy::separable;  // α of every step: 8 bytes × 4 × 10⁸ = 3.2 GB
   options.horizon = 100000000;
-  CHECK_THROWS_AS(Covariance(10, options), ResourceLimit);
+  CHECK_THROWS_AS(Covariance(10, options, test_budget::unaccounted()), ResourceLimit);
 }
 
 }  // namespace test_memory_limit

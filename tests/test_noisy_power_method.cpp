@@ -16,6 +16,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_noisy_power_method {
 
@@ -32,8 +33,8 @@ NoisyPowerMethodOptions options(Index k, int iterations, std::uint64_t seed, dou
   NoisyPowerMethodOptions o;
   o.k = k;
   o.iterations = iterations;
-  o.seed = seed;
-  o.target = privacy::EpsDelta(epsilon, 1e-6);
+  o.privacy.noise.seed = seed;
+  o.privacy.target = privacy::EpsDelta(epsilon, 1e-6);
   return o;
 }
 
@@ -61,18 +62,18 @@ TEST_CASE("noisy power method: sigma, mu and the accountant's charge", "[power][
   CHECK(tight.sigma() == Approx(privacy::analytic_gaussian_sigma(std::sqrt(10.0), target)).epsilon(1e-12));
   CHECK(privacy::analytic_gaussian_delta(tight.mu(), 1.0, 1.0) == Approx(1e-6).epsilon(1e-6));
   NoisyPowerMethodOptions paper = options(3, 9, 1);
-  paper.calibration = privacy::Calibration::paper;
+  paper.privacy.calibration = privacy::Calibration::paper;
   // HR13's formula with R = 10 rounds: 2·√(4·10·ln 1e6) = 47.01; ≈ 3.6× the tight σ at (1, 1e-6).
   CHECK(NoisyPowerMethod(10, paper).sigma() == Approx(2.0 * std::sqrt(40.0 * std::log(1e6))).epsilon(1e-12));
   NoisyPowerMethodOptions replace = options(3, 9, 1);
-  replace.relation = privacy::Neighbours::replace_row;
+  replace.privacy.relation = privacy::Neighbours::replace_row;
   CHECK(NoisyPowerMethod(10, replace).sigma() == Approx(std::sqrt(2.0) * tight.sigma()).epsilon(1e-9));
   privacy::PrivacyAccountant accountant(target);
-  tight.run(MatrixXd::Zero(4, 10), &accountant);
+  tight.run(MatrixXd::Zero(4, 10), accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(*accountant.ledger()[0].rho == Approx(10.0 / (2 * tight.sigma() * tight.sigma())).epsilon(1e-12));
   CHECK(accountant.spent().epsilon <= 1.0 + 1e-9);
-  CHECK_THROWS_AS(tight.run(MatrixXd::Zero(4, 10), &accountant), BudgetExhausted);  // the budget is spent
+  CHECK_THROWS_AS(tight.run(MatrixXd::Zero(4, 10), accountant), BudgetExhausted);  // the budget is spent
 }
 
 TEST_CASE("noisy power method: eigenvalue noise is N(0, sigma^2) (chi-square, seeded)", "[power][statistical]") {
@@ -83,7 +84,7 @@ TEST_CASE("noisy power method: eigenvalue noise is N(0, sigma^2) (chi-square, se
   double sum_sq = 0;
   int samples = 0;
   for (int run = 0; run < 400; ++run) {
-    const PrivateSubspace s = npm.run(zero);
+    const PrivateSubspace s = npm.run(zero, test_budget::unaccounted());
     sum_sq += s.values.squaredNorm();
     samples += static_cast<int>(s.values.size());
     // Released in descending order, with orthonormal vectors.
@@ -109,7 +110,7 @@ TEST_CASE("noisy power method: converges to the top-k subspace within the noise 
   double distance = 0, captured = 0, sigma = 0;
   for (std::uint64_t seed = 0; seed < 10; ++seed) {
     NoisyPowerMethod npm(d, options(k, 8, 40 + seed));
-    const PrivateSubspace s = npm.run(rows);
+    const PrivateSubspace s = npm.run(rows, test_budget::unaccounted());
     sigma = npm.sigma();
     distance += projector_distance(exact.vectors, s.vectors) / 10;
     captured += captured_variance(c, s.vectors) / exact.values.sum() / 10;
@@ -123,7 +124,7 @@ TEST_CASE("noisy power method: converges to the top-k subspace within the noise 
   // A warm start at the truth with a single round stays there (within one round's noise).
   NoisyPowerMethodOptions one = options(k, 1, 99);
   NoisyPowerMethod warm(d, one);
-  const PrivateSubspace w = warm.run(rows, nullptr, &exact.vectors);
+  const PrivateSubspace w = warm.run(rows, test_budget::unaccounted(), &exact.vectors);
   CHECK(projector_distance(exact.vectors, w.vectors) <= 2 * warm.sigma() * (std::sqrt(double(d)) + std::sqrt(double(k))) / all(k - 1) + 0.05);
 }
 
@@ -133,10 +134,10 @@ TEST_CASE("noisy power method rejects bad options and rows", "[power]") {
   NoisyPowerMethod npm(5, options(2, 3, 1));
   MatrixXd rows = MatrixXd::Zero(4, 5);
   rows(2, 1) = 1.5;
-  CHECK_THROWS_NAMING(npm.run(rows), InvalidRow, Contains("row 2"));
-  CHECK_THROWS_NAMING(npm.run(MatrixXd::Zero(4, 6)), InvalidParameter, Contains("6 columns"));
+  CHECK_THROWS_NAMING(npm.run(rows, test_budget::unaccounted()), InvalidRow, Contains("row 2"));
+  CHECK_THROWS_NAMING(npm.run(MatrixXd::Zero(4, 6), test_budget::unaccounted()), InvalidParameter, Contains("6 columns"));
   const MatrixXd bad_start = MatrixXd::Constant(4, 2, 1.0);
-  CHECK_THROWS_AS(npm.run(MatrixXd::Zero(4, 5), nullptr, &bad_start), InvalidParameter);
+  CHECK_THROWS_AS(npm.run(MatrixXd::Zero(4, 5), test_budget::unaccounted(), &bad_start), InvalidParameter);
 }
 
 TEST_CASE("streaming private PCA: one charge for the stream, warm refreshes every B rows", "[power][streaming]") {
@@ -147,9 +148,9 @@ TEST_CASE("streaming private PCA: one charge for the stream, warm refreshes ever
   o.horizon_rows = 12000;
   o.refresh_every = 2000;
   o.refresh.k = k;
-  o.refresh.seed = 5;
+  o.refresh.privacy.noise.seed = 5;
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(1.0, 1e-6));
-  StreamingPrivatePca stream(d, o, &accountant);
+  StreamingPrivatePca stream(d, o, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(accountant.spent().epsilon == Approx(1.0).epsilon(1e-6));
   CHECK(stream.planned_refreshes() == 6);
@@ -171,16 +172,16 @@ TEST_CASE("streaming private PCA: one charge for the stream, warm refreshes ever
   CHECK(distances[5] < 0.2);
   CHECK_THROWS_AS(stream.update(rows.row(0).transpose()), BudgetExhausted);  // past the horizon
   // A bad row in a block: refused by index, nothing of the block taken.
-  StreamingPrivatePca fresh(d, o);
+  StreamingPrivatePca fresh(d, o, test_budget::unaccounted());
   MatrixXd bad = rows.topRows(10);
   bad(7, 3) = 5.0;
   CHECK_THROWS_NAMING(fresh.update_block(bad), InvalidRow, Contains("row 7"));
   CHECK(fresh.rows() == 0);
   // An accountant that cannot cover the whole stream refuses it up front.
   privacy::PrivacyAccountant small(privacy::EpsDelta(0.5, 1e-6));
-  CHECK_THROWS_AS(StreamingPrivatePca(d, o, &small), BudgetExhausted);
+  CHECK_THROWS_AS(StreamingPrivatePca(d, o, small), BudgetExhausted);
   o.refresh_every = 0;
-  CHECK_THROWS_NAMING(StreamingPrivatePca(d, o), InvalidParameter, Contains("refresh_every"));
+  CHECK_THROWS_NAMING(StreamingPrivatePca(d, o, test_budget::unaccounted()), InvalidParameter, Contains("refresh_every"));
 }
 
 }  // namespace test_noisy_power_method

@@ -19,6 +19,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_ratings.hpp"
+#include "unaccounted.hpp"
 
 namespace test_online_recommender {
 
@@ -49,7 +50,7 @@ std::vector<Row> random_users(Index users, Index items, std::uint64_t seed) {
 
 TEST_CASE("online: the shares and L as the header derives them", "[online][privacy]") {
   const RecommenderOptions o = small_options(10, 5, 1);
-  const Recommender rec(o);
+  const Recommender rec(o, test_budget::unaccounted());
   const double bu = o.als.fold_in.factor_bound, br = o.als.residual_bound;
   const double delta_a2 = bu * bu * (bu * bu + br * br);
   const double rest = 1.0 - o.als.global_share - o.als.baseline_share;
@@ -62,7 +63,7 @@ TEST_CASE("online: the shares and L as the header derives them", "[online][priva
 
 TEST_CASE("online: adversarial users' rows stay within L, the baseline blocks' part attained", "[online][privacy]") {
   const Index items = 20;
-  Recommender rec(small_options(items, 4, 3));
+  Recommender rec(small_options(items, 4, 3), test_budget::unaccounted());
   for (const Row& row : random_users(8, items, 4)) rec.add(row);  // two releases: weights and factors move
   REQUIRE(rec.releases() == 2);
   const double g = rec.global_scale(), beta = rec.baseline_scale(), bound = rec.row_norm_bound();
@@ -96,7 +97,7 @@ TEST_CASE("online: removing one user moves the release by her row, at most L", "
   // One release of everybody (release_every above the stream, then flush): the same seed draws the
   // same noise, so the two releases differ by exactly her row (up to the 2^-30·σ snapping grid).
   const auto release = [&](bool with_her) {
-    Recommender rec(small_options(items, 100, 11));
+    Recommender rec(small_options(items, 100, 11), test_budget::unaccounted());
     for (std::size_t i = 0; i < users.size(); ++i) {
       if (i == 5 && with_her) rec.add(top);
       rec.add(users[i]);
@@ -107,7 +108,7 @@ TEST_CASE("online: removing one user moves the release by her row, at most L", "
   };
   const auto [with, sigma] = release(true);
   const auto [without, sigma_without] = release(false);
-  Recommender fresh(small_options(items, 100, 11));
+  Recommender fresh(small_options(items, 100, 11), test_budget::unaccounted());
   const double bound = fresh.row_norm_bound();
   const double difference = (with - without).norm();
   // Snapping moves each entry by ≤ a grid step ≈ σ·2^-30 per release: ≤ 2·√D·σ·2^-30 in norm.
@@ -122,7 +123,7 @@ TEST_CASE("online: removing one user moves the release by her row, at most L", "
 
 TEST_CASE("online: one charge at construction, none per user or release", "[online][privacy]") {
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(3.0, 1e-5));
-  Recommender rec(small_options(10, 3, 5), &accountant);
+  Recommender rec(small_options(10, 3, 5), accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK(accountant.spent().basic_epsilon == Approx(2.0).epsilon(1e-12));  // the target, charged once
   for (const Row& row : random_users(10, 10, 6)) rec.add(row);
@@ -130,29 +131,29 @@ TEST_CASE("online: one charge at construction, none per user or release", "[onli
   CHECK(rec.releases() == 4);
   CHECK(accountant.ledger().size() == 1);
   privacy::PrivacyAccountant small(privacy::EpsDelta(1.0, 1e-5));
-  CHECK_THROWS_AS(Recommender(small_options(10, 3, 5), &small), BudgetExhausted);
+  CHECK_THROWS_AS(Recommender(small_options(10, 3, 5), small), BudgetExhausted);
   CHECK(small.ledger().empty());
 }
 
 TEST_CASE("online: bad options are refused, naming the field", "[online]") {
   RecommenderOptions o = small_options(10, 3, 5);
   o.release_every = 0;
-  CHECK_THROWS_WITH(Recommender(o), Catch::Contains("release_every"));
+  CHECK_THROWS_WITH(Recommender(o, test_budget::unaccounted()), Catch::Contains("release_every"));
   o = small_options(0, 3, 5);
-  CHECK_THROWS_WITH(Recommender(o), Catch::Contains("items"));
+  CHECK_THROWS_WITH(Recommender(o, test_budget::unaccounted()), Catch::Contains("items"));
   o = small_options(10, 3, 5);
   o.strategy = stream::NoiseStrategy::blt;
-  CHECK_THROWS_WITH(Recommender(o), Catch::Contains("horizon"));
+  CHECK_THROWS_WITH(Recommender(o, test_budget::unaccounted()), Catch::Contains("horizon"));
   o = small_options(10, 3, 5);
   o.als.residual_bound = -1.0;
-  CHECK_THROWS_WITH(Recommender(o), Catch::Contains("residual_bound"));
+  CHECK_THROWS_WITH(Recommender(o, test_budget::unaccounted()), Catch::Contains("residual_bound"));
 }
 
 TEST_CASE("online: a BLT's horizon refuses users past it, nothing changed", "[online][privacy]") {
   RecommenderOptions o = small_options(8, 2, 5);
   o.strategy = stream::NoiseStrategy::blt;
   o.horizon = 3;
-  Recommender rec(o);
+  Recommender rec(o, test_budget::unaccounted());
   const auto users = random_users(7, 8, 2);
   for (std::size_t i = 0; i < 6; ++i) rec.add(users[i]);
   CHECK(rec.releases() == 3);
@@ -165,13 +166,13 @@ TEST_CASE("online: a non-finite fold-in or rating is refused before it reaches t
   // a NaN norm passes a "norm > bound" clip. Refused, nothing added: the releases stay finite.
   RecommenderOptions o = small_options(4, 1, 3);
   o.als.init_sd = 1e200;
-  Recommender overflowing(o);
+  Recommender overflowing(o, test_budget::unaccounted());
   const Row row = {{0, 5.0}, {1, 1.0}, {2, 4.0}};
   CHECK_THROWS_WITH(overflowing.add(row), Catch::Contains("not finite"));
   CHECK(overflowing.counts().users == 0);
   CHECK(overflowing.releases() == 0);
   // A NaN rating passes the scale's clip: fold_in_user refuses it too (the serving path).
-  Recommender rec(small_options(4, 1, 3));
+  Recommender rec(small_options(4, 1, 3), test_budget::unaccounted());
   CHECK_THROWS_WITH(rec.serve(Row{{0, std::nan("")}}), Catch::Contains("not finite"));
   rec.add(row);  // a sane user after the refusal is added and released, finite
   CHECK(rec.releases() == 1);
@@ -182,7 +183,7 @@ TEST_CASE("online: seeded runs are reproducible; later users are served by the l
   const Index items = 12;
   const auto users = random_users(9, items, 8);
   const auto run = [&](std::vector<ItemModel>* models) {
-    auto rec = std::make_unique<Recommender>(small_options(items, 3, 21));
+    auto rec = std::make_unique<Recommender>(small_options(items, 3, 21), test_budget::unaccounted());
     for (const Row& row : users) {
       rec->add(row);
       if (models) models->push_back(rec->model());
@@ -251,7 +252,7 @@ Replay replay(const SyntheticRatings& set, Index users, Index items, std::size_t
   o.als.target = privacy::EpsDelta(1.0, 1e-6);
   o.als.seed = 1;
   o.release_every = 50;
-  Recommender rec(o);
+  Recommender rec(o, test_budget::unaccounted());
   Replay out;
   for (std::size_t k = 0; k < order.size(); ++k) {
     const auto u = static_cast<std::size_t>(order[k]);
@@ -305,7 +306,7 @@ TEST_CASE("online: the factors start from the init and learn the low-rank part w
   o.als.target = privacy::EpsDelta(1000.0, 1e-6);
   o.als.seed = 1;
   o.release_every = 100;
-  Recommender rec(o);
+  Recommender rec(o, test_budget::unaccounted());
   double model = 0.0, baseline = 0.0;
   std::size_t count = 0;
   for (Index i = 0; i < users; ++i) {

@@ -17,6 +17,7 @@
 #include "dpstream/stream/participation.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
+#include "unaccounted.hpp"
 
 namespace test_participation {
 
@@ -177,13 +178,13 @@ TEST_CASE("k = 1 gives today's sigma and mu exactly; a unit is calibrated to the
     options.horizon = 64;
     options.target = target;
     if (strategy == NoiseStrategy::blt) options.blt = rational_approximation_blt(2);
-    const ContinualVectorSum row(3, options);
+    const ContinualVectorSum row(3, options, test_budget::unaccounted());
     options.participation = {1, 9};
-    const ContinualVectorSum same(3, options);
+    const ContinualVectorSum same(3, options, test_budget::unaccounted());
     CHECK(same.noise().draw_sigma() == row.noise().draw_sigma());
     CHECK(same.mu() == row.mu());
     options.participation = {4, 9};
-    const ContinualVectorSum unit(3, options);
+    const ContinualVectorSum unit(3, options, test_budget::unaccounted());
     const ParticipationBound bound = unit.noise().participation_bound(options.participation);
     CHECK(bound.factor > 1.5);
     // σ scales with the unit's sensitivity (the analytic Gaussian is linear in it).
@@ -200,7 +201,7 @@ TEST_CASE("the accountant is charged the unit-level mu, and the label says per u
   options.horizon = 32;
   options.blt = rational_approximation_blt(2);
   options.participation = {3, 4};
-  const ContinualVectorSum unit(2, options, &accountant);
+  const ContinualVectorSum unit(2, options, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   CHECK_THAT(accountant.ledger().front().label, Contains("one unit: at most 3 rows, in release steps at least 4 apart"));
   // ρ = μ²/2 of the unit-level μ, well above the one-row value's.
@@ -243,14 +244,14 @@ TEST_CASE("b = 0: rows may share a step, and every strategy's factor is exactly 
     ContinualSumOptions options;
     options.strategy = strategy;
     options.horizon = 64;
-    const ContinualVectorSum row(3, options);
+    const ContinualVectorSum row(3, options, test_budget::unaccounted());
     options.participation = {4, 0};
-    const ContinualVectorSum shared(3, options);
+    const ContinualVectorSum shared(3, options, test_budget::unaccounted());
     CHECK(shared.noise().participation_bound(options.participation).factor == Approx(4.0).epsilon(1e-12));
     CHECK(shared.noise().participation_bound(options.participation).exact);
     CHECK(shared.noise().draw_sigma() == Approx(4 * row.noise().draw_sigma()).epsilon(1e-9));
     options.participation = {4, 1};
-    const ContinualVectorSum separated(3, options);
+    const ContinualVectorSum separated(3, options, test_budget::unaccounted());
     CHECK(separated.noise().draw_sigma() <= shared.noise().draw_sigma() * (1 + 1e-12));
   }
 }
@@ -260,7 +261,7 @@ TEST_CASE("participation: k must be >= 1; the texts", "[participation]") {
   ContinualSumOptions options;
   options.horizon = 8;
   options.participation = {0, 1};
-  CHECK_THROWS_NAMING(ContinualVectorSum(2, options), InvalidParameter, Contains("max_rows"));
+  CHECK_THROWS_NAMING(ContinualVectorSum(2, options, test_budget::unaccounted()), InvalidParameter, Contains("max_rows"));
   CHECK_THROWS_NAMING(describe(Participation{0, 1}), InvalidParameter, Contains("max_rows"));
   CHECK(describe({}) == "one row (single participation)");
   CHECK(describe({4, 2}) == "one unit: at most 4 rows, in release steps at least 2 apart, at most one a step");

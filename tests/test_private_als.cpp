@@ -32,6 +32,7 @@
 #include "random_matrices.hpp"
 #include "sanitized_build.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_private_als {
 
@@ -101,7 +102,7 @@ const SeedRuns& runs(AlsMechanism mechanism, double variance, int irls_iteration
   for (int s = 0; s < kSeeds; ++s) {
     const SyntheticRatings set = uniform_factor_ratings(200, 200, 5, fraction, 1000 + s);
     PrivateAls als(table3(mechanism, variance, irls_iterations, 77 + s));
-    out.rmse.push_back(full_rmse_of(als.train(RatingsMatrix(200, 200, set.ratings)), set));
+    out.rmse.push_back(full_rmse_of(als.train(RatingsMatrix(200, 200, set.ratings), test_budget::unaccounted()), set));
   }
   return cache.emplace(key, out).first->second;
 }
@@ -274,7 +275,7 @@ TEST_CASE("noiseless ALS recovers a fully observed rank-r matrix as lambda -> 0"
   o.regularization = 1e-12;
   o.iterations = 10;
   o.seed = 1;
-  const AlsResult r = PrivateAls(o).train(RatingsMatrix(30, 20, set.ratings));
+  const AlsResult r = PrivateAls(o).train(RatingsMatrix(30, 20, set.ratings), test_budget::unaccounted());
   double worst = 0.0;
   for (Index i = 0; i < 30; ++i)
     for (Index j = 0; j < 20; ++j) worst = std::max(worst, std::fabs(r.predict(i, j) - set.truth(i, j)));
@@ -293,8 +294,8 @@ TEST_CASE("IRLS with alpha = 1e6 gives ALS's iterates bitwise when fed the same 
     AlsOptions irls_options = als_options;
     irls_options.irls_iterations = irls_iterations;
     irls_options.huber_alpha = 1e6;
-    const AlsResult als = PrivateAls(als_options).train(train);
-    const AlsResult irls = PrivateAls(irls_options).train(train);
+    const AlsResult als = PrivateAls(als_options).train(train, test_budget::unaccounted());
+    const AlsResult irls = PrivateAls(irls_options).train(train, test_budget::unaccounted());
     CHECK(als.item_factors == irls.item_factors);
     CHECK(als.user_factors == irls.user_factors);
   };
@@ -398,7 +399,7 @@ TEST_CASE("faithful composition report for the Table 2 setting (n = 200, T = 50,
     privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
     const SyntheticRatings set = uniform_factor_ratings(20, 20, 2, 0.5, 1);
     PrivateAls als(faithful(AlsMechanism::gaussian, 1.0, 0, 1));
-    CHECK_THROWS_NAMING(als.train(RatingsMatrix(20, 20, set.ratings), &accountant), InvalidParameter,
+    CHECK_THROWS_NAMING(als.train(RatingsMatrix(20, 20, set.ratings), accountant), InvalidParameter,
                         Contains("faithful"));
     CHECK(accountant.ledger().empty());
   }
@@ -406,7 +407,7 @@ TEST_CASE("faithful composition report for the Table 2 setting (n = 200, T = 50,
     const SyntheticRatings set = uniform_factor_ratings(20, 30, 2, 0.5, 1);
     AlsOptions o = faithful(AlsMechanism::huber, 2.0, 2, 1);
     o.iterations = 3;
-    const AlsResult r = PrivateAls(o).train(RatingsMatrix(20, 30, set.ratings));
+    const AlsResult r = PrivateAls(o).train(RatingsMatrix(20, 30, set.ratings), test_budget::unaccounted());
     CHECK(r.privacy.draws == 30 * 3 * 2);
     CHECK(r.privacy.per_draw_epsilon == Approx(5.0 * 1.07598).margin(5e-4));
   }
@@ -529,7 +530,7 @@ TEST_CASE("rigorous release noise: every Gram and RHS coordinate carries the cal
     std::vector<VectorXd> released;
     std::vector<MatrixXd> item_factors;
     PrivateAls als(o);
-    const AlsResult r = als.train(train, nullptr, "test", [&](const AlsRelease& release) {
+    const AlsResult r = als.train(train, test_budget::unaccounted(), "test", [&](const AlsRelease& release) {
       released.push_back(release.statistics);
       item_factors.push_back(release.item_factors);
     });
@@ -570,7 +571,7 @@ TEST_CASE("rigorous accounting: one charge before reading data, spent <= target,
     const AlsOptions o = rigorous(AlsMechanism::gaussian, 1.0, 3, 2, 5);
     privacy::PrivacyAccountant accountant(o.target);
     PrivateAls als(o);
-    const AlsResult r = als.train(data.train, &accountant, "als");
+    const AlsResult r = als.train(data.train, accountant, "als");
     REQUIRE(accountant.ledger().size() == 1);
     const double delta2 = v_step_sensitivity(2, 10, 2.0, 1.5).l2;
     CHECK(r.privacy.releases == 6);  // T·K
@@ -588,7 +589,7 @@ TEST_CASE("rigorous accounting: one charge before reading data, spent <= target,
     for (AlsMechanism m : {AlsMechanism::laplace, AlsMechanism::huber}) {
       const AlsOptions o = rigorous(m, 2.0, 4, 0, 5);
       privacy::PrivacyAccountant accountant(EpsDelta(2.0, 0.0));
-      const AlsResult r = PrivateAls(o).train(data.train, &accountant, "als");
+      const AlsResult r = PrivateAls(o).train(data.train, accountant, "als");
       REQUIRE(accountant.ledger().size() == 1);
       CHECK(accountant.spent().epsilon == Approx(2.0).epsilon(1e-12));
       CHECK(r.privacy.per_draw_epsilon == Approx(0.5).epsilon(1e-12));
@@ -606,20 +607,20 @@ TEST_CASE("rigorous accounting: one charge before reading data, spent <= target,
     AlsOptions o = rigorous(AlsMechanism::gaussian, 1.0, 2, 0, 6);
     o.max_per_user = 5;
     privacy::PrivacyAccountant small(EpsDelta(0.5, 1e-6));
-    CHECK_THROWS_AS(PrivateAls(o).train(over_cap, &small), BudgetExhausted);
+    CHECK_THROWS_AS(PrivateAls(o).train(over_cap, small), BudgetExhausted);
     CHECK(small.ledger().empty());
     // With the budget, the same call reaches the data and refuses the first user over the cap; the
     // charge stays (conservative, as the header says).
     privacy::PrivacyAccountant enough(EpsDelta(1.0, 1e-6));
-    CHECK_THROWS_AS(PrivateAls(o).train(over_cap, &enough), InvalidRow);
+    CHECK_THROWS_AS(PrivateAls(o).train(over_cap, enough), InvalidRow);
     CHECK(enough.ledger().size() == 1);
   }
   SECTION("the noise source is untouched by a refused run") {
     AlsOptions o = rigorous(AlsMechanism::laplace, 1.0, 2, 0, 6);
     privacy::PrivacyAccountant small(EpsDelta(0.5, 0.0));
     PrivateAls refused(o), fresh(o);
-    CHECK_THROWS_AS(refused.train(data.train, &small), BudgetExhausted);
-    CHECK(refused.train(data.train).item_factors == fresh.train(data.train).item_factors);
+    CHECK_THROWS_AS(refused.train(data.train, small), BudgetExhausted);
+    CHECK(refused.train(data.train, test_budget::unaccounted()).item_factors == fresh.train(data.train, test_budget::unaccounted()).item_factors);
   }
 }
 
@@ -640,7 +641,7 @@ TEST_CASE("rigorous input bounds: clipping counted; a user over the cap refused 
     o.seed = 2;
     o.target = EpsDelta(1e6, 1e-6);  // negligible noise: V stays O(1), so most ridge solves exceed B_u
     std::vector<MatrixXd> v_after;
-    const AlsResult tight = PrivateAls(o).train(d, nullptr, "als", [&](const AlsRelease& release) {
+    const AlsResult tight = PrivateAls(o).train(d, test_budget::unaccounted(), "als", [&](const AlsRelease& release) {
       v_after.push_back(release.item_factors);
     });
     CHECK(tight.ratings_clipped == beyond);
@@ -657,7 +658,7 @@ TEST_CASE("rigorous input bounds: clipping counted; a user over the cap refused 
     for (Index i = 0; i < 50; ++i) CHECK(tight.user_factors.row(i).norm() <= 0.05 * (1.0 + 1e-12));
     o.user_factor_bound = 1e9;
     o.rating_bound = 1e9;
-    const AlsResult loose = PrivateAls(o).train(d);
+    const AlsResult loose = PrivateAls(o).train(d, test_budget::unaccounted());
     CHECK(loose.ratings_clipped == 0);
     CHECK(loose.user_factors_clipped == 0);
   }
@@ -669,7 +670,7 @@ TEST_CASE("rigorous input bounds: clipping counted; a user over the cap refused 
     o.max_per_user = 2;
     o.seed = 1;
     try {
-      PrivateAls(o).train(RatingsMatrix(3, 3, ratings));
+      PrivateAls(o).train(RatingsMatrix(3, 3, ratings), test_budget::unaccounted());
       FAIL("no InvalidRow");
     } catch (const InvalidRow& e) {
       CHECK(e.row_index() == 1);
@@ -687,7 +688,7 @@ TEST_CASE("rigorous joint DP: each user's factor is a function of the released V
   const ManyUsers& data = many_users();
   const AlsOptions o = rigorous(AlsMechanism::gaussian, 5.0, 4, 2, 13);
   std::vector<MatrixXd> v_after_iteration;
-  const AlsResult r = PrivateAls(o).train(data.train, nullptr, "als", [&](const AlsRelease& release) {
+  const AlsResult r = PrivateAls(o).train(data.train, test_budget::unaccounted(), "als", [&](const AlsRelease& release) {
     if (release.inner_step == o.irls_iterations) v_after_iteration.push_back(release.item_factors);
   });
   REQUIRE(v_after_iteration.size() == 4);
@@ -714,7 +715,7 @@ TEST_CASE("rigorous utility: RMSE falls as epsilon grows (4000 x 20, rank 2)", "
     for (double eps : {0.1, 1.0, 10.0, 100.0}) {
       double mean = 0.0;
       for (std::uint64_t seed : {1, 2, 3})
-        mean += full_rmse_of(PrivateAls(rigorous(m, eps, 5, 0, seed)).train(data.train), data.set) / 3.0;
+        mean += full_rmse_of(PrivateAls(rigorous(m, eps, 5, 0, seed)).train(data.train, test_budget::unaccounted()), data.set) / 3.0;
       means.push_back(mean);
     }
     INFO("RMSE at eps 0.1, 1, 10, 100: " << means[0] << " " << means[1] << " " << means[2] << " " << means[3]);
@@ -734,18 +735,18 @@ TEST_CASE("seeded runs reproduce bitwise; unseeded runs use the secure source; p
   o.rank = 3;
   PrivateAls a(o), b(o);
   CHECK_FALSE(a.secure());
-  const AlsResult first = a.train(train);
-  CHECK(first.user_factors == b.train(train).user_factors);
-  CHECK(first.item_factors != a.train(train).item_factors);  // one object's runs draw fresh noise
+  const AlsResult first = a.train(train, test_budget::unaccounted());
+  CHECK(first.user_factors == b.train(train, test_budget::unaccounted()).user_factors);
+  CHECK(first.item_factors != a.train(train, test_budget::unaccounted()).item_factors);  // one object's runs draw fresh noise
   o.seed.reset();
   PrivateAls secure(o);
   CHECK(secure.secure());
-  const AlsResult s = secure.train(train);
+  const AlsResult s = secure.train(train, test_budget::unaccounted());
   CHECK(s.item_factors.allFinite());
   CHECK(first.predict(3, 4) == Approx(first.user_factors.row(3).dot(first.item_factors.row(4))));
   CHECK_THROWS_NAMING(first.predict(40, 0), InvalidParameter, Contains("user 40"));
   CHECK_THROWS_NAMING(first.predict(0, -1), InvalidParameter, Contains("item -1"));
-  CHECK_THROWS_NAMING(a.train(RatingsMatrix(3, 0, {})), InvalidParameter, Contains("items"));
+  CHECK_THROWS_NAMING(a.train(RatingsMatrix(3, 0, {}), test_budget::unaccounted()), InvalidParameter, Contains("items"));
 }
 
 TEST_CASE("parse_als_init: the inverse of to_string; other names refused", "[als]") {

@@ -25,6 +25,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_private_frank_wolfe {
 
@@ -63,9 +64,9 @@ FrankWolfeOptions small_options(int iterations, double row_norm_bound, std::uint
   FrankWolfeOptions o;
   o.nuclear_norm_bound = 50.0;
   o.iterations = iterations;
-  o.row_norm_bound = row_norm_bound;
-  o.target = EpsDelta(1.0, 1e-6);
-  o.seed = seed;
+  o.privacy.row_norm_bound = row_norm_bound;
+  o.privacy.target = EpsDelta(1.0, 1e-6);
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -136,14 +137,14 @@ TEST_CASE("Frank-Wolfe sigma pins: the paper formula as printed, tight below it,
 
     FrankWolfeOptions o;
     o.iterations = 10;
-    o.row_norm_bound = l;
-    o.target = target;
+    o.privacy.row_norm_bound = l;
+    o.privacy.target = target;
     for (Neighbours relation : {Neighbours::add_remove_row, Neighbours::replace_row}) {
-      o.relation = relation;
-      o.calibration = Calibration::paper;
+      o.privacy.relation = relation;
+      o.privacy.calibration = Calibration::paper;
       const PrivateFrankWolfe paper(o);
       CHECK(paper.sigma() == paper_frank_wolfe_sigma(l, 10, target, relation));
-      o.calibration = Calibration::tight;
+      o.privacy.calibration = Calibration::tight;
       const PrivateFrankWolfe tight(o);
       // Tight: one Gaussian of sensitivity Δ·√T (GDP composition of the T releases).
       const double delta_release = relation == Neighbours::add_remove_row ? 4.0 * 80.0 : 4.0 * std::sqrt(2.0) * 80.0;
@@ -158,7 +159,7 @@ TEST_CASE("Frank-Wolfe sigma pins: the paper formula as printed, tight below it,
         privacy::PrivacyAccountant accountant(target);
         PrivateFrankWolfe trained(mechanism->options());
         const RatingsMatrix ratings(3, 4, random_ratings(3, 4, 2, 1.0, 1));
-        trained.train(ratings, &accountant);
+        trained.train(ratings, accountant);
         REQUIRE(accountant.ledger().size() == 1);
         const double sigma = mechanism->sigma();
         CHECK(*accountant.ledger()[0].rho ==
@@ -190,7 +191,7 @@ TEST_CASE("Frank-Wolfe sensitivity formulas; W(D) - W(D') over random neighbouri
   const std::vector<Rating> base = random_ratings(users, items, 6, 3.0, 21);
   const RatingsMatrix d(users, items, base);
   PrivateFrankWolfe mechanism(o);
-  const FrankWolfeResult run = mechanism.train(d);
+  const FrankWolfeResult run = mechanism.train(d, test_budget::unaccounted());
   REQUIRE(run.broadcasts.size() == 5);
 
   privacy::SeededNoiseSource pick(99);
@@ -234,11 +235,11 @@ TEST_CASE("options are checked at construction, each naming its field", "[frank-
   refused([](FrankWolfeOptions& o) { o.nuclear_norm_bound = 0.0; }, "nuclear_norm_bound");
   refused([](FrankWolfeOptions& o) { o.nuclear_norm_bound = std::nan(""); }, "nuclear_norm_bound");
   refused([](FrankWolfeOptions& o) { o.iterations = 0; }, "iterations");
-  refused([](FrankWolfeOptions& o) { o.row_norm_bound = -1.0; }, "row_norm_bound");
-  refused([](FrankWolfeOptions& o) { o.row_norm_bound = 1e200; }, "row_norm_bound");  // (2L)² overflows
-  refused([](FrankWolfeOptions& o) { o.target = EpsDelta(1.0, 0.0); }, "delta");
-  refused([](FrankWolfeOptions& o) { o.calibration = static_cast<Calibration>(7); }, "calibration");
-  refused([](FrankWolfeOptions& o) { o.relation = static_cast<Neighbours>(7); }, "relation");
+  refused([](FrankWolfeOptions& o) { o.privacy.row_norm_bound = -1.0; }, "row_norm_bound");
+  refused([](FrankWolfeOptions& o) { o.privacy.row_norm_bound = 1e200; }, "row_norm_bound");  // (2L)² overflows
+  refused([](FrankWolfeOptions& o) { o.privacy.target = EpsDelta(1.0, 0.0); }, "delta");
+  refused([](FrankWolfeOptions& o) { o.privacy.calibration = static_cast<Calibration>(7); }, "calibration");
+  refused([](FrankWolfeOptions& o) { o.privacy.relation = static_cast<Neighbours>(7); }, "relation");
   refused([](FrankWolfeOptions& o) { o.step = static_cast<FrankWolfeStep>(7); }, "step");
   refused([](FrankWolfeOptions& o) { o.bias_multiplier = 1.5; }, "bias_multiplier");
   refused([](FrankWolfeOptions& o) { o.bias_multiplier = -0.1; }, "bias_multiplier");
@@ -255,12 +256,12 @@ TEST_CASE("options are checked at construction, each naming its field", "[frank-
   // The paper calibration's condition ε ≤ 2 ln(1/δ) = 27.63 at δ = 1e-6 (Algorithm 1, Thm 3.1); tight has none.
   refused(
       [](FrankWolfeOptions& o) {
-        o.calibration = Calibration::paper;
-        o.target = EpsDelta(30.0, 1e-6);
+        o.privacy.calibration = Calibration::paper;
+        o.privacy.target = EpsDelta(30.0, 1e-6);
       },
       "epsilon");
   FrankWolfeOptions tight;
-  tight.target = EpsDelta(30.0, 1e-6);
+  tight.privacy.target = EpsDelta(30.0, 1e-6);
   CHECK_NOTHROW(PrivateFrankWolfe(tight));
   CHECK_THROWS_NAMING(paper_frank_wolfe_sigma(1.0, 10, EpsDelta(30.0, 1e-6)), InvalidParameter, Contains("epsilon"));
 
@@ -273,9 +274,9 @@ TEST_CASE("options are checked at construction, each naming its field", "[frank-
   CHECK(baseline.releases() == 0);
   CHECK_FALSE(baseline.secure());
   privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
-  CHECK_THROWS_NAMING(baseline.train(ratings, &accountant), InvalidParameter, Contains("accountant"));
+  CHECK_THROWS_NAMING(baseline.train(ratings, accountant), InvalidParameter, Contains("accountant"));
   PrivateFrankWolfe mechanism(small_options(4, 1.0, 1));
-  CHECK_THROWS_NAMING(mechanism.train(RatingsMatrix(3, 0, {})), InvalidParameter, Contains("item"));
+  CHECK_THROWS_NAMING(mechanism.train(RatingsMatrix(3, 0, {}), test_budget::unaccounted()), InvalidParameter, Contains("item"));
   CHECK_THROWS_NAMING(FrankWolfeUser(small_options(4, 1.0, 1), ratings, 4), InvalidParameter, Contains("user 4"));
   FrankWolfeUser user(small_options(4, 1.0, 1), ratings, 0);
   FrankWolfeBroadcast out_of_order{2, VectorXd::Unit(5, 0), 1.0, 1.0, 2.0};
@@ -297,7 +298,7 @@ TEST_CASE("users over L are clipped and counted, or refused naming the user", "[
   FrankWolfeOptions o = small_options(3, 2.0, 4);
 
   PrivateFrankWolfe clipping(o);
-  const FrankWolfeResult result = clipping.train(matrix);
+  const FrankWolfeResult result = clipping.train(matrix, test_budget::unaccounted());
   CHECK(result.users_clipped == 2);
   const FrankWolfeUser clipped(o, matrix, 1);
   CHECK(clipped.clipped());
@@ -308,15 +309,15 @@ TEST_CASE("users over L are clipped and counted, or refused naming the user", "[
 
   o.clip_user_rows = false;
   PrivateFrankWolfe refusing(o);
-  CHECK_THROWS_NAMING(refusing.train(matrix), InvalidRow, Contains("user 1"));
+  CHECK_THROWS_NAMING(refusing.train(matrix, test_budget::unaccounted()), InvalidRow, Contains("user 1"));
   try {
-    refusing.train(matrix);
+    refusing.train(matrix, test_budget::unaccounted());
   } catch (const InvalidRow& e) {
     CHECK(e.row_index() == 1);
   }
   // Without user 1, user 2 (over L by 1e-13 relative) passes the 1e-12 round-off allowance.
   const RatingsMatrix without_user_1(4, 4, {{0, 0, 1.0}, {2, 1, over}, {3, 3, -2.0}});
-  const FrankWolfeResult accepted = refusing.train(without_user_1);
+  const FrankWolfeResult accepted = refusing.train(without_user_1, test_budget::unaccounted());
   CHECK(accepted.users_clipped == 0);
 }
 
@@ -336,21 +337,21 @@ TEST_CASE("a budget too small is refused before any rating is read or noise draw
 
   PrivateFrankWolfe refused(o);
   privacy::PrivacyAccountant small_budget(EpsDelta(0.5, 1e-6));
-  CHECK_THROWS_NAMING(refused.train(bad, &small_budget), BudgetExhausted, Contains("private frank-wolfe"));
+  CHECK_THROWS_NAMING(refused.train(bad, small_budget), BudgetExhausted, Contains("private frank-wolfe"));
   CHECK(small_budget.ledger().empty());
 
   // Nothing was drawn either: the refused object now gives what a fresh one gives.
   privacy::PrivacyAccountant budget(EpsDelta(1.0, 1e-6));
-  const FrankWolfeResult after = refused.train(valid, &budget);
+  const FrankWolfeResult after = refused.train(valid, budget);
   PrivateFrankWolfe fresh(o);
-  const FrankWolfeResult expected = fresh.train(valid);
+  const FrankWolfeResult expected = fresh.train(valid, test_budget::unaccounted());
   REQUIRE(after.broadcasts.size() == expected.broadcasts.size());
   for (std::size_t t = 0; t < after.broadcasts.size(); ++t)
     CHECK(after.broadcasts[t].direction == expected.broadcasts[t].direction);
   CHECK(budget.ledger().size() == 1);
   // A run refused after the charge (a user over L) keeps its charge: conservative.
   privacy::PrivacyAccountant large_budget(EpsDelta(10.0, 1e-6));
-  CHECK_THROWS_AS(refused.train(bad, &large_budget), InvalidRow);
+  CHECK_THROWS_AS(refused.train(bad, large_budget), InvalidRow);
   CHECK(large_budget.ledger().size() == 1);
 }
 
@@ -367,11 +368,11 @@ TEST_CASE("Frank-Wolfe projection invariant: after every local step ||P_Omega(Y_
     o.step = step;
     o.nuclear_norm_bound = 30.0 * std::sqrt(static_cast<double>(users * items));
     o.bias_multiplier = 0.0;
-    o.target = EpsDelta(20.0, 1e-6);
+    o.privacy.target = EpsDelta(20.0, 1e-6);
     std::vector<FrankWolfeUser> replay = local_users(o, ratings);
     int at_the_bound = 0;
     PrivateFrankWolfe mechanism(o);
-    const FrankWolfeResult result = mechanism.train(ratings, nullptr, "fw", [&](const FrankWolfeRound& round) {
+    const FrankWolfeResult result = mechanism.train(ratings, test_budget::unaccounted(), "fw", [&](const FrankWolfeRound& round) {
       for (FrankWolfeUser& user : replay) {
         user.apply(round.broadcast);
         const double norm = user.observed_predictions().norm();
@@ -399,12 +400,12 @@ TEST_CASE("Frank-Wolfe joint DP: user j's row is a function of the broadcasts an
     if (r.user == changed) r.value = -r.value + 0.25;
   const RatingsMatrix d(users, items, base), d_prime(users, items, moved);
   FrankWolfeOptions o = small_options(6, std::sqrt(6.0), 43);
-  o.target = EpsDelta(5.0, 1e-6);
+  o.privacy.target = EpsDelta(5.0, 1e-6);
   o.bias_multiplier = 0.2;  // visible steps at this small m
   o.step = FrankWolfeStep::standard;
 
   PrivateFrankWolfe run_d(o), run_d_prime(o);
-  const FrankWolfeResult on_d = run_d.train(d), on_d_prime = run_d_prime.train(d_prime);
+  const FrankWolfeResult on_d = run_d.train(d, test_budget::unaccounted()), on_d_prime = run_d_prime.train(d_prime, test_budget::unaccounted());
   bool broadcasts_differ = false;
   for (std::size_t t = 0; t < on_d.broadcasts.size(); ++t)
     broadcasts_differ = broadcasts_differ || on_d.broadcasts[t].direction != on_d_prime.broadcasts[t].direction;
@@ -437,9 +438,9 @@ TEST_CASE("Frank-Wolfe rank: every row lies in the span of the T-1 broadcast dir
     FrankWolfeOptions o = small_options(5, std::sqrt(10.0), 52);
     o.nonprivate = nonprivate;
     o.bias_multiplier = 0.0;
-    o.target = EpsDelta(10.0, 1e-6);
+    o.privacy.target = EpsDelta(10.0, 1e-6);
     PrivateFrankWolfe mechanism(o);
-    const FrankWolfeResult result = mechanism.train(ratings);
+    const FrankWolfeResult result = mechanism.train(ratings, test_budget::unaccounted());
     REQUIRE(result.broadcasts.size() == 4);
     const MatrixXd y = trusted_matrix(result, users, items);
     MatrixXd v(4, items);
@@ -466,14 +467,14 @@ TEST_CASE("the release: W(t) plus symmetric N(0, sigma^2) noise on and below the
   const Index users = 100, items = 40;
   const RatingsMatrix ratings(users, items, random_ratings(users, items, 8, 1.0, 61));
   FrankWolfeOptions o = small_options(11, std::sqrt(8.0), 62);
-  o.target = EpsDelta(50.0, 1e-6);
+  o.privacy.target = EpsDelta(50.0, 1e-6);
   PrivateFrankWolfe mechanism(o);
   const double sigma = mechanism.sigma();
   const double grid = privacy::snap_granularity(sigma);
   std::vector<FrankWolfeUser> replay = local_users(o, ratings);
   double chi_square = 0.0, sum = 0.0, count = 0.0;
   bool symmetric = true, snapped = true;
-  mechanism.train(ratings, nullptr, "fw", [&](const FrankWolfeRound& round) {
+  mechanism.train(ratings, test_budget::unaccounted(), "fw", [&](const FrankWolfeRound& round) {
     REQUIRE(round.released_gram != nullptr);
     const MatrixXd& released = *round.released_gram;
     const MatrixXd w = gram_of(replay, items);
@@ -507,10 +508,10 @@ TEST_CASE("exact eigensolver: the top pair of the release, as SelfAdjointEigenSo
   for (double epsilon : {0.5, 20.0, 0.0}) {
     FrankWolfeOptions o = small_options(5, std::sqrt(15.0), 72);
     o.nonprivate = epsilon == 0.0;
-    if (!o.nonprivate) o.target = EpsDelta(epsilon, 1e-6);
+    if (!o.nonprivate) o.privacy.target = EpsDelta(epsilon, 1e-6);
     PrivateFrankWolfe mechanism(o);
     int rounds = 0;
-    mechanism.train(ratings, nullptr, "fw", [&](const FrankWolfeRound& round) {
+    mechanism.train(ratings, test_budget::unaccounted(), "fw", [&](const FrankWolfeRound& round) {
       const MatrixXd& released = *round.released_gram;
       const linalg::SymmetricEigenSolver reference(released);
       const double top = reference.eigenvalues()(items - 1);
@@ -536,24 +537,24 @@ TEST_CASE("oja eigensolver: no n x n matrix, T(Gamma+1) releases accounted, usef
   FrankWolfeOptions o;
   o.nuclear_norm_bound = split.oracle_nuclear_norm;
   o.iterations = 10;
-  o.row_norm_bound = std::sqrt(20.0);
-  o.target = EpsDelta(5.0, 1e-6);
+  o.privacy.row_norm_bound = std::sqrt(20.0);
+  o.privacy.target = EpsDelta(5.0, 1e-6);
   o.step = FrankWolfeStep::standard;
   o.eigensolver = FrankWolfeEigensolver::oja;
   o.oja_iterations = 10;
-  o.seed = 82;
+  o.privacy.noise.seed = 82;
   PrivateFrankWolfe mechanism(o);
-  const double l2 = o.row_norm_bound * o.row_norm_bound;
+  const double l2 = o.privacy.row_norm_bound * o.privacy.row_norm_bound;
   CHECK(mechanism.releases() == 10 * 11);
   CHECK(mechanism.release_sensitivity() == Approx(4.0 * l2).epsilon(1e-14));  // (2L)², both relations
-  CHECK(mechanism.sigma() == privacy::analytic_gaussian_sigma(4.0 * l2 * std::sqrt(110.0), o.target));
+  CHECK(mechanism.sigma() == privacy::analytic_gaussian_sigma(4.0 * l2 * std::sqrt(110.0), o.privacy.target));
   FrankWolfeOptions paper = o;
-  paper.calibration = Calibration::paper;
-  CHECK(PrivateFrankWolfe(paper).sigma() == pca::paper_oja_sigma(2.0 * o.row_norm_bound, 10 * 10, o.target));
+  paper.privacy.calibration = Calibration::paper;
+  CHECK(PrivateFrankWolfe(paper).sigma() == pca::paper_oja_sigma(2.0 * o.privacy.row_norm_bound, 10 * 10, o.privacy.target));
 
-  privacy::PrivacyAccountant accountant(o.target);
+  privacy::PrivacyAccountant accountant(o.privacy.target);
   int rounds = 0;
-  const FrankWolfeResult result = mechanism.train(split.train, &accountant, "fw oja", [&](const FrankWolfeRound& round) {
+  const FrankWolfeResult result = mechanism.train(split.train, accountant, "fw oja", [&](const FrankWolfeRound& round) {
     CHECK(round.released_gram == nullptr);
     ++rounds;
   });
@@ -571,14 +572,14 @@ TEST_CASE("PrivateOja's expert sigma override (what the oja mode uses): that sig
           "[frank-wolfe][oja]") {
   pca::PrivateOjaOptions o;
   o.iterations = 5;
-  o.row_norm_bound = 2.0;
-  o.seed = 3;
+  o.privacy.row_norm_bound = 2.0;
+  o.privacy.noise.seed = 3;
   o.sigma = 123.0;
   pca::PrivateOja oja(o);
   CHECK(oja.sigma() == 123.0);
   privacy::PrivacyAccountant accountant(EpsDelta(100.0, 1e-6));
   const MatrixXd rows = MatrixXd::Identity(4, 3);
-  oja.run(rows, &accountant);
+  oja.run(rows, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   // Γ + 1 = 6 releases of sensitivity L² = 4: ρ = 6·16/(2·123²); no (ε, δ) claim (basic bound +inf).
   CHECK(*accountant.ledger()[0].rho == Approx(6.0 * 16.0 / (2.0 * 123.0 * 123.0)).epsilon(1e-12));
@@ -592,7 +593,7 @@ TEST_CASE("seeded runs are reproducible; two runs of one object differ; unseeded
   const RatingsMatrix ratings(50, 12, random_ratings(50, 12, 5, 1.0, 91));
   const FrankWolfeOptions o = small_options(4, std::sqrt(5.0), 92);
   PrivateFrankWolfe a(o), b(o);
-  const FrankWolfeResult first = a.train(ratings), same = b.train(ratings), second = a.train(ratings);
+  const FrankWolfeResult first = a.train(ratings, test_budget::unaccounted()), same = b.train(ratings, test_budget::unaccounted()), second = a.train(ratings, test_budget::unaccounted());
   CHECK(first.trusted_user_coefficients == same.trusted_user_coefficients);
   for (std::size_t t = 0; t < first.broadcasts.size(); ++t) {
     CHECK(first.broadcasts[t].direction == same.broadcasts[t].direction);
@@ -600,7 +601,7 @@ TEST_CASE("seeded runs are reproducible; two runs of one object differ; unseeded
   }
   CHECK_FALSE(a.secure());
   FrankWolfeOptions unseeded = o;
-  unseeded.seed.reset();
+  unseeded.privacy.noise.seed.reset();
   CHECK(PrivateFrankWolfe(unseeded).secure());
   unseeded.eigensolver = FrankWolfeEigensolver::oja;
   CHECK(PrivateFrankWolfe(unseeded).secure());
@@ -609,8 +610,8 @@ TEST_CASE("seeded runs are reproducible; two runs of one object differ; unseeded
   FrankWolfeOptions one = o;
   one.iterations = 1;
   PrivateFrankWolfe warm_up_only(one);
-  privacy::PrivacyAccountant accountant(one.target);
-  const FrankWolfeResult nothing = warm_up_only.train(ratings, &accountant);
+  privacy::PrivacyAccountant accountant(one.privacy.target);
+  const FrankWolfeResult nothing = warm_up_only.train(ratings, accountant);
   CHECK(nothing.broadcasts.empty());
   CHECK(nothing.predict(3, 7) == 0.0);
   CHECK(accountant.ledger().size() == 1);
@@ -644,14 +645,14 @@ TEST_CASE("Frank-Wolfe synthetic regression: test RMSE within 0.02 of a referenc
       FrankWolfeOptions o;
       o.nuclear_norm_bound = split.oracle_nuclear_norm;
       o.iterations = 10;
-      o.row_norm_bound = std::sqrt(20.0);
-      o.calibration = Calibration::paper;
+      o.privacy.row_norm_bound = std::sqrt(20.0);
+      o.privacy.calibration = Calibration::paper;
       o.step = cells[c].step;
       o.nonprivate = cells[c].epsilon == 0.0;
-      if (!o.nonprivate) o.target = EpsDelta(cells[c].epsilon, 1e-6);
-      o.seed = 1000 + seed;
+      if (!o.nonprivate) o.privacy.target = EpsDelta(cells[c].epsilon, 1e-6);
+      o.privacy.noise.seed = 1000 + seed;
       PrivateFrankWolfe mechanism(o);
-      const FrankWolfeResult result = mechanism.train(split.train);
+      const FrankWolfeResult result = mechanism.train(split.train, test_budget::unaccounted());
       CHECK(result.users_clipped == 0);
       mean[c] += rmse([&](Index u, Index j) { return result.predict(u, j); }, split.test) / 3.0;
     }

@@ -23,6 +23,7 @@
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_private_oja {
 
@@ -42,10 +43,10 @@ PrivateOjaOptions options_with(int iterations, double row_norm_bound, EpsDelta t
                                std::uint64_t seed) {
   PrivateOjaOptions o;
   o.iterations = iterations;
-  o.row_norm_bound = row_norm_bound;
-  o.target = target;
-  o.calibration = calibration;
-  o.seed = seed;
+  o.privacy.row_norm_bound = row_norm_bound;
+  o.privacy.target = target;
+  o.privacy.calibration = calibration;
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -164,7 +165,7 @@ TEST_CASE("Oja privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; ba
 
   auto with = [](auto edit) {
     PrivateOjaOptions o;
-    o.seed = 1;
+    o.privacy.noise.seed = 1;
     edit(o);
     return o;
   };
@@ -172,24 +173,24 @@ TEST_CASE("Oja privacy: the condition epsilon <= 2 ln(1/delta) in paper mode; ba
                       Contains("iterations must be >= 1, got 0"));
   CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.iterations = -3; })), InvalidParameter, Contains("iterations"));
   for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL})
-    CHECK_THROWS_NAMING(PrivateOja(with([bad](auto& o) { o.row_norm_bound = bad; })), InvalidParameter,
+    CHECK_THROWS_NAMING(PrivateOja(with([bad](auto& o) { o.privacy.row_norm_bound = bad; })), InvalidParameter,
                         Contains("row_norm_bound must be finite and > 0"));
   // L² must be a normal number, or σ ∝ L² would be 0 or inf.
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.row_norm_bound = 1e-200; })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.row_norm_bound = 1e-200; })), InvalidParameter,
                       Contains("row_norm_bound^2"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.row_norm_bound = 1e200; })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.row_norm_bound = 1e200; })), InvalidParameter,
                       Contains("row_norm_bound^2"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.target = EpsDelta(1.0, 0.0); })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.target = EpsDelta(1.0, 0.0); })), InvalidParameter,
                       Contains("target.delta must be > 0"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.calibration = static_cast<Calibration>(7); })), InvalidParameter,
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.calibration = static_cast<Calibration>(7); })), InvalidParameter,
                       Contains("calibration must be paper or tight"));
-  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.relation = static_cast<privacy::Neighbours>(9); })),
+  CHECK_THROWS_NAMING(PrivateOja(with([](auto& o) { o.privacy.relation = static_cast<privacy::Neighbours>(9); })),
                       InvalidParameter, Contains("relation must be add_remove_row or replace_row"));
   // The defaults are valid: Γ = 100, L = 1, (1, 1e-6), tight, add/remove, eigenvalue released.
   const PrivateOjaOptions defaults;
   CHECK(defaults.iterations == 100);
-  CHECK(defaults.calibration == Calibration::tight);
-  CHECK_FALSE(defaults.seed.has_value());
+  CHECK(defaults.privacy.calibration == Calibration::tight);
+  CHECK_FALSE(defaults.privacy.noise.seed.has_value());
   const PrivateOja secure(defaults);
   CHECK(secure.secure());
 }
@@ -200,34 +201,34 @@ TEST_CASE("Oja rows are checked, not clipped: a row over L and a NaN are refused
   a(0, 0) = 1.0;                      // exactly L
   a(1, 1) = 1.0 + 1e-13;              // within the 1e-12 round-off allowance
   a.row(2) << 0.6, 0.8, 0.0, 0.0;     // norm 1 (up to rounding)
-  CHECK_NOTHROW(oja.run(a));
-  CHECK_NOTHROW(oja.run(SparseRows(a.sparseView())));
+  CHECK_NOTHROW(oja.run(a, test_budget::unaccounted()));
+  CHECK_NOTHROW(oja.run(SparseRows(a.sparseView()), test_budget::unaccounted()));
 
   MatrixXd over = a;
   over.row(3) << 0.8, 0.0, 0.7, 0.0;  // norm 1.063
-  CHECK_THROWS_NAMING(oja.run(over), InvalidRow, Contains("row 3: l2 norm") && Contains("exceeds row_norm_bound 1"));
-  CHECK_THROWS_NAMING(oja.run(SparseRows(over.sparseView())), InvalidRow, Contains("row 3: l2 norm"));
+  CHECK_THROWS_NAMING(oja.run(over, test_budget::unaccounted()), InvalidRow, Contains("row 3: l2 norm") && Contains("exceeds row_norm_bound 1"));
+  CHECK_THROWS_NAMING(oja.run(SparseRows(over.sparseView()), test_budget::unaccounted()), InvalidRow, Contains("row 3: l2 norm"));
   try {
-    oja.run(over);
+    oja.run(over, test_budget::unaccounted());
   } catch (const InvalidRow& e) {
     CHECK(e.row_index() == 3);
   }
   over = a;
   over(4, 3) = 1.0 + 1e-11;  // past the allowance
-  CHECK_THROWS_NAMING(oja.run(over), InvalidRow, Contains("row 4: l2 norm"));
+  CHECK_THROWS_NAMING(oja.run(over, test_budget::unaccounted()), InvalidRow, Contains("row 4: l2 norm"));
 
   for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
     MatrixXd nan_row = a;
     nan_row(5, 2) = bad;
-    CHECK_THROWS_NAMING(oja.run(nan_row), InvalidRow, Contains("row 5: entry at column 2 is not finite"));
+    CHECK_THROWS_NAMING(oja.run(nan_row, test_budget::unaccounted()), InvalidRow, Contains("row 5: entry at column 2 is not finite"));
     // sparseView drops only zeros, so the NaN is stored.
     SparseRows sparse = a.sparseView();
     sparse.insert(5, 2) = bad;
-    CHECK_THROWS_NAMING(oja.run(sparse), InvalidRow, Contains("row 5: entry at column 2 is not finite"));
+    CHECK_THROWS_NAMING(oja.run(sparse, test_budget::unaccounted()), InvalidRow, Contains("row 5: entry at column 2 is not finite"));
   }
   // A zero-column matrix is refused; zero rows are fine (pure noise, still private).
-  CHECK_THROWS_NAMING(oja.run(MatrixXd(3, 0)), InvalidParameter, Contains("at least one column"));
-  CHECK(oja.run(MatrixXd(0, 4)).vector.size() == 4);
+  CHECK_THROWS_NAMING(oja.run(MatrixXd(3, 0), test_budget::unaccounted()), InvalidParameter, Contains("at least one column"));
+  CHECK(oja.run(MatrixXd(0, 4), test_budget::unaccounted()).vector.size() == 4);
 }
 
 TEST_CASE("Oja sensitivity: L^2 per release under add/remove and under replacement", "[oja][privacy]") {
@@ -258,7 +259,7 @@ TEST_CASE("Oja sensitivity: L^2 per release under add/remove and under replaceme
   CHECK(((a * a.transpose() - b * b.transpose()) * v).norm() == Approx(l2).epsilon(1e-15));
   // Hence σ is the same under both relations.
   auto replace = options_with(10, l, EpsDelta(1.0, 1e-6), Calibration::tight, 1);
-  replace.relation = privacy::Neighbours::replace_row;
+  replace.privacy.relation = privacy::Neighbours::replace_row;
   CHECK(PrivateOja(replace).sigma() == PrivateOja(options_with(10, l, EpsDelta(1.0, 1e-6), Calibration::tight, 1)).sigma());
 }
 
@@ -284,7 +285,7 @@ TEST_CASE("Oja noise: each step adds N(0, sigma^2 I), the eigenvalue N(0, sigma^
     const double sigma = oja.sigma(), eta = oja.step_size(n);
     std::vector<double> standardised;
     double worst_update_error = 0, worst_unit_error = 0;
-    const auto result = oja.run(a, nullptr, "oja", [&](int, const VectorXd& previous, const VectorXd& noisy, const VectorXd& next) {
+    const auto result = oja.run(a, test_budget::unaccounted(), "oja", [&](int, const VectorXd& previous, const VectorXd& noisy, const VectorXd& next) {
       const VectorXd g = noisy - a.transpose() * (a * previous);
       for (Index j = 0; j < n; ++j) standardised.push_back(g(j) / sigma);
       // v̂_τ = (v̂_{τ−1} + η y_τ)/‖·‖ with η = 1/(σ√(nΓ)).
@@ -316,7 +317,7 @@ TEST_CASE("Oja noise: each step adds N(0, sigma^2 I), the eigenvalue N(0, sigma^
   const int runs = 4000;
   double sum_sq = 0;
   for (int r = 0; r < runs; ++r) {
-    const auto result = small.run(a);
+    const auto result = small.run(a, test_budget::unaccounted());
     const double e = *result.eigenvalue - (a * result.vector).squaredNorm();
     sum_sq += (e / small.sigma()) * (e / small.sigma());
   }
@@ -371,7 +372,7 @@ TEST_CASE("Oja Rayleigh gap on the rating-like matrix: a reference table's ballp
       const int seeds = c == Calibration::paper ? 3 : 2;
       for (int s = 0; s < seeds; ++s) {
         PrivateOja oja(options_with(cell.gamma, std::sqrt(20.0), EpsDelta(cell.epsilon, 1e-6), c, 700 + s));
-        const auto result = oja.run(a);
+        const auto result = oja.run(a, test_budget::unaccounted());
         const double absolute_gap = top - squared_image_norm(a, result.vector);
         const double sigma_root_n = result.sigma * std::sqrt(n);
         INFO(privacy::to_string(c) << " epsilon " << cell.epsilon << " Gamma " << cell.gamma << " seed " << s << ": sigma "
@@ -420,7 +421,7 @@ TEST_CASE("Oja sparse path: n = 1e5 columns in bounded memory; the same result a
       return s;
     }();
     PrivateOja oja(options_with(20, std::sqrt(5.0), EpsDelta(1.0, 1e-6), Calibration::tight, 3));
-    const auto result = oja.run(a);
+    const auto result = oja.run(a, test_budget::unaccounted());
     CHECK(result.vector.size() == n);
     CHECK(result.vector.norm() == Approx(1.0).epsilon(1e-14));
     REQUIRE(result.eigenvalue.has_value());
@@ -439,11 +440,11 @@ TEST_CASE("Oja sparse path: n = 1e5 columns in bounded memory; the same result a
     a.rowwise().normalize();
     for (Calibration c : {Calibration::paper, Calibration::tight}) {
       const auto o = options_with(50, 1.0, EpsDelta(2.0, 1e-6), c, 99);
-      const auto dense = PrivateOja(o).run(a);
-      const auto sparse = PrivateOja(o).run(SparseRows(a.sparseView()));
+      const auto dense = PrivateOja(o).run(a, test_budget::unaccounted());
+      const auto sparse = PrivateOja(o).run(SparseRows(a.sparseView()), test_budget::unaccounted());
       SparseRows uncompressed = a.sparseView();
       uncompressed.uncompress();
-      const auto loose = PrivateOja(o).run(uncompressed);
+      const auto loose = PrivateOja(o).run(uncompressed, test_budget::unaccounted());
       INFO(privacy::to_string(c) << ": max difference " << (dense.vector - sparse.vector).cwiseAbs().maxCoeff());
       CHECK((dense.vector - sparse.vector).cwiseAbs().maxCoeff() <= 1e-12);
       CHECK(std::fabs(*dense.eigenvalue - *sparse.eigenvalue) <= 1e-12 * std::max(1.0, std::fabs(*dense.eigenvalue)));
@@ -466,7 +467,7 @@ TEST_CASE("accounting: one charge per run with rho = (Gamma+1) L^4 / (2 sigma^2)
       PrivateOja oja(o);
       const int k = eigenvalue ? 11 : 10;
       privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
-      const auto result = oja.run(a, &accountant, "oja top vector");
+      const auto result = oja.run(a, accountant, "oja top vector");
       REQUIRE(accountant.ledger().size() == 1);
       const privacy::Charge& charge = accountant.ledger().front();
       CHECK(charge.label == "oja top vector");
@@ -487,10 +488,10 @@ TEST_CASE("accounting: one charge per run with rho = (Gamma+1) L^4 / (2 sigma^2)
   const auto o = options_with(10, 2.0, EpsDelta(1.0, 1e-6), Calibration::tight, 4);
   PrivateOja oja(o);
   privacy::PrivacyAccountant small_budget(EpsDelta(0.5, 1e-6));
-  CHECK_THROWS_AS(oja.run(poisoned, &small_budget), BudgetExhausted);
-  CHECK_THROWS_AS(oja.run(SparseRows(poisoned.sparseView()), &small_budget), BudgetExhausted);
+  CHECK_THROWS_AS(oja.run(poisoned, small_budget), BudgetExhausted);
+  CHECK_THROWS_AS(oja.run(SparseRows(poisoned.sparseView()), small_budget), BudgetExhausted);
   CHECK(small_budget.ledger().empty());
-  CHECK(oja.run(a).vector == PrivateOja(o).run(a).vector);
+  CHECK(oja.run(a, test_budget::unaccounted()).vector == PrivateOja(o).run(a, test_budget::unaccounted()).vector);
 }
 
 TEST_CASE("seeded runs are reproducible; the unseeded default is the secure source; to_subspace", "[oja][noise]") {
@@ -498,18 +499,18 @@ TEST_CASE("seeded runs are reproducible; the unseeded default is the secure sour
   a << 1, 0, 0, 0.6, 0.8, 0, 0, 0, 1, 0.5, 0.5, 0.5;
   const auto o = options_with(30, 1.0, EpsDelta(1.0, 1e-6), Calibration::tight, 2718);
   PrivateOja first(o), second(o);
-  const auto r1 = first.run(a), r2 = second.run(a);
+  const auto r1 = first.run(a, test_budget::unaccounted()), r2 = second.run(a, test_budget::unaccounted());
   CHECK(r1.vector == r2.vector);  // bitwise
   CHECK(*r1.eigenvalue == *r2.eigenvalue);
-  CHECK(first.run(a).vector != r1.vector);  // one object's source moves on between runs
+  CHECK(first.run(a, test_budget::unaccounted()).vector != r1.vector);  // one object's source moves on between runs
   auto other_seed = o;
-  other_seed.seed = 2719;
-  CHECK(PrivateOja(other_seed).run(a).vector != r1.vector);
+  other_seed.privacy.noise.seed = 2719;
+  CHECK(PrivateOja(other_seed).run(a, test_budget::unaccounted()).vector != r1.vector);
   auto unseeded = o;
-  unseeded.seed.reset();
+  unseeded.privacy.noise.seed.reset();
   PrivateOja secure(unseeded);
   CHECK(secure.secure());
-  CHECK(secure.run(a).vector != secure.run(a).vector);
+  CHECK(secure.run(a, test_budget::unaccounted()).vector != secure.run(a, test_budget::unaccounted()).vector);
 
   const PrivateSubspace subspace = r1.to_subspace();
   CHECK(subspace.method == "oja");
@@ -520,7 +521,7 @@ TEST_CASE("seeded runs are reproducible; the unseeded default is the secure sour
   CHECK(subspace.values(0) == *r1.eigenvalue);
   // λ̂² is not clamped: at this σ (≈ 23 for 31 releases) it is negative about half the time.
   int negative = 0;
-  for (int r = 0; r < 40; ++r) negative += *first.run(a).eigenvalue < 0 ? 1 : 0;
+  for (int r = 0; r < 40; ++r) negative += *first.run(a, test_budget::unaccounted()).eigenvalue < 0 ? 1 : 0;
   CHECK(negative > 0);
 }
 
@@ -541,12 +542,12 @@ TEST_CASE("rank-k Oja by deflation: one charge for all k runs, orthonormal vecto
   PrivateOjaOptions o;
   o.iterations = 30;
   o.components = k;
-  o.target = privacy::EpsDelta(8.0, 1e-6);
-  o.seed = 4;
+  o.privacy.target = privacy::EpsDelta(8.0, 1e-6);
+  o.privacy.noise.seed = 4;
   PrivateOja oja(o);
   CHECK(oja.joint_sensitivity() == Approx(std::sqrt(3.0 * 31.0)).epsilon(1e-12));
   privacy::PrivacyAccountant accountant(privacy::EpsDelta(8.0, 1e-6));
-  const PrivateSubspace s = oja.run_components(a, &accountant);
+  const PrivateSubspace s = oja.run_components(a, accountant);
   CHECK(accountant.ledger().size() == 1);
   CHECK(accountant.spent().epsilon <= 8.0 * (1 + 1e-9));
   REQUIRE(s.vectors.cols() == k);
@@ -559,9 +560,9 @@ TEST_CASE("rank-k Oja by deflation: one charge for all k runs, orthonormal vecto
   CHECK(captured >= 0.95 * best);
   CHECK(s.values.size() == k);
   // One vector at a time through run() is refused for components > 1, and paper refuses k > 1.
-  CHECK_THROWS_NAMING(oja.run(a), InvalidParameter, Contains("use run_components"));
-  o.calibration = privacy::Calibration::paper;
-  o.target = privacy::EpsDelta(1.0, 1e-6);
+  CHECK_THROWS_NAMING(oja.run(a, test_budget::unaccounted()), InvalidParameter, Contains("use run_components"));
+  o.privacy.calibration = privacy::Calibration::paper;
+  o.privacy.target = privacy::EpsDelta(1.0, 1e-6);
   CHECK_THROWS_NAMING(PrivateOja(o), InvalidParameter, Contains("components > 1 needs tight"));
 }
 

@@ -25,6 +25,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "random_matrices.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_private_power_iteration {
 
@@ -153,7 +154,7 @@ TEST_CASE("PPI calibration pins: sigma = 90.4 at T = 37, eps = 1, delta = 1e-6; 
   PpiOptions o = options(Calibration::paper, 3, 40.0);
   o.k = 5;
   SeededNoiseSource noise(1);
-  const PpiResult r = private_rank_k(small.a, o, noise);
+  const PpiResult r = private_rank_k(small.a, o, noise, test_budget::unaccounted());
   CHECK(1.0 / r.value_epsilon == Approx(std::sqrt(20.0 * std::log(1e6))).epsilon(1e-14));
   CHECK(1.0 / r.value_epsilon == Approx(16.6).margin(0.05));
   CHECK(r.sigma == Approx(ppi_sigma(3, EpsDelta(r.value_epsilon, 1e-6 / 5), Calibration::paper)).epsilon(1e-14));
@@ -168,17 +169,17 @@ TEST_CASE("per-round sensitivity and noise: sqrt(C/n), x sqrt(2) for the dilatio
   const Spiked s = spiked(50, 100.0, 0, 2);
   const double c = 30.0;
   SeededNoiseSource noise(2);
-  const PpiResult single = private_power_iteration(s.a, options(Calibration::paper, 5, c), noise);
+  const PpiResult single = private_power_iteration(s.a, options(Calibration::paper, 5, c), noise, test_budget::unaccounted());
   CHECK(single.round_sensitivity == Approx(std::sqrt(c / 50.0)).epsilon(1e-14));
   CHECK(single.noise_std == Approx(std::sqrt(c / 50.0) * ppi_sigma(5, EpsDelta(1, 1e-6), Calibration::paper)).epsilon(1e-14));
   CHECK(single.gdp_mu == Approx(std::sqrt(5.0) * single.round_sensitivity / single.noise_std).epsilon(1e-14));
   PpiOptions pair = options(Calibration::paper, 5, c);
   pair.unit = EntryChange::mirrored_pair;
-  const PpiResult mirrored = private_power_iteration(s.a, pair, noise);
+  const PpiResult mirrored = private_power_iteration(s.a, pair, noise, test_budget::unaccounted());
   CHECK(mirrored.noise_std == Approx(std::sqrt(2.0) * single.noise_std).epsilon(1e-14));
   CHECK(mirrored.gdp_mu == Approx(single.gdp_mu).epsilon(1e-14));  // same privacy, more noise
   const MatrixXd rect = gaussian(20, 30, noise);
-  const PpiResult dilated = private_power_iteration_rectangular(rect, options(Calibration::paper, 5, c), noise);
+  const PpiResult dilated = private_power_iteration_rectangular(rect, options(Calibration::paper, 5, c), noise, test_budget::unaccounted());
   CHECK(dilated.round_sensitivity == Approx(std::sqrt(2.0 * c / 50.0)).epsilon(1e-14));  // N = m + d = 50
   CHECK(dilated.noise_std == Approx(std::sqrt(2.0) * single.noise_std).epsilon(1e-14));
 }
@@ -188,46 +189,46 @@ TEST_CASE("options and inputs are validated, naming the field", "[ppi][validatio
   SeededNoiseSource noise(3);
   PpiOptions o = options(Calibration::paper, 5, 10.0);
   o.target = EpsDelta(1.0, 0.5);
-  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise), InvalidParameter, Contains("target.delta must be in (0, 1/2)"));
+  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("target.delta must be in (0, 1/2)"));
   o.calibration = Calibration::tight;
   o.target = EpsDelta(1.0, 0.0);
-  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise), InvalidParameter, Contains("target.delta must be > 0"));
+  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("target.delta must be > 0"));
   o = options(Calibration::tight, 0, 10.0);
-  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise), InvalidParameter, Contains("iterations must be >= 1, got 0"));
+  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("iterations must be >= 1, got 0"));
   for (double bad : {0.0, -1.0, std::nan("")}) {
     o = options(Calibration::tight, 5, bad);
-    CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise), InvalidParameter, Contains("coherence_bound must be finite and > 0"));
+    CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("coherence_bound must be finite and > 0"));
   }
   o = options(Calibration::tight, 5, 10.0);
   o.k = 0;
-  CHECK_THROWS_NAMING(private_rank_k(s.a, o, noise), InvalidParameter, Contains("k must be >= 1, got 0"));
+  CHECK_THROWS_NAMING(private_rank_k(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("k must be >= 1, got 0"));
   o.k = 21;
-  CHECK_THROWS_NAMING(private_rank_k(s.a, o, noise), InvalidParameter, Contains("k must be in [1, 20], got 21"));
+  CHECK_THROWS_NAMING(private_rank_k(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("k must be in [1, 20], got 21"));
   o.k = 2;
   o.value_share = 1.0;
-  CHECK_THROWS_NAMING(private_rank_k(s.a, o, noise), InvalidParameter, Contains("value_share must be in (0, 1)"));
+  CHECK_THROWS_NAMING(private_rank_k(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("value_share must be in (0, 1)"));
   o = options(Calibration::tight, 5, 10.0);
   o.iterations.reset();
   o.iteration_share = 0.0;
-  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise), InvalidParameter, Contains("iteration_share must be in (0, 1)"));
+  CHECK_THROWS_NAMING(private_power_iteration(s.a, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("iteration_share must be in (0, 1)"));
   o.iteration_share = 0.05;
   Recorder rec{&s.a, {}};
-  CHECK_THROWS_NAMING(private_power_iteration(rec.op(), o, noise), InvalidParameter, Contains("iterations must be set for a linear operator"));
+  CHECK_THROWS_NAMING(private_power_iteration(rec.op(), o, noise, test_budget::unaccounted()), InvalidParameter, Contains("iterations must be set for a linear operator"));
   // Inputs: symmetric, finite, square for the symmetric entry points.
   o = options(Calibration::tight, 5, 10.0);
   MatrixXd asym = s.a;
   asym(0, 1) += 1.0;
-  CHECK_THROWS_NAMING(private_power_iteration(asym, o, noise), InvalidParameter, Contains("matrix is not symmetric"));
+  CHECK_THROWS_NAMING(private_power_iteration(asym, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("matrix is not symmetric"));
   MatrixXd nan = s.a;
   nan(3, 4) = std::nan("");
-  CHECK_THROWS_NAMING(private_power_iteration(nan, o, noise), InvalidParameter, Contains("matrix(3,4) is not finite"));
-  CHECK_THROWS_NAMING(private_power_iteration_rectangular(nan, o, noise), InvalidParameter, Contains("matrix(3,4) is not finite"));
+  CHECK_THROWS_NAMING(private_power_iteration(nan, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("matrix(3,4) is not finite"));
+  CHECK_THROWS_NAMING(private_power_iteration_rectangular(nan, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("matrix(3,4) is not finite"));
   const MatrixXd wide = MatrixXd::Ones(3, 5);
-  CHECK_THROWS_NAMING(private_power_iteration(wide, o, noise), InvalidParameter, Contains("must be square"));
+  CHECK_THROWS_NAMING(private_power_iteration(wide, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("must be square"));
   o.k = 4;
-  CHECK_THROWS_NAMING(private_rank_k_rectangular(wide, o, noise), InvalidParameter, Contains("k must be in [1, 3], got 4"));
+  CHECK_THROWS_NAMING(private_rank_k_rectangular(wide, o, noise, test_budget::unaccounted()), InvalidParameter, Contains("k must be in [1, 3], got 4"));
   // A single run releases no σ̂, so it has no B_k.
-  const PpiResult single = private_power_iteration(s.a, options(Calibration::tight, 5, 20.0), noise);
+  const PpiResult single = private_power_iteration(s.a, options(Calibration::tight, 5, 20.0), noise, test_budget::unaccounted());
   CHECK_THROWS_NAMING(single.approximation(), InvalidParameter, Contains("no singular values were released"));
 }
 
@@ -251,8 +252,8 @@ TEST_CASE("PPI noise variance C sigma^2/n by chi-square on A = 0", "[ppi][statis
       double sum_sq = 0, variance = 0;
       for (int r = 0; r < runs; ++r) {
         const PpiResult res = rectangular
-                                  ? private_power_iteration_rectangular(MatrixXd::Zero(150, 250), options(calibration, iterations, 50.0), noise)
-                                  : private_power_iteration(zero, options(calibration, iterations, 50.0), noise);
+                                  ? private_power_iteration_rectangular(MatrixXd::Zero(150, 250), options(calibration, iterations, 50.0), noise, test_budget::unaccounted())
+                                  : private_power_iteration(zero, options(calibration, iterations, 50.0), noise, test_budget::unaccounted());
         REQUIRE_FALSE(res.failed);
         for (double norm : res.traces[0].norms) sum_sq += norm * norm;
         variance = res.noise_std * res.noise_std;
@@ -277,7 +278,7 @@ TEST_CASE("PPI: the check runs on x_{t-1} before A x_{t-1}; ||(A - A')x|| <= ||x
   for (int run = 0; run < 20; ++run) {
     const double c = run % 2 ? 100.0 : 25.0;
     Recorder rec{&s.a, {}};
-    const PpiResult r = private_power_iteration(rec.op(), options(Calibration::tight, 15, c), noise);
+    const PpiResult r = private_power_iteration(rec.op(), options(Calibration::tight, 15, c), noise, test_budget::unaccounted());
     const PpiTrace& trace = r.traces[0];
     // One product per passed check: T of them, or t − 1 when round t's check failed.
     REQUIRE(static_cast<long>(rec.inputs.size()) == (r.failed ? r.failed_round - 1 : 15));
@@ -313,7 +314,7 @@ TEST_CASE("PPI: the check runs on x_{t-1} before A x_{t-1}; ||(A - A')x|| <= ||x
   CHECK(failed_runs == 10);  // every C = 25 run fails (μ = 50), no C = 100 run does
   // x_0 is checked too (t = 1): with C below any n‖x_0‖∞² (n‖x‖∞² ≥ ‖x‖² ≈ 1), A is never touched.
   Recorder rec{&s.a, {}};
-  const PpiResult r = private_power_iteration(rec.op(), options(Calibration::tight, 15, 0.5), noise);
+  const PpiResult r = private_power_iteration(rec.op(), options(Calibration::tight, 15, 0.5), noise, test_budget::unaccounted());
   CHECK(r.failed);
   CHECK(r.failed_round == 1);
   CHECK(rec.inputs.empty());
@@ -334,8 +335,8 @@ TEST_CASE("the operator interface gives the dense results bit for bit", "[ppi]")
   o.k = 3;
   SeededNoiseSource n1(15), n2(15);
   Recorder rec{&s.a, {}};
-  const PpiResult dense = private_rank_k(s.a, o, n1);
-  const PpiResult op = private_rank_k(rec.op(), o, n2);
+  const PpiResult dense = private_rank_k(s.a, o, n1, test_budget::unaccounted());
+  const PpiResult op = private_rank_k(rec.op(), o, n2, test_budget::unaccounted());
   CHECK(dense.vectors == op.vectors);
   CHECK(dense.values == op.values);
 }
@@ -358,7 +359,7 @@ TEST_CASE("PPI quadratic error law E[sigma_1 - ||A x_T||] = C sigma^2 / (2 sigma
     std::vector<double> errors;
     double sigma = 0;
     for (int run = 0; run < 10; ++run) {
-      const PpiResult r = private_power_iteration(s.a, options(Calibration::paper, 37, c), noise);
+      const PpiResult r = private_power_iteration(s.a, options(Calibration::paper, 37, c), noise, test_budget::unaccounted());
       REQUIRE_FALSE(r.failed);
       errors.push_back(sigma1 - (s.a * r.vectors.col(0)).norm());
       sigma = r.sigma;
@@ -395,7 +396,7 @@ TEST_CASE("PPI fail behaviour vs coherence (Lemma 4.3), n = 1000", "[ppi][statis
     double error = 0, trace = 0;
     const double sigma1 = &s == &inc ? sigma1_inc : sigma1_coh;
     for (int run = 0; run < 10; ++run) {
-      const PpiResult r = private_power_iteration(s.a, options(Calibration::paper, 37, c), noise);
+      const PpiResult r = private_power_iteration(s.a, options(Calibration::paper, 37, c), noise, test_budget::unaccounted());
       trace = std::max(trace, r.max_coherence());
       if (r.failed) {
         ++count;
@@ -432,7 +433,7 @@ TEST_CASE("PPI sign symmetry (Lemma 4.1): signs of <u_i, x_T> uniform on {-1,1}^
   std::array<int, 8> cells{};
   const int runs = 400;
   for (int run = 0; run < runs; ++run) {
-    const PpiResult r = private_power_iteration(s.a, options(Calibration::tight, 12, static_cast<double>(n)), noise);
+    const PpiResult r = private_power_iteration(s.a, options(Calibration::tight, 12, static_cast<double>(n)), noise, test_budget::unaccounted());
     REQUIRE_FALSE(r.failed);
     const VectorXd proj = top.transpose() * r.vectors.col(0);
     cells[static_cast<std::size_t>((proj(0) > 0) + 2 * (proj(1) > 0) + 4 * (proj(2) > 0))]++;
@@ -468,7 +469,7 @@ TEST_CASE("rank-k deflation on PSD input: B_k has rank k, ||A - B_k|| <= sigma_(
     SeededNoiseSource noise(52);
     std::vector<double> residuals;
     for (int run = 0; run < 10; ++run) {
-      const PpiResult r = private_rank_k(a, o, noise);
+      const PpiResult r = private_rank_k(a, o, noise, test_budget::unaccounted());
       REQUIRE_FALSE(r.failed);
       const MatrixXd bk = r.approximation();
       const VectorXd bk_sv = linalg::SymmetricEigenSolver(bk, Eigen::EigenvaluesOnly).eigenvalues().cwiseAbs();
@@ -513,7 +514,7 @@ TEST_CASE("rank-k: sigma_hat tracks ||A_{i-1} v_i|| (or v_i^T A_{i-1} v_i) withi
       std::vector<double> deviations;
       double b = 0;
       for (int run = 0; run < 300; ++run) {
-        const PpiResult r = private_rank_k(a, o, noise);
+        const PpiResult r = private_rank_k(a, o, noise, test_budget::unaccounted());
         REQUIRE_FALSE(r.failed);
         b = 1.0 / r.value_epsilon;
         MatrixXd deflated = a;
@@ -550,7 +551,7 @@ TEST_CASE("rank-k on general symmetric input: the signed Rayleigh estimate defla
     o.estimate = estimate;
     SeededNoiseSource noise(72);
     for (int run = 0; run < 5; ++run) {
-      const PpiResult r = private_rank_k(a, o, noise);
+      const PpiResult r = private_rank_k(a, o, noise, test_budget::unaccounted());
       REQUIRE_FALSE(r.failed);
       const double residual = largest_abs_eigenvalue(a - r.approximation());
       INFO("estimate " << static_cast<int>(estimate) << ": sigma_hat " << r.values.transpose() << ", residual " << residual);
@@ -598,7 +599,7 @@ TEST_CASE("rank-k dilation pitfall: deflate A with sigma_hat u v^T, never the di
     std::vector<double> residuals;
     double worst = 0;
     for (int run = 0; run < 40; ++run) {
-      const PpiResult r = private_rank_k_rectangular(a, o, noise);
+      const PpiResult r = private_rank_k_rectangular(a, o, noise, test_budget::unaccounted());
       REQUIRE_FALSE(r.failed);
       CHECK(r.values(0) >= 0);
       const double residual = rectangular_residual(r);
@@ -630,7 +631,7 @@ TEST_CASE("rank-k dilation pitfall: deflate A with sigma_hat u v^T, never the di
   int negative_rayleigh = 0;
   double smallest_half = 1;
   for (int run = 0; run < 40; ++run) {
-    const PpiResult r = private_rank_k(b_op, o, noise);
+    const PpiResult r = private_rank_k(b_op, o, noise, test_budget::unaccounted());
     REQUIRE_FALSE(r.failed);
     const VectorXd x = r.vectors.col(0);
     MatrixXd span(m + d, 7);
@@ -666,7 +667,7 @@ TEST_CASE("PPI accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any
     INFO("T = " << t);
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
     SeededNoiseSource noise(92);
-    const PpiResult r = private_power_iteration(s.a, options(Calibration::paper, t, 60.0), noise, &acc);
+    const PpiResult r = private_power_iteration(s.a, options(Calibration::paper, t, 60.0), noise, acc);
     CHECK(r.gdp_mu == Approx(expected_mu).epsilon(1e-12));
     REQUIRE(acc.ledger().size() == 1);
     CHECK(acc.spent().epsilon == Approx(gaussian_dp_epsilon(expected_mu, 1e-6)).epsilon(1e-9));
@@ -677,7 +678,7 @@ TEST_CASE("PPI accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any
   {
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
     SeededNoiseSource noise(93);
-    const PpiResult r = private_power_iteration(s.a, options(Calibration::tight, 37, 60.0), noise, &acc);
+    const PpiResult r = private_power_iteration(s.a, options(Calibration::tight, 37, 60.0), noise, acc);
     CHECK(r.gdp_mu == Approx(1.0 / privacy::analytic_gaussian_sigma(1.0, EpsDelta(1.0, 1e-6))).epsilon(1e-10));
     CHECK(acc.spent().epsilon == Approx(1.0).epsilon(1e-9));
   }
@@ -688,7 +689,7 @@ TEST_CASE("PPI accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any
     SeededNoiseSource noise(94);
     PpiOptions o = options(Calibration::paper, 37, 60.0);
     o.k = 5;
-    const PpiResult r = private_rank_k(s.a, o, noise, &acc);
+    const PpiResult r = private_rank_k(s.a, o, noise, acc);
     CHECK(acc.ledger().size() == 6);
     const double gaussian_part = gaussian_dp_epsilon(r.gdp_mu, 1e-6);
     CHECK(r.gdp_mu == Approx(std::sqrt(5.0) * r.value_epsilon / (4.0 * std::sqrt(std::log(5e6)))).epsilon(1e-12));
@@ -702,7 +703,7 @@ TEST_CASE("PPI accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any
     SeededNoiseSource noise(95);
     PpiOptions o = options(Calibration::tight, 37, 60.0);
     o.k = 4;
-    const PpiResult r = private_rank_k(s.a, o, noise, &acc);
+    const PpiResult r = private_rank_k(s.a, o, noise, acc);
     CHECK(r.value_epsilon == Approx(0.1 / 4).epsilon(1e-14));
     CHECK(privacy::analytic_gaussian_delta(r.gdp_mu, 1.0, 0.9) == Approx(1e-6).epsilon(1e-6));
     // Basic composition spends the budget exactly; the accountant's zCDP bound is a hair smaller.
@@ -718,7 +719,7 @@ TEST_CASE("PPI accounting regression: mu_GDP = eps/(4 sqrt(ln(1/delta))) for any
     SeededNoiseSource noise(96);
     PpiOptions o = options(Calibration::tight, 37, 60.0);
     o.k = 3;
-    CHECK_THROWS_AS(private_rank_k(rec.op(), o, noise, &acc), BudgetExhausted);
+    CHECK_THROWS_AS(private_rank_k(rec.op(), o, noise, acc), BudgetExhausted);
     CHECK(acc.ledger().size() == 1);
     CHECK(rec.inputs.empty());
   }
@@ -730,7 +731,7 @@ TEST_CASE("private T (Remark 4.5): ||A||_1 + Laplace bounds sigma_1; its share i
   const double l1 = s.a.cwiseAbs().sum();
   PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
   SeededNoiseSource noise(101);
-  const IterationCount count = private_iteration_count(s.a, 0.05, EntryChange::single_entry, noise, &acc);
+  const IterationCount count = private_iteration_count(s.a, 0.05, EntryChange::single_entry, noise, acc);
   // Laplace(20): the release is within 20·ln(10⁶) = 276 of ‖A‖₁ except with probability 1e-6.
   CHECK(std::abs(count.l1_release - l1) <= 20.0 * std::log(1e6));
   CHECK(count.sigma1_upper >= sigma1);
@@ -743,7 +744,7 @@ TEST_CASE("private T (Remark 4.5): ||A||_1 + Laplace bounds sigma_1; its share i
   PrivacyAccountant acc2(EpsDelta(1.0, 1e-6));
   PpiOptions o = options(Calibration::tight, 1, 45.0);
   o.iterations.reset();
-  const PpiResult r = private_power_iteration(s.a, o, noise, &acc2);
+  const PpiResult r = private_power_iteration(s.a, o, noise, acc2);
   REQUIRE(r.iteration_count.has_value());
   CHECK(r.iterations == r.iteration_count->iterations);
   CHECK(acc2.ledger().size() == 2);
@@ -832,7 +833,7 @@ TEST_CASE("private doubling search over C (Remark 4.5): within 2x of the needed 
   {
     PrivacyAccountant acc(budget);
     SeededNoiseSource noise(121);
-    const CoherenceSearchResult r = private_coherence_search(s.a, o, noise, &acc);
+    const CoherenceSearchResult r = private_coherence_search(s.a, o, noise, acc);
     INFO("mu_top " << mu_top << ", found C = " << r.coherence_bound << " after " << r.runs << " runs");
     REQUIRE(r.found);
     CHECK(r.planned_runs == 11);
@@ -855,7 +856,7 @@ TEST_CASE("private doubling search over C (Remark 4.5): within 2x of the needed 
     PrivacyAccountant acc(budget);
     SeededNoiseSource noise(122);
     o.calibration = Calibration::paper;
-    const CoherenceSearchResult r = private_coherence_search(s.a, o, noise, &acc);
+    const CoherenceSearchResult r = private_coherence_search(s.a, o, noise, acc);
     REQUIRE(acc.ledger().size() == static_cast<std::size_t>(r.runs));
     const double mu_run = (1.0 / 11) / (4.0 * std::sqrt(std::log(11e6)));
     CHECK(r.run.gdp_mu == Approx(mu_run).epsilon(1e-12));
@@ -869,14 +870,14 @@ TEST_CASE("private doubling search over C (Remark 4.5): within 2x of the needed 
     // The whole search must fit before anything is read.
     PrivacyAccountant small(EpsDelta(1.0, 1e-6));
     small.charge_approx("earlier", EpsDelta(0.999, 0.0));
-    CHECK_THROWS_AS(private_coherence_search(s.a, o, noise, &small), BudgetExhausted);
+    CHECK_THROWS_AS(private_coherence_search(s.a, o, noise, small), BudgetExhausted);
     CHECK(small.ledger().size() == 1);
   }
   // Incoherent input: a small C suffices.
   {
     SeededNoiseSource noise(123);
     o.calibration = Calibration::tight;
-    const CoherenceSearchResult r = private_coherence_search(incoherent_1000().a, o, noise);
+    const CoherenceSearchResult r = private_coherence_search(incoherent_1000().a, o, noise, test_budget::unaccounted());
     REQUIRE(r.found);
     CHECK(r.coherence_bound <= 32);
   }

@@ -15,6 +15,7 @@
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "temp_dir.hpp"
+#include "unaccounted.hpp"
 
 namespace test_release_journal {
 
@@ -44,7 +45,7 @@ TEST_CASE("after a restore, a release on other rows than the one published is re
     std::string checkpoint;
     Eigen::MatrixXd published;
     {
-      ContinualCovariance sum(2, o);
+      ContinualCovariance sum(2, o, test_budget::unaccounted());
       sum.update(row(0.6, 0.0));
       sum.update(row(0.0, 0.6));  // release 1
       checkpoint = sum.serialize();
@@ -52,7 +53,7 @@ TEST_CASE("after a restore, a release on other rows than the one published is re
       sum.update(row(0.5, -0.5));  // release 2, published; then the process crashes
       published = sum.noisy_prefix();
     }
-    ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o);
+    ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o, test_budget::unaccounted());
     int seen = 0;
     restored.subscribe([&](const ContinualCovariance::Release&) { ++seen; });
     restored.update(row(0.3, 0.3));
@@ -64,7 +65,7 @@ TEST_CASE("after a restore, a release on other rows than the one published is re
     CHECK_THROWS_AS(restored.update(row(0.1, 0.1)), InvalidParameter);
 
     // From the checkpoint again, with the rows fed before: the same release, then new ones recorded.
-    ContinualCovariance again = ContinualCovariance::deserialize(checkpoint, 2, o);
+    ContinualCovariance again = ContinualCovariance::deserialize(checkpoint, 2, o, test_budget::unaccounted());
     again.update(row(0.3, 0.3));
     again.update(row(0.5, -0.5));
     CHECK(again.noisy_prefix() == published);  // the secure source's state is restored too
@@ -77,37 +78,37 @@ TEST_CASE("after a restore, a release on other rows than the one published is re
 TEST_CASE("what the user must keep: the journal, with the checkpoint, of the same stream", "[journal]") {
   testing::TempDir dir;
   const ContinualSumOptions o = journalled(dir.file("a.journal"), 5);
-  ContinualCovariance sum(2, o);
+  ContinualCovariance sum(2, o, test_budget::unaccounted());
   sum.update_block(Eigen::MatrixXd::Constant(4, 2, 0.5));  // releases 1 and 2
   const std::string checkpoint = sum.serialize();
 
   // A new stream refuses an existing journal (it is another stream's).
-  CHECK_THROWS_NAMING(ContinualCovariance(2, o), InvalidParameter, Catch::Contains("exists"));
+  CHECK_THROWS_NAMING(ContinualCovariance(2, o, test_budget::unaccounted()), InvalidParameter, Catch::Contains("exists"));
   // The checkpoint of a stream with a journal is restored with it, and only with it.
   ContinualSumOptions none = o;
   none.journal.clear();
-  CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, none), CorruptInput,
+  CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, none, test_budget::unaccounted()), CorruptInput,
                       Catch::Contains("release journal"));
   ContinualSumOptions missing = o;
   missing.journal = dir.file("missing.journal");
-  CHECK_THROWS_AS(ContinualCovariance::deserialize(checkpoint, 2, missing), CorruptInput);
+  CHECK_THROWS_AS(ContinualCovariance::deserialize(checkpoint, 2, missing, test_budget::unaccounted()), CorruptInput);
   ContinualSumOptions other = o;
   other.journal = dir.file("b.journal");
-  ContinualCovariance another(2, other);
-  CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, other), CorruptInput,
+  ContinualCovariance another(2, other, test_budget::unaccounted());
+  CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, other, test_budget::unaccounted()), CorruptInput,
                       Catch::Contains("another stream"));
   // An older copy of the journal (fewer releases than the checkpoint) is refused.
   std::filesystem::copy_file(o.journal, dir.file("old.journal"));
   std::filesystem::resize_file(dir.file("old.journal"), 40 + 40);
   ContinualSumOptions old = o;
   old.journal = dir.file("old.journal");
-  CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, old), CorruptInput, Catch::Contains("holds 1"));
+  CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, old, test_budget::unaccounted()), CorruptInput, Catch::Contains("holds 1"));
   // A record cut by a crash (never fdatasync'ed, so never published) is dropped.
   {
     std::ofstream torn(o.journal, std::ios::binary | std::ios::app);
     torn << "partial";
   }
-  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o);
+  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o, test_budget::unaccounted());
   restored.update_block(Eigen::MatrixXd::Constant(2, 2, 0.5));
   CHECK(std::filesystem::file_size(o.journal) == 40 + 3 * 40);
 }
@@ -131,7 +132,7 @@ TEST_CASE("streaming Oja: a restored step on other rows is refused unpublished; 
     std::string checkpoint;
     Eigen::MatrixXd published;
     {
-      pca::StreamingPrivateOja oja(3, o);
+      pca::StreamingPrivateOja oja(3, o, test_budget::unaccounted());
       oja.update_block(first);
       checkpoint = oja.serialize();
       oja.subscribe([&](const pca::StreamingPrivateOja::Release& r) { published = r.noisy_sum; });
@@ -158,9 +159,9 @@ TEST_CASE("a stream without a journal writes none and restores as before", "[jou
   ContinualSumOptions o;
   o.horizon = 4;
   o.seed = 1;
-  ContinualCovariance sum(2, o);
+  ContinualCovariance sum(2, o, test_budget::unaccounted());
   sum.update(row(0.5, 0.5));
-  ContinualCovariance restored = ContinualCovariance::deserialize(sum.serialize(), 2, o);
+  ContinualCovariance restored = ContinualCovariance::deserialize(sum.serialize(), 2, o, test_budget::unaccounted());
   sum.update(row(0.1, 0.2));
   restored.update(row(0.1, 0.2));
   CHECK(restored.noisy_prefix() == sum.noisy_prefix());

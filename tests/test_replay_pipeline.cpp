@@ -30,6 +30,7 @@
 #include "replay/report.hpp"
 #include "replay/run.hpp"
 #include "temp_dir.hpp"
+#include "unaccounted.hpp"
 
 namespace test_replay_pipeline {
 
@@ -78,7 +79,7 @@ Figures single_threaded(const ReplaySettings& s) {
   tools::RowBuffer rows(kDim);
   reader.fill(rows, UINT64_MAX);
   const std::uint64_t steps = (kRows + s.block - 1) / s.block;
-  stream::ContinualCovariance sum(kDim, s.stream_options(steps));
+  stream::ContinualCovariance sum(kDim, s.stream_options(steps), test_budget::unaccounted());
   pca::FplOptions p;
   p.k = s.k;
   p.mode = pca::FplMode::private_tree;
@@ -129,7 +130,7 @@ double single_threaded_nonnegative_gain(const ReplaySettings& s) {
   tools::GuardedReader reader(source, {s.normalize, false, 0, true});
   tools::RowBuffer rows(kDim);
   reader.fill(rows, UINT64_MAX);
-  stream::ContinualCovariance sum(kDim, s.stream_options((kRows + s.block - 1) / s.block));
+  stream::ContinualCovariance sum(kDim, s.stream_options((kRows + s.block - 1) / s.block), test_budget::unaccounted());
   pca::FplOptions p;
   p.k = s.k;
   p.mode = pca::FplMode::private_tree;

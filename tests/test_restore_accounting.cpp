@@ -6,6 +6,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/stream/continual_sum.hpp"
+#include "unaccounted.hpp"
 
 namespace test_restore_accounting {
 
@@ -40,7 +41,7 @@ bool same_ledger(const PrivacyAccountant& a, const PrivacyAccountant& b) {
 TEST_CASE("restoring a stream onto its shared accountant keeps what others spent since", "[restore][privacy]") {
   const Eigen::Index d = 3;
   PrivacyAccountant shared(EpsDelta(2.0, 1e-6));
-  ContinualCovariance sum(d, unit_stream(), &shared);
+  ContinualCovariance sum(d, unit_stream(), shared);
   sum.update(Eigen::VectorXd::Constant(d, 0.5));
   const std::string checkpoint = sum.serialize();
   const double mu = sum.mu();
@@ -50,7 +51,7 @@ TEST_CASE("restoring a stream onto its shared accountant keeps what others spent
   release_epsilon_one(shared, mu);  // another mechanism: 1.455 by the GDP bound (1.565 by zCDP's)
   const double two = shared.spent().epsilon;
   CHECK(two > 1.4);
-  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), &shared);
+  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), shared);
   CHECK(shared.spent().epsilon >= two);  // before the rule: reset to the checkpoint's 1.0
   CHECK(shared.ledger().size() == 2);
 
@@ -65,12 +66,12 @@ TEST_CASE("restoring a stream onto its shared accountant keeps what others spent
 TEST_CASE("a fresh accountant adopts the checkpoint's ledger; a restore twice charges nothing more", "[restore][privacy]") {
   const Eigen::Index d = 3;
   PrivacyAccountant first(EpsDelta(2.0, 1e-6));
-  ContinualCovariance sum(d, unit_stream(), &first);
+  ContinualCovariance sum(d, unit_stream(), first);
   const std::string checkpoint = sum.serialize();
   PrivacyAccountant fresh(EpsDelta(2.0, 1e-6));
-  ContinualCovariance again = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), &fresh);
+  ContinualCovariance again = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), fresh);
   CHECK(same_ledger(fresh, first));
-  ContinualCovariance twice = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), &fresh);
+  ContinualCovariance twice = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), fresh);
   CHECK(same_ledger(fresh, first));
 }
 
@@ -135,19 +136,19 @@ TEST_CASE("a restore is refused, with nothing changed, for another budget or a m
   const Eigen::Index d = 2;
   ContinualSumOptions o = unit_stream();
   PrivacyAccountant stream_side(EpsDelta(2.0, 1e-6));
-  const std::string checkpoint = ContinualCovariance(d, o, &stream_side).serialize();
+  const std::string checkpoint = ContinualCovariance(d, o, stream_side).serialize();
   PrivacyAccountant full(EpsDelta(2.0, 1e-6));
   full.charge_pure("most of it", 1.9);
   const std::string full_before = full.serialize();
-  CHECK_THROWS_AS(ContinualCovariance::deserialize(checkpoint, d, o, &full), BudgetExhausted);
+  CHECK_THROWS_AS(ContinualCovariance::deserialize(checkpoint, d, o, full), BudgetExhausted);
   CHECK(full.serialize() == full_before);
 }
 
 TEST_CASE("a checkpoint saved without an accountant charges the one given at restore", "[restore][privacy]") {
   const Eigen::Index d = 2;
-  const std::string checkpoint = ContinualCovariance(d, unit_stream()).serialize();
+  const std::string checkpoint = ContinualCovariance(d, unit_stream(), test_budget::unaccounted()).serialize();
   PrivacyAccountant given(EpsDelta(2.0, 1e-6));
-  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), &given);
+  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), given);
   REQUIRE(given.ledger().size() == 1);
   CHECK(given.spent().epsilon == Approx(1.0).epsilon(1e-6));
 }
@@ -157,11 +158,11 @@ TEST_CASE("a stream rebuilt beside its own restored checkpoint counts twice", "[
   // parameters, and only the charge's id tells them apart when the checkpoint is restored.
   const Eigen::Index d = 2;
   PrivacyAccountant first(EpsDelta(3.0, 1e-6));
-  const std::string checkpoint = ContinualCovariance(d, unit_stream(), &first).serialize();
+  const std::string checkpoint = ContinualCovariance(d, unit_stream(), first).serialize();
   PrivacyAccountant second(EpsDelta(3.0, 1e-6));
-  ContinualCovariance rebuilt(d, unit_stream(), &second);
+  ContinualCovariance rebuilt(d, unit_stream(), second);
   const double one = second.spent().epsilon;
-  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), &second);
+  ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, d, unit_stream(), second);
   CHECK(second.ledger().size() == 2);
   CHECK(second.spent().epsilon > one);
 }

@@ -15,6 +15,7 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/restore_rules.hpp"
 #include "temp_dir.hpp"
+#include "unaccounted.hpp"
 
 namespace test_restore_rules {
 
@@ -60,31 +61,31 @@ TEST_CASE("restore_publication: a lowered ledger is merged, a missing one charge
   const std::string later_before = later.serialize();
   int afresh = 0;
   const auto count = [&] { ++afresh; };
-  restore_publication({3, "", checkpoint_ledger}, "", &later, count, "test checkpoint");
+  restore_publication({3, "", checkpoint_ledger}, "", later, count, "test checkpoint");
   CHECK(later.serialize() == later_before);
   CHECK(later.spent().basic_epsilon == Approx(1.5));
 
   // A fresh accountant adopts it; one charged elsewhere keeps both.
   PrivacyAccountant fresh(EpsDelta(3.0, 1e-6));
-  restore_publication({3, "", checkpoint_ledger}, "", &fresh, count, "test checkpoint");
+  restore_publication({3, "", checkpoint_ledger}, "", fresh, count, "test checkpoint");
   CHECK(fresh.serialize() == checkpoint_ledger);
   PrivacyAccountant elsewhere(EpsDelta(3.0, 1e-6));
   elsewhere.charge_pure("elsewhere", 0.25);
-  restore_publication({3, "", checkpoint_ledger}, "", &elsewhere, count, "test checkpoint");
+  restore_publication({3, "", checkpoint_ledger}, "", elsewhere, count, "test checkpoint");
   CHECK(elsewhere.spent().basic_epsilon == Approx(0.75));
   CHECK(afresh == 0);
 
   // A checkpoint without a ledger: the stream's own charge, once; no accountant: nothing.
-  restore_publication({3, "", ""}, "", &fresh, count, "test checkpoint");
+  restore_publication({3, "", ""}, "", fresh, count, "test checkpoint");
   CHECK(afresh == 1);
-  restore_publication({3, "", checkpoint_ledger}, "", nullptr, count, "test checkpoint");
+  restore_publication({3, "", checkpoint_ledger}, "", test_budget::unaccounted(), count, "test checkpoint");
   CHECK(afresh == 1);
 
   // Over the budget together: refused, naming the rule, the accountant unchanged.
   PrivacyAccountant full(EpsDelta(3.0, 1e-6));
   full.charge_pure("most of it", 2.75);
   const std::string full_before = full.serialize();
-  CHECK_THROWS_NAMING(restore_publication({3, "", checkpoint_ledger}, "", &full, count, "test checkpoint"),
+  CHECK_THROWS_NAMING(restore_publication({3, "", checkpoint_ledger}, "", full, count, "test checkpoint"),
                       BudgetExhausted, Contains("test checkpoint: restore refused") && Contains("lowers"));
   CHECK(full.serialize() == full_before);
 }
@@ -99,11 +100,11 @@ TEST_CASE("restore_publication: the journal is checked first, a refusal leaves t
   const auto never = [] { FAIL("charged before the journal was checked"); };
   const std::string id(32, 'x');  // a stream that kept a journal
   // Kept one, given none; kept none, given one; given a file that is not there.
-  CHECK_THROWS_NAMING(restore_publication({1, id, saved.serialize()}, "", &accountant, never, "ck"), CorruptInput,
+  CHECK_THROWS_NAMING(restore_publication({1, id, saved.serialize()}, "", accountant, never, "ck"), CorruptInput,
                       Contains("ck: restore refused") && Contains("release journal"));
-  CHECK_THROWS_NAMING(restore_publication({1, "", ""}, dir.file("j"), &accountant, never, "ck"), CorruptInput,
+  CHECK_THROWS_NAMING(restore_publication({1, "", ""}, dir.file("j"), accountant, never, "ck"), CorruptInput,
                       Contains("ck: restore refused") && Contains("release journal"));
-  CHECK_THROWS_NAMING(restore_publication({1, id, saved.serialize()}, dir.file("missing"), &accountant, never, "ck"),
+  CHECK_THROWS_NAMING(restore_publication({1, id, saved.serialize()}, dir.file("missing"), accountant, never, "ck"),
                       CorruptInput, Contains("ck: restore refused") && Contains("other rows"));
   CHECK(accountant.serialize() == empty);
 }
@@ -117,17 +118,17 @@ TEST_CASE("every stream restored from a checkpoint goes through the restore rule
     const ContinualSumOptions o = sum_options(dir.file("sum.journal"));
     std::string checkpoint;
     {
-      ContinualCovariance sum(2, o, &shared);
+      ContinualCovariance sum(2, o, shared);
       sum.update(row);
       checkpoint = sum.serialize();
     }
     shared.charge_pure("since the checkpoint", 0.5);  // the checkpoint's ledger is now the lower one
     const double spent = shared.spent().basic_epsilon;
-    ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o, &shared);
+    ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o, shared);
     CHECK(shared.spent().basic_epsilon == spent);
-    ContinualCovariance other(2, sum_options(dir.file("other.journal")));
+    ContinualCovariance other(2, sum_options(dir.file("other.journal")), test_budget::unaccounted());
     const ContinualSumOptions elsewhere = sum_options(dir.file("other.journal"));
-    CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, elsewhere, &shared),
+    CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, elsewhere, shared),
                         CorruptInput, Contains("continual sum checkpoint: restore refused") && Contains("other rows"));
     CHECK(shared.spent().basic_epsilon == spent);
   }
@@ -136,12 +137,12 @@ TEST_CASE("every stream restored from a checkpoint goes through the restore rule
     const pca::StreamingPrivateOjaOptions o = oja_options(dir.file("oja.journal"));
     std::string checkpoint;
     {
-      pca::StreamingPrivateOja oja(2, o);
+      pca::StreamingPrivateOja oja(2, o, test_budget::unaccounted());
       oja.update_block(Eigen::MatrixXd::Constant(2, 2, 0.5));
       checkpoint = oja.serialize();
     }
     pca::StreamingPrivateOja restored = pca::StreamingPrivateOja::deserialize(checkpoint, 2, o);
-    pca::StreamingPrivateOja other(2, oja_options(dir.file("other.journal")));
+    pca::StreamingPrivateOja other(2, oja_options(dir.file("other.journal")), test_budget::unaccounted());
     CHECK_THROWS_NAMING(pca::StreamingPrivateOja::deserialize(checkpoint, 2, oja_options(dir.file("other.journal"))),
                         CorruptInput, Contains("streaming Oja checkpoint: restore refused") && Contains("other rows"));
     CHECK_THROWS_NAMING(pca::StreamingPrivateOja::deserialize(checkpoint, 2, oja_options("")), CorruptInput,

@@ -14,6 +14,7 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/stationary_estimate.hpp"
+#include "unaccounted.hpp"
 
 namespace test_separable_noise {
 
@@ -109,7 +110,7 @@ TEST_CASE("stationary estimate: unbiased with variance sigma^2/info_t on a stati
   // 2000 coordinates, every step adds the same vector m (|entries| ≤ 1/√2000, so ‖x‖ ≤ 1).
   const Index d = 2000;
   const std::uint64_t horizon = 30;
-  ContinualVectorSum sum(d, separable_options(horizon, 5));
+  ContinualVectorSum sum(d, separable_options(horizon, 5), test_budget::unaccounted());
   const auto& noise = dynamic_cast<const SeparableNoise&>(sum.noise());
   StationaryEstimate<VectorXd> estimate(noise.strategy());
   sum.subscribe([&](const ContinualVectorSum::Release& r) { estimate.add(r.step, r.noisy_prefix); });
@@ -138,7 +139,7 @@ TEST_CASE("stationary estimate: on a drifting stream it is the weighted mean of 
   ContinualSumOptions o = separable_options(20, 3);
   o.target = privacy::EpsDelta(1e9, 1e-6);
   const Index d = 3;
-  ContinualVectorSum sum(d, o);
+  ContinualVectorSum sum(d, o, test_budget::unaccounted());
   StationaryEstimate<VectorXd> estimate(dynamic_cast<const SeparableNoise&>(sum.noise()).strategy());
   sum.subscribe([&](const ContinualVectorSum::Release& r) { estimate.add(r.step, r.noisy_prefix); });
   std::vector<VectorXd> rows;
@@ -162,15 +163,15 @@ TEST_CASE("stationary estimate: on a drifting stream it is the weighted mean of 
 TEST_CASE("separable stream: checkpoint round trip continues bit-identically; bad states refused", "[separable][checkpoint]") {
   const Index d = 4;
   const auto options = separable_options(10, 17);
-  ContinualCovariance whole(d, options);
-  ContinualCovariance first(d, options);
+  ContinualCovariance whole(d, options, test_budget::unaccounted());
+  ContinualCovariance first(d, options, test_budget::unaccounted());
   std::vector<VectorXd> rows;
   for (int i = 0; i < 10; ++i) rows.push_back(VectorXd::LinSpaced(d, 0.1 * i, -0.05 * i).normalized() * 0.9);
   for (int i = 0; i < 4; ++i) {
     whole.update(rows[static_cast<std::size_t>(i)]);
     first.update(rows[static_cast<std::size_t>(i)]);
   }
-  ContinualCovariance resumed = ContinualCovariance::deserialize(first.serialize(), d, options);
+  ContinualCovariance resumed = ContinualCovariance::deserialize(first.serialize(), d, options, test_budget::unaccounted());
   for (int i = 4; i < 10; ++i) {
     whole.update(rows[static_cast<std::size_t>(i)]);
     resumed.update(rows[static_cast<std::size_t>(i)]);
@@ -193,7 +194,7 @@ TEST_CASE("separable noise: draw_sigma is sigma(), describe says what it is", "[
   CHECK(noise.draw_sigma() == noise.sigma());
   CHECK(noise.draw_sigma() == 2.75);
   CHECK(noise.describe() == "separable factorization");
-  const ContinualCovariance sum(3, separable_options(6, 1));
+  const ContinualCovariance sum(3, separable_options(6, 1), test_budget::unaccounted());
   CHECK(sum.noise().draw_sigma() == dynamic_cast<const SeparableNoise&>(sum.noise()).sigma());
   CHECK(sum.noise().describe() == "separable factorization");
 }

@@ -23,6 +23,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "check_throws.hpp"
 #include "streaming_oja.pb.h"
+#include "unaccounted.hpp"
 
 namespace test_streaming_oja_plan {
 
@@ -77,7 +78,7 @@ TEST_CASE("streaming oja plan: the derived first minibatch is ceil(sigma1 sqrt(d
   StreamingPrivateOjaOptions o;
   o.k = 3;
   o.seed = 1;
-  const StreamingPrivateOja oja(48, o);
+  const StreamingPrivateOja oja(48, o, test_budget::unaccounted());
   const double sigma1 = privacy::gaussian_sigma(1.0, o.target, o.calibration);
   CHECK(oja.first_batch() == std::uint64_t(std::ceil(sigma1 * 12.0)));
   CHECK(oja.planned_rows(2) == 2 * oja.first_batch());
@@ -88,7 +89,7 @@ TEST_CASE("streaming oja plan: flush keeps a remainder under half its minibatch 
   StreamingPrivateOjaOptions o;
   o.batch_rows = 40;
   o.seed = 2;
-  StreamingPrivateOja oja(8, o);
+  StreamingPrivateOja oja(8, o, test_budget::unaccounted());
   const MatrixXd rows = spiked_rows(40 + 30, 8, 0.5, 0.3, 4);  // minibatch 1: 40 rows; 2: 80 planned
   oja.update_block(rows);
   REQUIRE(oja.steps() == 1);
@@ -111,7 +112,7 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   o.step_rule = StepRule::oja;
   o.oversampling = 0;
   o.seed = 1;
-  StreamingPrivateOja oja(4, o);
+  StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
   proto::StreamingOjaCheckpoint msg;
   REQUIRE(msg.ParseFromString(oja.serialize()));
@@ -138,7 +139,7 @@ TEST_CASE("streaming oja plan: the private clip share is derived by default and 
     StreamingPrivateOjaOptions o;
     o.seed = 1;
     privacy::PrivacyAccountant accountant(o.target);
-    const StreamingPrivateOja oja(d, o, &accountant);
+    const StreamingPrivateOja oja(d, o, accountant);
     const double f = derived_scale_share(d, o.clip_quantile);
     // The ledger names the share the pass spends on its clip scale.
     REQUIRE(accountant.ledger().size() == 1);
@@ -179,7 +180,7 @@ TEST_CASE("streaming oja plan: a checkpoint written with share 0 restores only w
   o.batch_rows = 10;
   o.seed = 1;
   o.scale_share = 0.0;  // the default before the derived share
-  StreamingPrivateOja oja(4, o);
+  StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
   const std::string old = oja.serialize();
   CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
@@ -188,7 +189,7 @@ TEST_CASE("streaming oja plan: a checkpoint written with share 0 restores only w
   CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(old, 4, now), CorruptInput,
                       Contains("scale_share is 0, the estimator being restored has 0.25 (derived"));
   // Written with the default, restored with the default.
-  StreamingPrivateOja current(4, now);
+  StreamingPrivateOja current(4, now, test_budget::unaccounted());
   current.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
   CHECK(StreamingPrivateOja::deserialize(current.serialize(), 4, now).scale_share() == 0.25);
   CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(current.serialize(), 4, o), CorruptInput,
@@ -212,13 +213,13 @@ TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gau
     StreamingPrivateOjaOptions o;  // the defaults, the horizon declared as the tool does
     o.horizon = n;
     o.seed = seed;
-    StreamingPrivateOja oja(d, o);
+    StreamingPrivateOja oja(d, o, test_budget::unaccounted());
     oja.update_block(rows);
     oja.flush();
     CHECK(oja.rows_pending() == 0);
     GaussianPcaOptions g;
     g.seed = 50 + seed;
-    const MatrixXd gauss = GaussianPca(d, g).release(rows).subspace.vectors;
+    const MatrixXd gauss = GaussianPca(d, g).release(rows, test_budget::unaccounted()).subspace.vectors;
     INFO("seed " << seed << ": streaming " << captured(oja.basis(), rows) << ", gauss " << captured(gauss, rows));
     CHECK(captured(oja.basis(), rows) >= 0.9 * captured(gauss, rows));
   }

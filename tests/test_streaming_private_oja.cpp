@@ -18,6 +18,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "streaming_oja.pb.h"
+#include "unaccounted.hpp"
 
 namespace test_streaming_private_oja {
 
@@ -69,24 +70,24 @@ double captured_ratio(const MatrixXd& basis, const MatrixXd& rows) {
 
 TEST_CASE("streaming oja: bad options are refused naming the option", "[streaming_oja]") {
   auto o = seeded_options(1, 10, 1);
-  CHECK_THROWS_NAMING(StreamingPrivateOja(0, o), InvalidParameter, Contains("dimension"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(0, o, test_budget::unaccounted()), InvalidParameter, Contains("dimension"));
   o.k = 6;
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("k must be"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("k must be"));
   o = seeded_options(1, 10, 1);  // batch_rows 0 is the derived first minibatch (test_streaming_oja_plan)
   o.batch_growth = 0.5;
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("batch_growth"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("batch_growth"));
   o = seeded_options(1, 10, 1);
   o.oversampling = -1;
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("oversampling"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("oversampling"));
   o = seeded_options(1, 10, 1);
   o.scale_share = 1.0;
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("scale_share"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("scale_share"));
   o = seeded_options(1, 10, 1);
   o.initial_clip = 2.0;  // above L² = 1
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("initial_clip"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("initial_clip"));
   o = seeded_options(1, 10, 1);
   o.learning_rate = 0.0;
-  CHECK_THROWS_AS(StreamingPrivateOja(5, o), InvalidParameter);
+  CHECK_THROWS_AS(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter);
 }
 
 TEST_CASE("streaming oja: a noise scale that vanishes at the smallest clip is refused at construction",
@@ -96,14 +97,14 @@ TEST_CASE("streaming oja: a noise scale that vanishes at the smallest clip is re
   auto o = seeded_options(1, 10, 1);
   o.row_norm_bound = 1e-150;
   o.target = privacy::EpsDelta(1e150, 1e-6);
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o), InvalidParameter, Contains("gradient noise sigma"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("gradient noise sigma"));
   o.row_norm_bound = 1.0;
-  CHECK_NOTHROW(StreamingPrivateOja(5, o));
+  CHECK_NOTHROW(StreamingPrivateOja(5, o, test_budget::unaccounted()));
 }
 
 TEST_CASE("streaming oja: a bad row is refused before it is taken or any noise is drawn", "[streaming_oja]") {
   const MatrixXd rows = spiked_rows(8, 4, {0.5}, 3);
-  StreamingPrivateOja oja(4, seeded_options(1, 4, 7)), twin(4, seeded_options(1, 4, 7));
+  StreamingPrivateOja oja(4, seeded_options(1, 4, 7), test_budget::unaccounted()), twin(4, seeded_options(1, 4, 7), test_budget::unaccounted());
   oja.update_block(rows.topRows(3));
   twin.update_block(rows.topRows(3));
   // The 4th row would close the minibatch: each refusal must leave it open and the source untouched.
@@ -132,7 +133,7 @@ TEST_CASE("streaming oja: one charge for the whole pass, before any row; too sma
   auto o = seeded_options(2, 10, 1);
   o.target = EpsDelta(1.0, 1e-6);
   privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
-  StreamingPrivateOja oja(6, o, &accountant);
+  StreamingPrivateOja oja(6, o, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   // The pass is one Gaussian mechanism of sensitivity 1 and σ₁: ρ = 1/(2σ₁²), whatever the length.
   const double sigma1 = privacy::analytic_gaussian_sigma(1.0, o.target);
@@ -141,7 +142,7 @@ TEST_CASE("streaming oja: one charge for the whole pass, before any row; too sma
   oja.update_block(spiked_rows(100, 6, {0.5, 0.2}, 2));
   CHECK(accountant.ledger().size() == 1);
   privacy::PrivacyAccountant small(EpsDelta(0.5, 1e-6));
-  CHECK_THROWS_AS(StreamingPrivateOja(6, o, &small), BudgetExhausted);
+  CHECK_THROWS_AS(StreamingPrivateOja(6, o, small), BudgetExhausted);
   CHECK(small.ledger().empty());
 }
 
@@ -150,7 +151,7 @@ TEST_CASE("streaming oja: add_remove_row refused (minibatches are slots), before
   CHECK(StreamingPrivateOjaOptions{}.relation == privacy::Neighbours::zero_out_row);
   o.relation = privacy::Neighbours::add_remove_row;
   privacy::PrivacyAccountant accountant(EpsDelta(5.0, 1e-6));
-  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, &accountant), InvalidParameter,
+  CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, accountant), InvalidParameter,
                       Contains("StreamingPrivateOja: relation add_remove_row is not a stream's guarantee"));
   CHECK(accountant.ledger().empty());
 }
@@ -158,7 +159,7 @@ TEST_CASE("streaming oja: add_remove_row refused (minibatches are slots), before
 TEST_CASE("streaming oja: a checkpoint written before zero_out_row (add_remove_row) still restores",
           "[streaming_oja]") {
   const auto o = seeded_options(1, 10, 1);
-  StreamingPrivateOja oja(4, o);
+  StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, {0.5}, 3));
   dpstream::proto::StreamingOjaCheckpoint msg;
   REQUIRE(msg.ParseFromString(oja.serialize()));
@@ -176,7 +177,7 @@ TEST_CASE("streaming oja: the noise split keeps the minibatch at mu = 1/sigma1; 
           "[streaming_oja]") {
   auto o = seeded_options(1, 10, 1);
   o.scale_share = 0.2;
-  const StreamingPrivateOja add_remove(5, o);
+  const StreamingPrivateOja add_remove(5, o, test_budget::unaccounted());
   const double s1 = add_remove.unit_sigma();
   const double c = add_remove.clip();  // L² = 1 at the start
   // Δ_g = C, Δ_h = 1 (add/remove); 2C and √2 (replace): each pair is one mechanism of μ = 1/σ₁ or
@@ -184,11 +185,11 @@ TEST_CASE("streaming oja: the noise split keeps the minibatch at mu = 1/sigma1; 
   CHECK(std::pow(c / add_remove.gradient_sigma(), 2) + std::pow(1.0 / add_remove.histogram_sigma(), 2) ==
         Approx(1.0 / (s1 * s1)).epsilon(1e-12));
   o.relation = privacy::Neighbours::replace_row;
-  const StreamingPrivateOja replace(5, o);
+  const StreamingPrivateOja replace(5, o, test_budget::unaccounted());
   CHECK(replace.gradient_sigma() == Approx(2.0 * add_remove.gradient_sigma()).epsilon(1e-15));
   CHECK(replace.histogram_sigma() == Approx(std::sqrt(2.0) * add_remove.histogram_sigma()).epsilon(1e-15));
   o.scale_share = 0.0;
-  CHECK(std::isinf(StreamingPrivateOja(5, o).histogram_sigma()));
+  CHECK(std::isinf(StreamingPrivateOja(5, o, test_budget::unaccounted()).histogram_sigma()));
 }
 
 TEST_CASE("streaming oja: the scale bins and the clip set to the quantile's edge", "[streaming_oja]") {
@@ -203,7 +204,7 @@ TEST_CASE("streaming oja: the scale bins and the clip set to the quantile's edge
   // crossing off that bin (20 standard deviations), so C_{t+1} is the bin's upper edge.
   auto o = seeded_options(1, 1000, 3);
   o.scale_share = 0.5;
-  StreamingPrivateOja oja(1000, o);
+  StreamingPrivateOja oja(1000, o, test_budget::unaccounted());
   VectorXd row = VectorXd::Zero(1000);
   row(0) = 0.999;
   int checked = 0;
@@ -224,7 +225,7 @@ TEST_CASE("streaming oja: each release is the exact clipped sum at W_{t-1} plus 
   const std::uint64_t batch = 25;
   auto o = seeded_options(k, batch, 11);
   o.initial_clip = 0.05;  // clips most rows, so the clipping is exercised too
-  StreamingPrivateOja oja(d, o);
+  StreamingPrivateOja oja(d, o, test_budget::unaccounted());
   const MatrixXd rows = spiked_rows(Index(batch) * 40, d, {0.5, 0.2}, 5);
   std::vector<double> residuals;
   oja.subscribe([&](const StreamingPrivateOja::Release& r) {
@@ -262,7 +263,7 @@ TEST_CASE("streaming oja: converges on planted spiked streams at epsilon = 1", "
     const MatrixXd rows = spiked_rows(40000, d, spikes, 21 + std::uint64_t(k));
     auto o = seeded_options(k, 1000, 99 + std::uint64_t(k));
     o.target = EpsDelta(1.0, 1e-6);
-    StreamingPrivateOja oja(d, o);
+    StreamingPrivateOja oja(d, o, test_budget::unaccounted());
     std::uint64_t published = 0;
     oja.subscribe([&](const StreamingPrivateOja::Release& r) {
       published = r.step;
@@ -281,7 +282,7 @@ TEST_CASE("streaming oja: the sparse path agrees with the dense one", "[streamin
   for (Index i = 0; i < rows.rows(); ++i)
     for (Index j = 0; j < d; ++j)
       if ((i + j) % 3 != 0) rows(i, j) = 0.0;  // a third of the entries stored
-  StreamingPrivateOja dense(d, seeded_options(1, 50, 4)), sparse(d, seeded_options(1, 50, 4));
+  StreamingPrivateOja dense(d, seeded_options(1, 50, 4), test_budget::unaccounted()), sparse(d, seeded_options(1, 50, 4), test_budget::unaccounted());
   dense.update_block(rows);
   for (Index i = 0; i < rows.rows(); ++i) {
     std::vector<int> idx;
@@ -302,10 +303,10 @@ TEST_CASE("streaming oja: a restored estimator continues bit for bit (seeded)", 
   auto o = seeded_options(2, 40, 17);
   o.scale_share = 0.1;
   o.initial_clip = 0.3;
-  StreamingPrivateOja whole(d, o);
+  StreamingPrivateOja whole(d, o, test_budget::unaccounted());
   whole.update_block(rows);
   whole.flush();
-  StreamingPrivateOja first(d, o);
+  StreamingPrivateOja first(d, o, test_budget::unaccounted());
   first.update_block(rows.topRows(253));  // mid-minibatch: the partial sum is in the checkpoint
   const std::string bytes = first.serialize();
   StreamingPrivateOja resumed = StreamingPrivateOja::deserialize(bytes, d, o);
@@ -350,7 +351,7 @@ TEST_CASE("streaming oja: dense and sparse rows mixed, restored after the layout
                         Eigen::Map<VectorXd>(val.data(), Index(val.size())));
     }
   };
-  StreamingPrivateOja whole(d, o), dense(d, o), first(d, o);
+  StreamingPrivateOja whole(d, o, test_budget::unaccounted()), dense(d, o, test_budget::unaccounted()), first(d, o, test_budget::unaccounted());
   feed(whole, 0, 400);
   dense.update_block(rows);
   feed(first, 0, 75);  // mid-minibatch, after the first sparse rows
@@ -368,7 +369,7 @@ TEST_CASE("streaming oja: two restarts from one secure checkpoint publish the sa
   const MatrixXd rows = spiked_rows(60, d, {0.5}, 19);
   StreamingPrivateOjaOptions o;  // secure source
   o.batch_rows = 20;
-  StreamingPrivateOja oja(d, o);
+  StreamingPrivateOja oja(d, o, test_budget::unaccounted());
   REQUIRE(oja.is_secure());
   oja.update_block(rows.topRows(30));
   const std::string bytes = oja.serialize();

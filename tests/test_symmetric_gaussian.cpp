@@ -13,6 +13,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_symmetric_gaussian {
 
@@ -191,15 +192,15 @@ TEST_CASE("neighbours A and A + e₁ differ only in C₁₁, and release validat
   SeededNoiseSource noise(5);
   const Eigen::MatrixXd c = a.transpose() * a;
   const Eigen::MatrixXd symmetric_c = (c + c.transpose()) / 2;
-  const Eigen::MatrixXd released = mech.release(symmetric_c, noise);
+  const Eigen::MatrixXd released = mech.release(symmetric_c, noise, test_budget::unaccounted());
   REQUIRE(released == released.transpose());
-  REQUIRE_THROWS_WITH(mech.release(Eigen::MatrixXd::Zero(2, 3), noise), Contains("square"));
+  REQUIRE_THROWS_WITH(mech.release(Eigen::MatrixXd::Zero(2, 3), noise, test_budget::unaccounted()), Contains("square"));
   Eigen::MatrixXd asym = Eigen::MatrixXd::Zero(3, 3);
   asym(0, 1) = 1.0;
-  REQUIRE_THROWS_WITH(mech.release(asym, noise), Contains("not symmetric"));
+  REQUIRE_THROWS_WITH(mech.release(asym, noise, test_budget::unaccounted()), Contains("not symmetric"));
   Eigen::MatrixXd nan = Eigen::MatrixXd::Zero(3, 3);
   nan(2, 2) = std::nan("");
-  REQUIRE_THROWS_WITH(mech.release(nan, noise), Contains("not finite"));
+  REQUIRE_THROWS_WITH(mech.release(nan, noise, test_budget::unaccounted()), Contains("not finite"));
   REQUIRE_THROWS_WITH(mech.sample_noise(0, noise), Contains("dimension"));
 }
 
@@ -207,11 +208,11 @@ TEST_CASE("covariance release charges one Gaussian release") {
   const auto mech = make(SymmetricNoiseShape::paper_symmetric, Calibration::tight, EpsDelta(0.9, 1e-7));
   PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
   SeededNoiseSource noise(6);
-  mech.release(Eigen::MatrixXd::Identity(4, 4), noise, &accountant, "C_hat");
+  mech.release(Eigen::MatrixXd::Identity(4, 4), noise, accountant, "C_hat");
   REQUIRE(accountant.ledger().size() == 1);
   REQUIRE(accountant.ledger()[0].label == "C_hat");
   REQUIRE(accountant.ledger()[0].rho.value() == Approx(gaussian_rho(1.0, mech.sigma())));
-  REQUIRE_THROWS_AS(mech.release(Eigen::MatrixXd::Identity(4, 4), noise, &accountant, "again"),
+  REQUIRE_THROWS_AS(mech.release(Eigen::MatrixXd::Identity(4, 4), noise, accountant, "again"),
                     dpstream::BudgetExhausted);
 }
 

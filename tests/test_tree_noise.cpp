@@ -17,6 +17,7 @@
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 #include "stat_helpers.hpp"
+#include "unaccounted.hpp"
 
 namespace test_tree_noise {
 
@@ -323,7 +324,7 @@ TEST_CASE("trees: draw_sigma is the node sigma (the latest epoch's when unbounde
     o.target = EpsDelta(0.5, 1e-6);
     o.calibration = Calibration::paper;
     o.seed = 5;
-    ContinualVectorSum sum(2, o);
+    ContinualVectorSum sum(2, o, test_budget::unaccounted());
     const auto& epochs = dynamic_cast<const EpochTreeNoise&>(sum.noise());
     CHECK(epochs.describe() == words);
     auto replay_sigma = [&](const ContinualVectorSum& s) {
@@ -340,7 +341,7 @@ TEST_CASE("trees: draw_sigma is the node sigma (the latest epoch's when unbounde
     }
     CHECK(epochs.draw_sigma() == epochs.epoch_sigma(6));  // step 70 is in [64, 128)
     CHECK(epochs.epoch_sigma(6) != epochs.epoch_sigma(5));
-    const ContinualVectorSum back = ContinualVectorSum::deserialize(sum.serialize(), 2, o);
+    const ContinualVectorSum back = ContinualVectorSum::deserialize(sum.serialize(), 2, o, test_budget::unaccounted());
     CHECK(back.noise().draw_sigma() == replay_sigma(sum));
   }
 }

@@ -180,11 +180,11 @@ double DpamAls::release_sensitivity() const noexcept {
 
 bool DpamAls::secure() const noexcept { return mechanism_source_->is_secure() && algorithm_source_->is_secure(); }
 
-DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccountant* accountant,
+DpamAlsResult DpamAls::train(const RatingsMatrix& train, const privacy::Budget& budget,
                              const std::string& label, const ReleaseObserver& observer) {
   const DpamAlsOptions& o = options_;
   if (train.items() < 1) throw InvalidParameter("DpamAls: the ratings have no item");
-  if (accountant != nullptr) accountant->charge_gaussian(label, mu_, 1.0, o.target);  // before any data is read
+  if (budget.accounted()) budget.accountant()->charge_gaussian(label, mu_, 1.0, o.target);  // before any data is read
 
   BaselineRelease base = release_baseline(train, o.baseline, baseline_noise_, *mechanism_source_);
   DpamAlsResult result;
@@ -220,7 +220,8 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
       if (user.factor_clipped) ++result.user_factors_clipped;
       result.residuals_clipped += add_user_v_step_terms(o, model, user, row, statistics);
     }
-    release.add_noise(statistics, *mechanism_source_);  // one release: every item's Gram and RHS
+    // One release: every item's Gram and RHS.
+    release.add_noise(statistics, *mechanism_source_, privacy::Budget::unaccounted("train() charged the whole run"));
     for (Index j = 0; j < items; ++j)
       if (active[static_cast<std::size_t>(j)])
         model.item_factors.row(j) = solve_item_factor(o, statistics.data() + j * statistics_stride(rank), release_sigma_).transpose();
@@ -240,7 +241,7 @@ DpamAlsResult DpamAls::train(const RatingsMatrix& train, privacy::PrivacyAccount
       }
     }
     VectorXd released = VectorXd::Constant(1, sum);
-    privacy::GaussianMechanism::with_sigma(o.gate_bound, gate_sigma_).add_noise(released, *mechanism_source_);
+    privacy::GaussianMechanism::with_sigma(o.gate_bound, gate_sigma_).add_noise(released, *mechanism_source_, privacy::Budget::unaccounted("train() charged the whole run"));
     gate.noisy_sum = released[0];
     gate.open = gate.noisy_sum > gate.threshold;
     if (!gate.open) model.item_factors.resize(items, 0);  // the baseline alone

@@ -78,7 +78,7 @@ struct Recommender::Sparse {
   }
 };
 
-Recommender::Recommender(const RecommenderOptions& options, privacy::PrivacyAccountant* accountant)
+Recommender::Recommender(const RecommenderOptions& options, const privacy::Budget& budget)
     : options_(validated(options)) {
   const RecommenderOptions& o = options_;
   const Index stride = statistics_stride(o.als.rank);
@@ -98,7 +98,7 @@ Recommender::Recommender(const RecommenderOptions& options, privacy::PrivacyAcco
   so.target = o.als.target;
   so.row_norm_bound = row_bound_ * (1.0 + kRoundOff);
   so.seed = o.als.seed;
-  stream_ = std::make_unique<stream::ContinualVectorSum>(dimension_, so, accountant);  // charges once
+  stream_ = std::make_unique<stream::ContinualVectorSum>(dimension_, so, budget);  // charges once
   stream_->subscribe([this](const stream::ContinualVectorSum::Release& r) { on_release(r.noisy_prefix, r.noise_variance); });
 
   std::unique_ptr<privacy::NoiseSource> init_source =

@@ -392,7 +392,7 @@ struct CalibratedNoise {
   void add(Eigen::Ref<VectorXd> value, privacy::NoiseSource& source) const {
     std::visit(
         [&](const auto& m) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(m)>, std::monostate>) m.add_noise(value, source, nullptr);
+          if constexpr (!std::is_same_v<std::decay_t<decltype(m)>, std::monostate>) m.add_noise(value, source, privacy::Budget::unaccounted("train() charges once per run"));
         },
         mechanism);
   }
@@ -591,16 +591,16 @@ AlsPrivacyReport PrivateAls::privacy_report(Index items) const {
   return r;
 }
 
-AlsResult PrivateAls::train(const RatingsMatrix& train, privacy::PrivacyAccountant* accountant,
+AlsResult PrivateAls::train(const RatingsMatrix& train, const privacy::Budget& budget,
                             const std::string& label, const ReleaseObserver& observer) {
   const AlsOptions& o = options_;
   const bool rigorous = is_rigorous(o);
   const Index users = train.users(), items = train.items(), rank = o.rank;
   require_at_least("train.items()", items, 1);
-  if (!rigorous && accountant != nullptr)
+  if (!rigorous && budget.accounted())
     throw InvalidParameter("PrivateAls: faithful mode proves no guarantee, so it cannot charge an accountant; pass "
-                           "nullptr (or use rigorous mode)");
-  if (rigorous && accountant != nullptr) charge_run(o, *noise_, *accountant, label);  // before any data is read
+                           "Budget::unaccounted(why) (or use rigorous mode)");
+  if (rigorous && budget.accounted()) charge_run(o, *noise_, *budget.accountant(), label);  // before any data is read
 
   if (rigorous) {
     for (Index i = 0; i < users; ++i) {

@@ -105,8 +105,8 @@ BaselineRelease release_baseline(const RatingsMatrix& train, const BaselineOptio
   require_positive_baseline("item_sigma", noise.item_sigma);
   BaselineRelease out;
   out.released = baseline_statistics(train, options.scale);
-  privacy::GaussianMechanism::with_sigma(kBlockSensitivity, noise.global_sigma).add_noise(out.released.global, source);
-  privacy::GaussianMechanism::with_sigma(kBlockSensitivity, noise.item_sigma).add_noise(out.released.items, source);
+  privacy::GaussianMechanism::with_sigma(kBlockSensitivity, noise.global_sigma).add_noise(out.released.global, source, privacy::Budget::unaccounted("charged by the caller"));
+  privacy::GaussianMechanism::with_sigma(kBlockSensitivity, noise.item_sigma).add_noise(out.released.items, source, privacy::Budget::unaccounted("charged by the caller"));
   out.model = baseline_model(out.released.global, out.released.items, options, noise.item_sigma);
   return out;
 }
@@ -129,9 +129,9 @@ PrivateBaseline::~PrivateBaseline() = default;
 
 bool PrivateBaseline::secure() const noexcept { return source_->is_secure(); }
 
-BaselineRelease PrivateBaseline::train(const RatingsMatrix& train, privacy::PrivacyAccountant* accountant,
+BaselineRelease PrivateBaseline::train(const RatingsMatrix& train, const privacy::Budget& budget,
                                        const std::string& label) {
-  if (accountant != nullptr) accountant->charge_gaussian(label, noise_.mu(), 1.0, target_);
+  if (budget.accounted()) budget.accountant()->charge_gaussian(label, noise_.mu(), 1.0, target_);
   return release_baseline(train, options_, noise_, *source_);
 }
 

@@ -63,13 +63,13 @@ void require_iterations(int iterations) {
 const FrankWolfeOptions& validated(const FrankWolfeOptions& o) {
   base::require_positive("PrivateFrankWolfe: nuclear_norm_bound", o.nuclear_norm_bound);
   require_iterations(o.iterations);
-  require_row_norm_bound(o.row_norm_bound);
-  if (!(o.target.delta() > 0.0))
-    fail("target.delta must be > 0 (a Gaussian mechanism is never pure DP), got " + format_value(o.target.delta()));
-  if (o.calibration != privacy::Calibration::paper && o.calibration != privacy::Calibration::tight)
-    fail("calibration must be paper or tight, got " + std::to_string(static_cast<int>(o.calibration)));
-  if (o.relation != privacy::Neighbours::add_remove_row && o.relation != privacy::Neighbours::replace_row)
-    fail("relation must be add_remove_row or replace_row, got " + std::to_string(static_cast<int>(o.relation)));
+  require_row_norm_bound(o.privacy.row_norm_bound);
+  if (!(o.privacy.target.delta() > 0.0))
+    fail("target.delta must be > 0 (a Gaussian mechanism is never pure DP), got " + format_value(o.privacy.target.delta()));
+  if (o.privacy.calibration != privacy::Calibration::paper && o.privacy.calibration != privacy::Calibration::tight)
+    fail("calibration must be paper or tight, got " + std::to_string(static_cast<int>(o.privacy.calibration)));
+  if (o.privacy.relation != privacy::Neighbours::add_remove_row && o.privacy.relation != privacy::Neighbours::replace_row)
+    fail("relation must be add_remove_row or replace_row, got " + std::to_string(static_cast<int>(o.privacy.relation)));
   if (o.step != FrankWolfeStep::paper && o.step != FrankWolfeStep::standard)
     fail("step must be paper or standard, got " + std::to_string(static_cast<int>(o.step)));
   if (!(o.bias_multiplier >= 0.0 && o.bias_multiplier <= 1.0))
@@ -81,7 +81,7 @@ const FrankWolfeOptions& validated(const FrankWolfeOptions& o) {
   if (o.oja_iterations < 1) fail("oja_iterations must be >= 1, got " + std::to_string(o.oja_iterations));
   if (o.nonprivate && o.eigensolver == FrankWolfeEigensolver::oja)
     fail("eigensolver oja needs noise (sigma > 0); nonprivate runs use exact");
-  if (!o.nonprivate && o.calibration == privacy::Calibration::paper) require_paper_condition(o.target);
+  if (!o.nonprivate && o.privacy.calibration == privacy::Calibration::paper) require_paper_condition(o.privacy.target);
   return o;
 }
 
@@ -94,16 +94,16 @@ long calibrated_releases(const FrankWolfeOptions& o) {
 
 // Δ of one release: the dense Ŵ(t), or one of Oja's products / eigenvalue on rows of norm ≤ 2L.
 double release_sensitivity_for(const FrankWolfeOptions& o) {
-  return o.eigensolver == FrankWolfeEigensolver::oja ? pca::oja_release_sensitivity(o.relation, 2.0 * o.row_norm_bound)
-                                                     : frank_wolfe_release_sensitivity(o.relation, o.row_norm_bound);
+  return o.eigensolver == FrankWolfeEigensolver::oja ? pca::oja_release_sensitivity(o.privacy.relation, 2.0 * o.privacy.row_norm_bound)
+                                                     : frank_wolfe_release_sensitivity(o.privacy.relation, o.privacy.row_norm_bound);
 }
 
 double calibrated_sigma(const FrankWolfeOptions& o, double joint_sensitivity) {
   if (o.nonprivate) return 0.0;
-  if (o.calibration == privacy::Calibration::tight) return privacy::analytic_gaussian_sigma(joint_sensitivity, o.target);
+  if (o.privacy.calibration == privacy::Calibration::tight) return privacy::analytic_gaussian_sigma(joint_sensitivity, o.privacy.target);
   if (o.eigensolver == FrankWolfeEigensolver::oja)
-    return pca::paper_oja_sigma(2.0 * o.row_norm_bound, o.iterations * o.oja_iterations, o.target);
-  return paper_frank_wolfe_sigma(o.row_norm_bound, o.iterations, o.target, o.relation);
+    return pca::paper_oja_sigma(2.0 * o.privacy.row_norm_bound, o.iterations * o.oja_iterations, o.privacy.target);
+  return paper_frank_wolfe_sigma(o.privacy.row_norm_bound, o.iterations, o.privacy.target, o.privacy.relation);
 }
 
 // v ← s·v with the s ≤ 1 that brings row_norm(v) to ≤ bound (1 when already within); returns s. The
@@ -255,7 +255,7 @@ FrankWolfeUser::FrankWolfeUser(const FrankWolfeOptions& options, const RatingsMa
     : user_(user),
       items_count_(ratings.items()),
       nuclear_norm_bound_(validated(options).nuclear_norm_bound),
-      row_norm_bound_(options.row_norm_bound),
+      row_norm_bound_(options.privacy.row_norm_bound),
       iterations_(options.iterations),
       step_(options.step),
       coefficients_(VectorXd::Zero(options.iterations - 1)) {
@@ -358,22 +358,20 @@ PrivateFrankWolfe::PrivateFrankWolfe(const FrankWolfeOptions& options)
       release_sensitivity_(release_sensitivity_for(options)),
       sigma_(calibrated_sigma(options, joint_sensitivity())) {
   if (!options_.nonprivate && !(std::isfinite(sigma_) && sigma_ > 0.0))
-    fail("calibrated sigma is " + format_value(sigma_) + " for target " + options_.target.to_string());
+    fail("calibrated sigma is " + format_value(sigma_) + " for target " + options_.privacy.target.to_string());
   if (options_.nonprivate) return;
   if (options_.eigensolver == FrankWolfeEigensolver::oja) {
     pca::PrivateOjaOptions oja;
     oja.iterations = options_.oja_iterations;
-    oja.row_norm_bound = 2.0 * options_.row_norm_bound;  // residual rows (header)
-    oja.target = options_.target;                         // not claimed: σ is ours
-    oja.relation = options_.relation;
+    oja.privacy.row_norm_bound = 2.0 * options_.privacy.row_norm_bound;  // residual rows (header)
+    oja.privacy.target = options_.privacy.target;  // not claimed: σ is ours
+    oja.privacy.relation = options_.privacy.relation;
     oja.release_eigenvalue = true;
-    oja.seed = options_.seed;
+    oja.privacy.noise.seed = options_.privacy.noise.seed;
     oja.sigma = sigma_;  // calibrated above for all T·(Γ+1) releases; charged once by train()
     oja_ = std::make_unique<pca::PrivateOja>(oja);
-  } else if (options_.seed) {
-    noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
   } else {
-    noise_ = privacy::make_secure_noise_source();
+    noise_ = options_.privacy.noise.make_source();
   }
 }
 
@@ -400,14 +398,14 @@ bool PrivateFrankWolfe::secure() const noexcept {
   return noise_ != nullptr && noise_->is_secure();
 }
 
-FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, privacy::PrivacyAccountant* accountant,
+FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, const privacy::Budget& budget,
                                           const std::string& label, const RoundObserver& observer) {
   const Index n = ratings.items();
   if (n < 1) fail("train needs at least one item, got 0");
-  if (options_.nonprivate && accountant != nullptr)
+  if (options_.nonprivate && budget.accounted())
     fail("a nonprivate run releases nothing private: it takes no accountant");
   // Once for the whole run, before any rating is read or any noise drawn.
-  if (accountant != nullptr) accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
+  if (budget.accounted()) budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_, options_.privacy.target);
 
   FrankWolfeResult result;
   result.items = n;
@@ -451,7 +449,7 @@ FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, privacy:
         const Index begin = residual_rows.outerIndexPtr()[user.user()];
         Eigen::Map<VectorXd>(values + begin, user.ratings().size()) = user.observed_predictions() - user.ratings();
       }
-      pca::PrivateOjaResult oja = oja_->run(residual_rows, nullptr, "private frank-wolfe oja round");
+      pca::PrivateOjaResult oja = oja_->run(residual_rows, privacy::Budget::unaccounted("every round was charged once by train()"), "private frank-wolfe oja round");
       broadcast.direction = std::move(oja.vector);
       broadcast.top_eigenvalue = *oja.eigenvalue;
     }

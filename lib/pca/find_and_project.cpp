@@ -243,13 +243,13 @@ PrivateRangeFinder::PrivateRangeFinder(const RangeFinderOptions& options)
 }
 
 MatrixXd PrivateRangeFinder::release(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
-                                     privacy::PrivacyAccountant* accountant, const std::string& label) const {
+                                     const privacy::Budget& budget, const std::string& label) const {
   require_sketch_fits("PrivateRangeFinder", options_.k, options_.oversampling, a.rows(), a.cols());
   check_rows(a, options_.relation, options_.row_norm_bound);
   // Not a Gaussian mechanism with a fixed sensitivity (see the header): an (ε, δ) charge. Tight: the
   // mixture bound proves it (certified_delta ≤ δ). Paper: the paper's claim, proven only where
   // calibration().certified_delta ≤ δ.
-  if (accountant != nullptr) accountant->charge_approx(label, options_.target);
+  if (budget.accounted()) budget.accountant()->charge_approx(label, options_.target);
   return draw(a, noise);
 }
 
@@ -357,11 +357,11 @@ ProjectionRelease PrivateProjection::draw(const Eigen::Ref<const MatrixXd>& a, c
 }
 
 ProjectionRelease PrivateProjection::release(const Eigen::Ref<const MatrixXd>& a, const Eigen::Ref<const MatrixXd>& w_prime,
-                                             privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant,
+                                             privacy::NoiseSource& noise, const privacy::Budget& budget,
                                              const std::string& label) const {
   check_basis(w_prime, a.rows());
   check_rows(a, options_.relation, options_.row_norm_bound);
-  if (accountant != nullptr) charge(*accountant, label);
+  if (budget.accounted()) charge(*budget.accountant(), label);
   return draw(a, w_prime, noise);
 }
 
@@ -398,11 +398,11 @@ PrivateFindAndProject::PrivateFindAndProject(const FindAndProjectOptions& option
     : options_(options), range_finder_(range_finder_options(options)), projection_(projection_options(options)) {}
 
 FindAndProjectResult PrivateFindAndProject::release(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
-                                                    privacy::PrivacyAccountant* accountant,
+                                                    const privacy::Budget& budget,
                                                     const std::string& label) const {
   require_sketch_fits("PrivateFindAndProject", options_.k, options_.oversampling, a.rows(), a.cols());
   check_rows(a, options_.relation, options_.row_norm_bound);
-  if (accountant != nullptr) {
+  if (budget.accounted()) {
     // Both charges or neither: make them on a copy of the ledger first (a BudgetExhausted there leaves
     // the real one untouched), then on the real one. The range finder's is an (ε/2, δ/2) release, see
     // PrivateRangeFinder::release.
@@ -410,9 +410,9 @@ FindAndProjectResult PrivateFindAndProject::release(const Eigen::Ref<const Matri
       ledger.charge_approx(label + " range finder", range_finder_.options().target);
       projection_.charge(ledger, label + " projection");
     };
-    privacy::PrivacyAccountant trial = *accountant;
+    privacy::PrivacyAccountant trial = *budget.accountant();
     charge_both(trial);
-    charge_both(*accountant);
+    charge_both(*budget.accountant());
   }
   FindAndProjectResult out;
   out.range = range_finder_.draw(a, noise);

@@ -56,7 +56,7 @@ GaussianPca::GaussianPca(Index dimension, const GaussianPcaOptions& options)
   require_memory("Gaussian PCA of dimension " + std::to_string(dimension_), 8.0 * 5.0 * d * d);
 }
 
-GaussianPcaRelease GaussianPca::release(const Eigen::Ref<const MatrixXd>& rows, privacy::PrivacyAccountant* accountant) {
+GaussianPcaRelease GaussianPca::release(const Eigen::Ref<const MatrixXd>& rows, const privacy::Budget& budget) {
   if (rows.cols() != dimension_)
     throw InvalidParameter("GaussianPca::release: rows have " + std::to_string(rows.cols()) +
                            " columns, the dimension is " + std::to_string(dimension_));
@@ -65,20 +65,20 @@ GaussianPcaRelease GaussianPca::release(const Eigen::Ref<const MatrixXd>& rows, 
                                 row_norm_bound_);
   stream::CovarianceAccumulator exact(dimension_);
   exact.update_block(rows);
-  return release_covariance(exact.matrix(), accountant);
+  return release_covariance(exact.matrix(), budget);
 }
 
-GaussianPcaRelease GaussianPca::release(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant) {
+GaussianPcaRelease GaussianPca::release(const stream::CovarianceAccumulator& exact, const privacy::Budget& budget) {
   if (exact.dimension() != dimension_)
     throw InvalidParameter("GaussianPca::release: the accumulator's dimension is " + std::to_string(exact.dimension()) +
                            ", this GaussianPca's is " + std::to_string(dimension_));
-  return release_covariance(exact.matrix(), accountant);
+  return release_covariance(exact.matrix(), budget);
 }
 
 GaussianPcaRelease GaussianPca::release_covariance(const Eigen::Ref<const MatrixXd>& covariance,
-                                                   privacy::PrivacyAccountant* accountant) {
+                                                   const privacy::Budget& budget) {
   GaussianPcaRelease out;
-  out.noisy_covariance = mechanism_.release(covariance, *noise_, accountant, label_);
+  out.noisy_covariance = mechanism_.release(covariance, *noise_, budget, label_);
   const TopEigen top = top_k_eigen(out.noisy_covariance, k_);  // algebraic: Ĉ is indefinite
   out.subspace.vectors = top.vectors;
   out.subspace.values = top.values;

@@ -46,9 +46,9 @@ InputPerturbation::InputPerturbation(const InputPerturbationOptions& options)
       sigma_(calibrated_sigma(sensitivity_, options)) {}
 
 MatrixXd InputPerturbation::perturb(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
-                                    privacy::PrivacyAccountant* accountant, const std::string& label) const {
+                                    const privacy::Budget& budget, const std::string& label) const {
   check_rows(a, options_.relation, options_.row_norm_bound);
-  if (accountant != nullptr) accountant->charge_gaussian(label, sensitivity_, sigma_, options_.target);
+  if (budget.accounted()) budget.accountant()->charge_gaussian(label, sensitivity_, sigma_, options_.target);
   MatrixXd released(a.rows(), a.cols());
   noise.fill_gaussian(std::span<double>(released.data(), static_cast<std::size_t>(released.size())), sigma_);
   released += a;
@@ -58,14 +58,14 @@ MatrixXd InputPerturbation::perturb(const Eigen::Ref<const MatrixXd>& a, privacy
 }
 
 InputPerturbationResult InputPerturbation::release(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
-                                                   privacy::PrivacyAccountant* accountant,
+                                                   const privacy::Budget& budget,
                                                    const std::string& label) const {
   const Index smaller = std::min(a.rows(), a.cols());
   if (options_.k > smaller)
     throw InvalidParameter("InputPerturbation: k = " + std::to_string(options_.k) + " must be <= min(m, n) = " +
                            std::to_string(smaller));
   InputPerturbationResult out;
-  out.approximation = top_k_svd(perturb(a, noise, accountant, label), options_.k);
+  out.approximation = top_k_svd(perturb(a, noise, budget, label), options_.k);
   out.subspace = to_private_subspace(out.approximation, "rr");
   return out;
 }

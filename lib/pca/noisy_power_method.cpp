@@ -30,7 +30,7 @@ const NoisyPowerMethodOptions& validated(Index d, const NoisyPowerMethodOptions&
   if (o.iterations < 1)
     throw InvalidParameter("NoisyPowerMethod: iterations must be >= 1, got " + std::to_string(o.iterations));
   if (o.runs < 1) throw InvalidParameter("NoisyPowerMethod: runs must be >= 1, got " + std::to_string(o.runs));
-  base::require_positive("NoisyPowerMethod row_norm_bound", o.row_norm_bound);
+  o.privacy.validate("NoisyPowerMethod");
   return o;
 }
 
@@ -64,55 +64,54 @@ double noisy_power_sigma(double sensitivity, int releases, const privacy::EpsDel
 NoisyPowerMethod::NoisyPowerMethod(Index dimension, const NoisyPowerMethodOptions& options)
     : dimension_(dimension),
       options_(validated(dimension, options)),
-      sensitivity_(privacy::covariance_sensitivity(options.relation, options.row_norm_bound) *
+      sensitivity_(privacy::covariance_sensitivity(options.privacy.relation, options.privacy.row_norm_bound) *
                    std::max<double>(1, options.max_rows_per_unit)),
-      sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.target, options.calibration)) {
+      sigma_(noisy_power_sigma(sensitivity_, calibrated_releases(options), options.privacy.target, options.privacy.calibration)) {
   // A run holds the exact sum and its full copy (d × d each) beside O(d·k) iterates.
   const double d = static_cast<double>(dimension_);
   require_memory("the noisy power method in dimension " + std::to_string(dimension_), 8.0 * (3.0 * d * d + 4.0 * d * options_.k));
-  if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
-  else noise_ = privacy::make_secure_noise_source();
+  noise_ = options_.privacy.noise.make_source();
 }
 
 double NoisyPowerMethod::mu() const {
   return sensitivity_ * std::sqrt(static_cast<double>(calibrated_releases(options_))) / sigma_;
 }
 
-PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, privacy::PrivacyAccountant* accountant,
+PrivateSubspace NoisyPowerMethod::run(const Eigen::Ref<const MatrixXd>& rows, const privacy::Budget& budget,
                                       const MatrixXd* start) {
   if (rows.cols() != dimension_)
     throw InvalidParameter("NoisyPowerMethod::run: rows have " + std::to_string(rows.cols()) +
                            " columns, the dimension is " + std::to_string(dimension_));
   for (Index i = 0; i < rows.rows(); ++i)
     stream::require_bounded_row(rows.row(i).transpose(), static_cast<std::uint64_t>(i), dimension_,
-                                options_.row_norm_bound);
+                                options_.privacy.row_norm_bound);
   stream::CovarianceAccumulator exact(dimension_);
   exact.update_block(rows);
-  return iterate(exact.matrix(), accountant, start);
+  return iterate(exact.matrix(), budget, start);
 }
 
-PrivateSubspace NoisyPowerMethod::run(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant,
+PrivateSubspace NoisyPowerMethod::run(const stream::CovarianceAccumulator& exact, const privacy::Budget& budget,
                                       const MatrixXd* start) {
   if (exact.dimension() != dimension_)
     throw InvalidParameter("NoisyPowerMethod::run: the accumulator's dimension is " + std::to_string(exact.dimension()) +
                            ", the method's is " + std::to_string(dimension_));
-  return iterate(exact.matrix(), accountant, start);
+  return iterate(exact.matrix(), budget, start);
 }
 
 PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& covariance,
-                                          privacy::PrivacyAccountant* accountant, const MatrixXd* start) {
+                                          const privacy::Budget& budget, const MatrixXd* start) {
   const Index d = dimension_, k = options_.k;
   if (start != nullptr && (start->rows() != d || start->cols() < 1 || !start->allFinite()))
     throw InvalidParameter("NoisyPowerMethod: the start must be finite, " + std::to_string(d) + " x k' with k' >= 1");
   if (options_.runs > 1 && runs_done_ >= options_.runs)
     throw BudgetExhausted("NoisyPowerMethod: the calibration covers " + std::to_string(options_.runs) +
                           " run(s), all made");
-  if (accountant != nullptr && options_.runs > 1)
+  if (budget.accounted() && options_.runs > 1)
     throw InvalidParameter("NoisyPowerMethod: with runs > 1 the accountant is charged once for all runs by the "
                            "caller (StreamingPrivatePca does), not run by run");
   // One charge for all R rounds, before the data is touched (BudgetExhausted: nothing is released).
-  if (accountant != nullptr)
-    accountant->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
+  if (budget.accounted())
+    budget.accountant()->charge_gaussian("noisy power method (" + std::to_string(releases(options_)) + " rounds, k = " +
                                     std::to_string(k) +
                                     (options_.max_rows_per_unit > 0
                                          ? "; neighbouring: all rows of one unit, at most " +
@@ -120,7 +119,7 @@ PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& cova
                                          : std::string()) +
                                     ")",
                                 sensitivity_ * std::sqrt(static_cast<double>(releases(options_))), sigma_,
-                                options_.target);  // both calibrations meet it (paper: with slack)
+                                options_.privacy.target);  // both calibrations meet it (paper: with slack)
   // X_0: the start's columns (already private, or data-independent), padded with Gaussian columns.
   MatrixXd x(d, k);
   const Index used = start ? std::min(k, start->cols()) : 0;

@@ -45,20 +45,18 @@ void require_paper_condition(const privacy::EpsDelta& target) {
 const PrivateOjaOptions& validated(const PrivateOjaOptions& options) {
   if (options.iterations < 1)
     throw InvalidParameter("PrivateOja: iterations must be >= 1, got " + std::to_string(options.iterations));
-  squared_bound(options.row_norm_bound);
-  if (!(options.target.delta() > 0.0))
-    throw InvalidParameter("PrivateOja: target.delta must be > 0 (a Gaussian mechanism is never pure DP), got " +
-                           format_value(options.target.delta()));
-  if (options.calibration != privacy::Calibration::paper && options.calibration != privacy::Calibration::tight)
+  squared_bound(options.privacy.row_norm_bound);
+  options.privacy.validate_gaussian("PrivateOja");
+  if (options.privacy.calibration != privacy::Calibration::paper && options.privacy.calibration != privacy::Calibration::tight)
     throw InvalidParameter("PrivateOja: calibration must be paper or tight, got " +
-                           std::to_string(static_cast<int>(options.calibration)));
-  if (options.relation != privacy::Neighbours::add_remove_row && options.relation != privacy::Neighbours::replace_row)
+                           std::to_string(static_cast<int>(options.privacy.calibration)));
+  if (options.privacy.relation != privacy::Neighbours::add_remove_row && options.privacy.relation != privacy::Neighbours::replace_row)
     throw InvalidParameter("PrivateOja: relation must be add_remove_row or replace_row, got " +
-                           std::to_string(static_cast<int>(options.relation)));
-  if (options.calibration == privacy::Calibration::paper) require_paper_condition(options.target);
+                           std::to_string(static_cast<int>(options.privacy.relation)));
+  if (options.privacy.calibration == privacy::Calibration::paper) require_paper_condition(options.privacy.target);
   if (options.components < 1)
     throw InvalidParameter("PrivateOja: components must be >= 1, got " + std::to_string(options.components));
-  if (options.components > 1 && options.calibration == privacy::Calibration::paper)
+  if (options.components > 1 && options.privacy.calibration == privacy::Calibration::paper)
     throw InvalidParameter("PrivateOja: the paper calibration releases one vector; components > 1 needs tight");
   if (options.sigma) base::require_positive("PrivateOja: sigma", *options.sigma);
   return options;
@@ -228,16 +226,15 @@ PrivateSubspace PrivateOjaResult::to_subspace() const {
 
 PrivateOja::PrivateOja(const PrivateOjaOptions& options)
     : options_(validated(options)),
-      release_sensitivity_(oja_release_sensitivity(options.relation, options.row_norm_bound)),
+      release_sensitivity_(oja_release_sensitivity(options.privacy.relation, options.privacy.row_norm_bound)),
       sigma_(options.sigma ? *options.sigma  // expert override: the caller accounts for it
-             : options.calibration == privacy::Calibration::paper
-                 ? paper_oja_sigma(options.row_norm_bound, options.iterations, options.target)
-                 : privacy::analytic_gaussian_sigma(joint_sensitivity(), options.target)) {
+             : options.privacy.calibration == privacy::Calibration::paper
+                 ? paper_oja_sigma(options.privacy.row_norm_bound, options.iterations, options.privacy.target)
+                 : privacy::analytic_gaussian_sigma(joint_sensitivity(), options.privacy.target)) {
   if (!(std::isfinite(sigma_) && sigma_ > 0.0))
     throw InvalidParameter("PrivateOja: calibrated sigma is " + format_value(sigma_) + " for target " +
-                           options_.target.to_string());
-  if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
-  else noise_ = privacy::make_secure_noise_source();
+                           options_.privacy.target.to_string());
+  noise_ = options_.privacy.noise.make_source();
 }
 
 PrivateOja::~PrivateOja() = default;
@@ -264,11 +261,11 @@ void PrivateOja::require_single_component() const {
                            std::to_string(options_.components) + " use run_components");
 }
 
-void PrivateOja::charge(privacy::PrivacyAccountant* accountant, const std::string& label) const {
-  if (accountant == nullptr) return;
+void PrivateOja::charge(const privacy::Budget& budget, const std::string& label) const {
+  if (!budget.accounted()) return;
   // An overridden σ carries no (ε, δ) claim of ours: only its ρ is charged (options.sigma).
-  if (options_.sigma) accountant->charge_gaussian(label, joint_sensitivity(), sigma_);
-  else accountant->charge_gaussian(label, joint_sensitivity(), sigma_, options_.target);
+  if (options_.sigma) budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_);
+  else budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_, options_.privacy.target);
 }
 
 template <class Product>
@@ -302,13 +299,13 @@ PrivateOjaResult PrivateOja::iterate(Index columns, const Product& product, cons
 }
 
 PrivateSubspace PrivateOja::run_components(const Eigen::Ref<const Eigen::MatrixXd>& a,
-                                           privacy::PrivacyAccountant* accountant, const std::string& label) {
+                                           const privacy::Budget& budget, const std::string& label) {
   check_shape(a.rows(), a.cols());
   if (options_.components > a.cols())
     throw InvalidParameter("PrivateOja::run_components: components " + std::to_string(options_.components) +
                            " exceeds the " + std::to_string(a.cols()) + " columns");
-  charge(accountant, label);  // once for all k runs, before any data is read
-  check_dense_rows(a, options_.row_norm_bound);
+  charge(budget, label);  // once for all k runs, before any data is read
+  check_dense_rows(a, options_.privacy.row_norm_bound);
   PrivateSubspace out;
   out.method = "oja";
   out.vectors.resize(a.cols(), 0);
@@ -327,21 +324,21 @@ PrivateSubspace PrivateOja::run_components(const Eigen::Ref<const Eigen::MatrixX
   return out;
 }
 
-PrivateOjaResult PrivateOja::run(const Eigen::Ref<const Eigen::MatrixXd>& a, privacy::PrivacyAccountant* accountant,
+PrivateOjaResult PrivateOja::run(const Eigen::Ref<const Eigen::MatrixXd>& a, const privacy::Budget& budget,
                                  const std::string& label, const StepObserver& observer) {
   require_single_component();
   check_shape(a.rows(), a.cols());
-  charge(accountant, label);  // before any data is read
-  check_dense_rows(a, options_.row_norm_bound);
+  charge(budget, label);  // before any data is read
+  check_dense_rows(a, options_.privacy.row_norm_bound);
   return iterate(a.cols(), DenseProduct(a), observer);
 }
 
-PrivateOjaResult PrivateOja::run(const SparseRows& a, privacy::PrivacyAccountant* accountant, const std::string& label,
+PrivateOjaResult PrivateOja::run(const SparseRows& a, const privacy::Budget& budget, const std::string& label,
                                  const StepObserver& observer) {
   require_single_component();
   check_shape(a.rows(), a.cols());
-  charge(accountant, label);  // before any data is read
-  check_sparse_rows(a, options_.row_norm_bound);
+  charge(budget, label);  // before any data is read
+  check_sparse_rows(a, options_.privacy.row_norm_bound);
   return iterate(a.cols(), SparseProduct(a), observer);
 }
 

@@ -47,7 +47,7 @@ StreamingPrivateOjaOptions streaming_oja_options(const PrivatePcaMethodOptions& 
 }
 
 // The methods that draw their own noise (from options.seed).
-using Release = std::function<PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)>;
+using Release = std::function<PrivateSubspace(const Eigen::MatrixXd&, const privacy::Budget&)>;
 
 Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
   const PrivatePcaMethodOptions& p = s;
@@ -62,29 +62,29 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
     o.mechanism.relation = method_relation(s);
     o.max_rows_per_unit = s.max_rows_per_unit;
     auto m = std::make_shared<GaussianPca>(d, o);
-    return [m](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, &a).subspace; };
+    return [m](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->release(rows, a).subspace; };
   }
   if (s.method == "power") {
     NoisyPowerMethodOptions o;
     o.k = s.k;
     o.iterations = s.iterations;
-    o.seed = p.seed;
-    o.target = p.target;
-    o.calibration = p.calibration;
-    o.row_norm_bound = bound;
-    o.relation = method_relation(s);
+    o.privacy.noise.seed = p.seed;
+    o.privacy.target = p.target;
+    o.privacy.calibration = p.calibration;
+    o.privacy.row_norm_bound = bound;
+    o.privacy.relation = method_relation(s);
     o.max_rows_per_unit = s.max_rows_per_unit;
     auto m = std::make_shared<NoisyPowerMethod>(d, o);
-    return [m](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->run(rows, &a); };
+    return [m](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->run(rows, a); };
   }
   if (s.method == "streaming-oja") {
     // One pass, each row once, in the file's order; the budget is the pass's (parallel composition).
     StreamingPrivateOjaOptions o = streaming_oja_options(s);
-    const StreamingPrivateOja probe(d, o);  // the options checked before any row is read
-    return [o, d](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) mutable {
+    const StreamingPrivateOja probe(d, o, privacy::Budget::unaccounted("a probe: the options checked, nothing released"));  // the options checked before any row is read
+    return [o, d](const Eigen::MatrixXd& rows, const privacy::Budget& a) mutable {
       o.horizon = static_cast<std::uint64_t>(rows.rows());  // every row is held: the horizon is known
       if (o.step_rule == StepRule::oja && o.batch_rows == 0) o.batch_rows = std::max<std::uint64_t>(1, o.horizon / 32);
-      StreamingPrivateOja oja(d, o, &a);
+      StreamingPrivateOja oja(d, o, a);
       for (Index i = 0; i < rows.rows(); ++i) oja.update(rows.row(i).transpose());
       oja.flush();
       return oja.current();
@@ -94,15 +94,15 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
   PrivateOjaOptions o;
   o.components = s.k;
   o.iterations = s.iterations_given ? s.iterations : 100;
-  o.seed = p.seed;
-  o.target = p.target;
-  o.calibration = p.calibration;
-  o.row_norm_bound = bound;
-  o.relation = method_relation(s);
+  o.privacy.noise.seed = p.seed;
+  o.privacy.target = p.target;
+  o.privacy.calibration = p.calibration;
+  o.privacy.row_norm_bound = bound;
+  o.privacy.relation = method_relation(s);
   auto m = std::make_shared<PrivateOja>(o);
   const bool one = s.k == 1;
-  return [m, one](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) {
-    return one ? m->run(rows, &a).to_subspace() : m->run_components(rows, &a);
+  return [m, one](const Eigen::MatrixXd& rows, const privacy::Budget& a) {
+    return one ? m->run(rows, a).to_subspace() : m->run_components(rows, a);
   };
 }
 
@@ -120,7 +120,7 @@ Release shared_noise_method(const PrivatePcaMethodOptions& s) {
     o.relation = MatrixNeighbours::add_remove_row;
     o.row_norm_bound = bound;
     auto m = std::make_shared<PrivateFindAndProject>(o);
-    return [m, noise](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, *noise, &a).subspace; };
+    return [m, noise](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->release(rows, *noise, a).subspace; };
   }
   InputPerturbationOptions o;  // rr
   o.k = s.k;
@@ -129,7 +129,7 @@ Release shared_noise_method(const PrivatePcaMethodOptions& s) {
   o.relation = MatrixNeighbours::add_remove_row;
   o.row_norm_bound = bound;
   auto m = std::make_shared<InputPerturbation>(o);
-  return [m, noise](const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& a) { return m->release(rows, *noise, &a).subspace; };
+  return [m, noise](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->release(rows, *noise, a).subspace; };
 }
 
 }  // namespace
@@ -157,14 +157,14 @@ PrivatePcaMethod::PrivatePcaMethod(const PrivatePcaMethodOptions& o, Index dimen
 std::optional<ResolvableGap> PrivatePcaMethod::one_pass_reach(std::uint64_t rows) const {
   if (options_.method != "streaming-oja") return std::nullopt;
   const StreamingPrivateOjaOptions o = streaming_oja_options(options_);
-  const StreamingPrivateOja probe(dimension_, o);
+  const StreamingPrivateOja probe(dimension_, o, privacy::Budget::unaccounted("a probe of the noise scale, nothing released"));
   constexpr double kTolerance = 0.3;  // tan θ ≤ 0.3 per direction: sin²θ ≤ 0.083
   // With the private clip scale (the default) this is the worst case, the clip staying at L².
   return resolvable_gap(rows, dimension_, probe.unit_sigma(), o.batch_growth, kTolerance, probe.scale_share());
 }
 
-PrivateSubspace PrivatePcaMethod::release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const {
-  return release_(rows, accountant);
+PrivateSubspace PrivatePcaMethod::release(const Eigen::MatrixXd& rows, const privacy::Budget& budget) const {
+  return release_(rows, budget);
 }
 
 }  // namespace dpstream::pca

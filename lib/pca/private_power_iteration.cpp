@@ -166,20 +166,20 @@ double l1_sensitivity(EntryChange unit) { return unit == EntryChange::mirrored_p
 // was and nothing is read. The Gaussian charge's amounts do not depend on T (μ is fixed by the
 // budget), so a nominal T = 1 stands for the T to be released.
 template <class ChargeMain>
-void precheck(privacy::PrivacyAccountant* acc, double l1_epsilon, ChargeMain charge_main) {
-  if (acc == nullptr) return;
-  privacy::PrivacyAccountant trial = *acc;
+void precheck(const privacy::Budget& budget, double l1_epsilon, ChargeMain charge_main) {
+  if (!budget.accounted()) return;
+  privacy::PrivacyAccountant trial = *budget.accountant();
   if (l1_epsilon > 0.0) trial.charge_pure("ppi: ||A||_1 for T (Laplace)", l1_epsilon);
   charge_main(trial);
 }
 
 IterationChoice choose_iterations(const PpiOptions& o, const Eigen::Ref<const MatrixXd>* dense, EntryChange unit,
-                                  privacy::NoiseSource& noise, privacy::PrivacyAccountant* acc, const char* fn) {
+                                  privacy::NoiseSource& noise, const privacy::Budget& budget, const char* fn) {
   if (o.iterations.has_value()) return {*o.iterations, o.target.epsilon(), std::nullopt};
   if (dense == nullptr)
     throw InvalidParameter(std::string(fn) + ": iterations must be set for a linear operator (||A||_1 is not available)");
   const double eps0 = o.iteration_share * o.target.epsilon();
-  IterationCount count = private_iteration_count(*dense, eps0, unit, noise, acc);
+  IterationCount count = private_iteration_count(*dense, eps0, unit, noise, budget);
   return {count.iterations, o.target.epsilon() - eps0, count};
 }
 
@@ -288,7 +288,7 @@ PpiResult run_symmetric(const Apply& base, Index n, const Plan& plan, long k, bo
       VectorXd av(n);
       deflated(run.x, av);
       const double exact = estimate == SingularValueEstimate::norm ? av.norm() : run.x.dot(av);
-      const double released = laplace.release(exact, noise);
+      const double released = laplace.release(exact, noise, privacy::Budget::unaccounted("charged in the run's plan"));
       v.conservativeResize(Eigen::NoChange, v.cols() + 1);
       v.col(v.cols() - 1) = run.x;
       values.conservativeResize(values.size() + 1);
@@ -355,7 +355,7 @@ PpiResult run_rectangular(const Eigen::Ref<const MatrixXd>& a, const Plan& plan,
     vh /= vh.norm();
     if (release_values) {
       // Signed bilinear estimate (sensitivity |û_s v̂_t| ≤ 1); its sign fixes û's relative sign.
-      double released = laplace.release(uh.dot(times_a(vh)), noise);
+      double released = laplace.release(uh.dot(times_a(vh)), noise, privacy::Budget::unaccounted("charged in the run's plan"));
       if (released < 0) {
         released = -released;
         uh = -uh;
@@ -389,19 +389,19 @@ void check_operator(const char* fn, const SymmetricOperator& op) {
 // dense: the matrix when dense (for ‖A‖₁), else nullptr. rectangular: dense is m × d.
 PpiResult ppi_call(const char* fn, const PpiOptions& o, bool rank_k, const Eigen::Ref<const MatrixXd>* dense,
                    const Apply* symmetric_apply, Index n, bool rectangular, privacy::NoiseSource& noise,
-                   privacy::PrivacyAccountant* acc) {
+                   const privacy::Budget& budget) {
   const EntryChange l1_unit = rectangular ? EntryChange::single_entry : o.unit;
   const double unit = rectangular ? std::sqrt(2.0) : unit_factor(o.unit);
   const long k = rank_k ? o.k : 1;
   const long values = rank_k ? o.k : 0;
   const double eps0 = o.iterations.has_value() ? 0.0 : o.iteration_share * o.target.epsilon();
-  precheck(acc, eps0, [&](privacy::PrivacyAccountant& trial) {
+  precheck(budget, eps0, [&](privacy::PrivacyAccountant& trial) {
     charge_plan(trial, make_plan(o, 1, unit, k, values, o.target.epsilon() - eps0), fn);
   });
-  const IterationChoice choice = choose_iterations(o, dense, l1_unit, noise, acc, fn);
+  const IterationChoice choice = choose_iterations(o, dense, l1_unit, noise, budget, fn);
   Plan plan = make_plan(o, choice.iterations, unit, k, values, choice.epsilon_left);
   plan.set_coherence(o.coherence_bound, n);
-  if (acc != nullptr) charge_plan(*acc, plan, fn);
+  if (budget.accounted()) charge_plan(*budget.accountant(), plan, fn);
   PpiResult r = rectangular ? run_rectangular(*dense, plan, k, rank_k, o.halves, noise)
                             : run_symmetric(*symmetric_apply, n, plan, k, rank_k, o.estimate, noise);
   r.iteration_count = choice.released;
@@ -415,7 +415,7 @@ long planned_search_runs(Index n) {
 }
 
 CoherenceSearchResult search(const char* fn, const PpiOptions& o, const Eigen::Ref<const MatrixXd>& a, bool rectangular,
-                             privacy::NoiseSource& noise, privacy::PrivacyAccountant* acc) {
+                             privacy::NoiseSource& noise, const privacy::Budget& budget) {
   validate(fn, o, false, false);
   if (rectangular) check_finite(fn, a); else check_square_symmetric(fn, a);
   const Index n = rectangular ? a.rows() + a.cols() : a.rows();
@@ -435,10 +435,10 @@ CoherenceSearchResult search(const char* fn, const PpiOptions& o, const Eigen::R
     for (long i = 0; i < times; ++i) charge_plan(target, plan, std::string(fn) + " run " + std::to_string(i + 1));
   };
   const bool paper = o.calibration == Calibration::paper;
-  precheck(acc, eps0, [&](privacy::PrivacyAccountant& trial) { charge_search(trial, plan_for(1, o.target.epsilon() - eps0), paper ? runs : 1); });
-  const IterationChoice choice = choose_iterations(o, &a, rectangular ? EntryChange::single_entry : o.unit, noise, acc, fn);
+  precheck(budget, eps0, [&](privacy::PrivacyAccountant& trial) { charge_search(trial, plan_for(1, o.target.epsilon() - eps0), paper ? runs : 1); });
+  const IterationChoice choice = choose_iterations(o, &a, rectangular ? EntryChange::single_entry : o.unit, noise, budget, fn);
   Plan plan = plan_for(choice.iterations, choice.epsilon_left);
-  if (acc != nullptr && !paper) charge_plan(*acc, plan, std::string(fn) + " (all " + std::to_string(runs) + " runs)");
+  if (budget.accounted() && !paper) charge_plan(*budget.accountant(), plan, std::string(fn) + " (all " + std::to_string(runs) + " runs)");
 
   CoherenceSearchResult result;
   result.planned_runs = static_cast<int>(runs);
@@ -446,7 +446,7 @@ CoherenceSearchResult search(const char* fn, const PpiOptions& o, const Eigen::R
   for (long i = 0; i < runs; ++i) {
     const double c = std::ldexp(1.0, static_cast<int>(i));
     plan.set_coherence(c, n);
-    if (acc != nullptr && paper) charge_plan(*acc, plan, std::string(fn) + " run " + std::to_string(i + 1));
+    if (budget.accounted() && paper) charge_plan(*budget.accountant(), plan, std::string(fn) + " run " + std::to_string(i + 1));
     PpiResult r = rectangular ? run_rectangular(a, plan, 1, false, o.halves, noise)
                               : run_symmetric(apply, n, plan, 1, false, o.estimate, noise);
     r.iteration_count = choice.released;
@@ -531,15 +531,15 @@ long proof_iteration_count(double sigma1_upper, long k, double gap) {
 }
 
 IterationCount private_iteration_count(const Eigen::Ref<const MatrixXd>& a, double epsilon, EntryChange unit,
-                                       privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
+                                       privacy::NoiseSource& noise, const privacy::Budget& budget) {
   check_finite("private_iteration_count", a);
   base::require_positive("epsilon", epsilon);
   const double sensitivity = l1_sensitivity(unit);
   const privacy::LaplaceMechanism laplace(sensitivity, epsilon);
-  if (accountant != nullptr) accountant->charge_pure("ppi: ||A||_1 for T (Laplace)", epsilon);
+  if (budget.accounted()) budget.accountant()->charge_pure("ppi: ||A||_1 for T (Laplace)", epsilon);
   IterationCount c;
   c.epsilon = epsilon;
-  c.l1_release = laplace.release(a.cwiseAbs().sum(), noise);
+  c.l1_release = laplace.release(a.cwiseAbs().sum(), noise, privacy::Budget::unaccounted("charged above"));
   c.sigma1_upper = c.l1_release + laplace.scale() * kL1Margin;
   c.iterations = c.sigma1_upper > 1.0 ? paper_iteration_count(c.sigma1_upper) : 1;
   return c;
@@ -554,67 +554,67 @@ MatrixXd dilation(const Eigen::Ref<const MatrixXd>& a) {
 }
 
 PpiResult private_power_iteration(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& options,
-                                  privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
+                                  privacy::NoiseSource& noise, const privacy::Budget& budget) {
   const char* fn = "private_power_iteration";
   validate(fn, options, true, false);
   check_square_symmetric(fn, a);
   const Apply apply = dense_apply(a);
-  return ppi_call(fn, options, false, &a, &apply, a.rows(), false, noise, accountant);
+  return ppi_call(fn, options, false, &a, &apply, a.rows(), false, noise, budget);
 }
 
 PpiResult private_power_iteration(const SymmetricOperator& a, const PpiOptions& options, privacy::NoiseSource& noise,
-                                  privacy::PrivacyAccountant* accountant) {
+                                  const privacy::Budget& budget) {
   const char* fn = "private_power_iteration";
   validate(fn, options, true, false);
   check_operator(fn, a);
-  return ppi_call(fn, options, false, nullptr, &a.apply, a.dimension, false, noise, accountant);
+  return ppi_call(fn, options, false, nullptr, &a.apply, a.dimension, false, noise, budget);
 }
 
 PpiResult private_power_iteration_rectangular(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& options,
-                                              privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
+                                              privacy::NoiseSource& noise, const privacy::Budget& budget) {
   const char* fn = "private_power_iteration_rectangular";
   validate(fn, options, true, false);
   check_finite(fn, a);
-  return ppi_call(fn, options, false, &a, nullptr, a.rows() + a.cols(), true, noise, accountant);
+  return ppi_call(fn, options, false, &a, nullptr, a.rows() + a.cols(), true, noise, budget);
 }
 
 PpiResult private_rank_k(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& options, privacy::NoiseSource& noise,
-                         privacy::PrivacyAccountant* accountant) {
+                         const privacy::Budget& budget) {
   const char* fn = "private_rank_k";
   validate(fn, options, true, true);
   check_square_symmetric(fn, a);
   base::require_rank(fn, options.k, a.rows());
   const Apply apply = dense_apply(a);
-  return ppi_call(fn, options, true, &a, &apply, a.rows(), false, noise, accountant);
+  return ppi_call(fn, options, true, &a, &apply, a.rows(), false, noise, budget);
 }
 
 PpiResult private_rank_k(const SymmetricOperator& a, const PpiOptions& options, privacy::NoiseSource& noise,
-                         privacy::PrivacyAccountant* accountant) {
+                         const privacy::Budget& budget) {
   const char* fn = "private_rank_k";
   validate(fn, options, true, true);
   check_operator(fn, a);
   base::require_rank(fn, options.k, a.dimension);
-  return ppi_call(fn, options, true, nullptr, &a.apply, a.dimension, false, noise, accountant);
+  return ppi_call(fn, options, true, nullptr, &a.apply, a.dimension, false, noise, budget);
 }
 
 PpiResult private_rank_k_rectangular(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& options,
-                                     privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
+                                     privacy::NoiseSource& noise, const privacy::Budget& budget) {
   const char* fn = "private_rank_k_rectangular";
   validate(fn, options, true, true);
   check_finite(fn, a);
   base::require_rank(fn, options.k, std::min(a.rows(), a.cols()));
-  return ppi_call(fn, options, true, &a, nullptr, a.rows() + a.cols(), true, noise, accountant);
+  return ppi_call(fn, options, true, &a, nullptr, a.rows() + a.cols(), true, noise, budget);
 }
 
 CoherenceSearchResult private_coherence_search(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& options,
-                                               privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant) {
-  return search("private_coherence_search", options, a, false, noise, accountant);
+                                               privacy::NoiseSource& noise, const privacy::Budget& budget) {
+  return search("private_coherence_search", options, a, false, noise, budget);
 }
 
 CoherenceSearchResult private_coherence_search_rectangular(const Eigen::Ref<const MatrixXd>& a, const PpiOptions& options,
                                                            privacy::NoiseSource& noise,
-                                                           privacy::PrivacyAccountant* accountant) {
-  return search("private_coherence_search_rectangular", options, a, true, noise, accountant);
+                                                           const privacy::Budget& budget) {
+  return search("private_coherence_search_rectangular", options, a, true, noise, budget);
 }
 
 }  // namespace dpstream::pca

@@ -111,13 +111,13 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 }
 
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
-                                         privacy::PrivacyAccountant* accountant)
+                                         const privacy::Budget& budget)
     : StreamingPrivateOja(dimension, options, NoCharge{}) {
   journal_ = base::StreamJournal::create(options_.journal);
   // One charge for the whole pass (parallel composition over disjoint minibatches: the header).
   try {
-    if (accountant != nullptr)
-      accountant->charge_gaussian("streaming private Oja (one pass, minibatches from " +
+    if (budget.accounted())
+      budget.accountant()->charge_gaussian("streaming private Oja (one pass, minibatches from " +
                                       std::to_string(first_batch_) + " rows, growth " +
                                       base::format_value(options_.batch_growth) + ", " + clip_label() + ")",
                                   1.0, unit_sigma_, options_.target);

@@ -141,7 +141,8 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
     oja.histogram_[i] = c;
   }
   // The pass was charged when the estimator was first built: no ledger (restore_rules.hpp).
-  oja.journal_ = stream::restore_publication({msg.steps(), msg.journal_id(), {}}, options.journal, nullptr, {},
+  oja.journal_ = stream::restore_publication({msg.steps(), msg.journal_id(), {}}, options.journal,
+                                             privacy::Budget::unaccounted("the pass was charged when first built"), {},
                                              "streaming Oja checkpoint");
   return oja;
 }

@@ -26,7 +26,7 @@ NoisyPowerMethodOptions calibrated(const StreamingPrivatePcaOptions& o) {
 }  // namespace
 
 StreamingPrivatePca::StreamingPrivatePca(Index dimension, const StreamingPrivatePcaOptions& options,
-                                         privacy::PrivacyAccountant* accountant)
+                                         const privacy::Budget& budget)
     : dimension_(dimension),
       options_(options),
       planned_((options.horizon_rows + std::max<std::uint64_t>(options.refresh_every, 1) - 1) /
@@ -35,10 +35,10 @@ StreamingPrivatePca::StreamingPrivatePca(Index dimension, const StreamingPrivate
       exact_(dimension) {
   // One charge for the whole stream: ⌈horizon/B⌉·R rounds of sensitivity Δ and noise σ, i.e. one
   // Gaussian mechanism with sensitivity μσ (μ = Δ√(runs·R)/σ), exactly the target.
-  if (accountant != nullptr)
-    accountant->charge_gaussian("streaming private PCA (" + std::to_string(planned_) + " refreshes of " +
+  if (budget.accounted())
+    budget.accountant()->charge_gaussian("streaming private PCA (" + std::to_string(planned_) + " refreshes of " +
                                     std::to_string(options_.refresh_every) + " rows)",
-                                method_.mu() * method_.sigma(), method_.sigma(), options_.refresh.target);
+                                method_.mu() * method_.sigma(), method_.sigma(), options_.refresh.privacy.target);
 }
 
 void StreamingPrivatePca::subscribe(Subscriber subscriber) { subscribers_.push_back(std::move(subscriber)); }
@@ -47,7 +47,7 @@ void StreamingPrivatePca::check(const Eigen::Ref<const Eigen::VectorXd>& row, st
   if (index >= options_.horizon_rows)
     throw BudgetExhausted("StreamingPrivatePca: the stream was calibrated for " + std::to_string(options_.horizon_rows) +
                           " rows; row " + std::to_string(index) + " is past it");
-  stream::require_bounded_row(row, index, dimension_, options_.refresh.row_norm_bound);
+  stream::require_bounded_row(row, index, dimension_, options_.refresh.privacy.row_norm_bound);
 }
 
 void StreamingPrivatePca::update(const Eigen::Ref<const Eigen::VectorXd>& row) {
@@ -72,7 +72,7 @@ void StreamingPrivatePca::update_block(const Eigen::Ref<const Eigen::MatrixXd>& 
 
 void StreamingPrivatePca::refresh() {
   // Warm start from the last release (post-processing); the first refresh starts data-independently.
-  current_ = method_.run(exact_, nullptr, refreshes_ > 0 ? &current_.vectors : nullptr);
+  current_ = method_.run(exact_, privacy::Budget::unaccounted("every refresh was charged at construction"), refreshes_ > 0 ? &current_.vectors : nullptr);
   ++refreshes_;
   const Refresh r{refreshes_, exact_.rows(), current_};
   for (const Subscriber& s : subscribers_) s(r);

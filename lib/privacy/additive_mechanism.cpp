@@ -9,43 +9,43 @@
 namespace dpstream::privacy {
 
 void AdditiveMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                                  PrivacyAccountant* accountant) const {
-  add_noise(value, noise, accountant, label_);
+                                  const Budget& budget) const {
+  add_noise(value, noise, budget, label_);
 }
 
 void AdditiveMechanism::add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                                  PrivacyAccountant* accountant, const std::string& label) const {
+                                  const Budget& budget, const std::string& label) const {
   for (Eigen::Index i = 0; i < value.size(); ++i) {
     if (!std::isfinite(value[i]))
       throw InvalidParameter(std::string(name_) + ": value[" + std::to_string(i) + "] is not finite, got " +
                              base::format_value(value[i]));
   }
   check_release(value.size());
-  if (accountant != nullptr) charge(*accountant, label);  // throws BudgetExhausted before any draw
+  if (budget.accounted()) charge(*budget.accountant(), label);  // throws BudgetExhausted before any draw
   perturb(value, noise);
 }
 
 Eigen::VectorXd AdditiveMechanism::release(const Eigen::Ref<const Eigen::VectorXd>& value, NoiseSource& noise,
-                                           PrivacyAccountant* accountant) const {
-  return release(value, noise, accountant, label_);
+                                           const Budget& budget) const {
+  return release(value, noise, budget, label_);
 }
 
 Eigen::VectorXd AdditiveMechanism::release(const Eigen::Ref<const Eigen::VectorXd>& value, NoiseSource& noise,
-                                           PrivacyAccountant* accountant, const std::string& label) const {
+                                           const Budget& budget, const std::string& label) const {
   Eigen::VectorXd noisy = value;
-  add_noise(noisy, noise, accountant, label);
+  add_noise(noisy, noise, budget, label);
   return noisy;
 }
 
-double AdditiveMechanism::release(double value, NoiseSource& noise, PrivacyAccountant* accountant) const {
-  return release(value, noise, accountant, label_);
+double AdditiveMechanism::release(double value, NoiseSource& noise, const Budget& budget) const {
+  return release(value, noise, budget, label_);
 }
 
-double AdditiveMechanism::release(double value, NoiseSource& noise, PrivacyAccountant* accountant,
+double AdditiveMechanism::release(double value, NoiseSource& noise, const Budget& budget,
                                   const std::string& label) const {
   Eigen::VectorXd one(1);
   one[0] = value;
-  add_noise(one, noise, accountant, label);
+  add_noise(one, noise, budget, label);
   return one[0];
 }
 

@@ -56,7 +56,7 @@ Eigen::MatrixXd SymmetricGaussianMechanism::sample_noise(Eigen::Index n, NoiseSo
 }
 
 Eigen::MatrixXd SymmetricGaussianMechanism::release(const Eigen::Ref<const Eigen::MatrixXd>& covariance,
-                                                    NoiseSource& noise, PrivacyAccountant* accountant,
+                                                    NoiseSource& noise, const Budget& budget,
                                                     const std::string& label) const {
   if (covariance.rows() != covariance.cols())
     throw InvalidParameter("symmetric gaussian: covariance must be square, got " +
@@ -71,8 +71,8 @@ Eigen::MatrixXd SymmetricGaussianMechanism::release(const Eigen::Ref<const Eigen
         throw InvalidParameter("symmetric gaussian: covariance is not symmetric at (" +
                                std::to_string(i) + "," + std::to_string(j) + ")");
     }
-  if (accountant != nullptr)
-    accountant->charge_gaussian(label, sensitivity_, sigma_, options_.target);
+  if (budget.accounted())
+    budget.accountant()->charge_gaussian(label, sensitivity_, sigma_, options_.target);
   Eigen::MatrixXd released = covariance + sample_noise(n, noise);
   const double grid = snap_granularity(sigma_);
   // Snapping each entry is deterministic, so the result stays bitwise symmetric.

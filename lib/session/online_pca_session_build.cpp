@@ -31,7 +31,7 @@ OnlinePcaSession::OnlinePcaSession(Index d, const OnlinePcaOptions& o, const Ses
     share_ = learner_share(o.stream.target, learners_.size());
     accountant_.emplace(o.stream.target);  // the whole target; each learner charges its share
     if (learners_ != std::vector<std::string>{"fpl"})
-      rows_ = std::make_unique<RowLearners>(d, o, &*accountant_);
+      rows_ = std::make_unique<RowLearners>(d, o, *accountant_);
   }
   std::vector<std::string> names;
   for (const std::string& name : learners_)
@@ -77,9 +77,9 @@ void OnlinePcaSession::build_private(Index d, std::uint64_t steps, const Session
     const SessionPart* saved = from->find("continual_sum");
     if (!saved) throw CorruptInput("the saved session has no continual_sum part");
     sum_ = std::make_unique<stream::ContinualCovariance>(
-        stream::ContinualCovariance::deserialize(saved->bytes, d, o, &*accountant_));
+        stream::ContinualCovariance::deserialize(saved->bytes, d, o, *accountant_));
   } else {
-    sum_ = std::make_unique<stream::ContinualCovariance>(d, o, &*accountant_);
+    sum_ = std::make_unique<stream::ContinualCovariance>(d, o, *accountant_);
   }
   pca::FplOptions p;
   p.k = options_.k;

@@ -50,7 +50,7 @@ std::optional<std::uint64_t> learner_seed(const std::optional<std::uint64_t>& se
   return *seed + 0x9E3779B97F4A7C15ull * index;  // golden-ratio stride: distinct for every index
 }
 
-RowLearners::RowLearners(Index d, const OnlinePcaOptions& o, privacy::PrivacyAccountant* accountant)
+RowLearners::RowLearners(Index d, const OnlinePcaOptions& o, const privacy::Budget& budget)
     : k_(o.k), share_(learner_share(o.stream.target, o.learners.size())) {
   // Built in the table's order, not the list's: each charges its own share, and the charges commute.
   const std::vector<std::string>& known = known_learners();
@@ -58,7 +58,7 @@ RowLearners::RowLearners(Index d, const OnlinePcaOptions& o, privacy::PrivacyAcc
     if (!o.has_learner(kind.name)) continue;
     // A learner's seed index is its place among all the learner names (fpl 0: the run's own seed).
     const auto index = static_cast<std::size_t>(std::find(known.begin(), known.end(), kind.name) - known.begin());
-    const RowLearnerSetup setup{d, o, share_, learner_seed(o.stream.seed, index), accountant};
+    const RowLearnerSetup setup{d, o, share_, learner_seed(o.stream.seed, index), budget};
     learners_.push_back({kind.name, kind.make(setup)});
   }
 }

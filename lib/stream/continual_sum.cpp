@@ -99,11 +99,11 @@ void require_stream_memory(Eigen::Index dimension, const ContinualSumOptions& op
 
 template <class Accumulator>
 ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
-                                        privacy::PrivacyAccountant* accountant, NoCharge)
+                                        const privacy::Budget& budget, NoCharge)
     : dimension_((require_stream_memory<Accumulator>(dimension, validated(options)), dimension)),
       options_(validated(options)),
       l2_sensitivity_(Accumulator::sensitivity(options.relation, options.row_norm_bound)),
-      accountant_(accountant),
+      budget_(budget),
       source_(make_source(options)),
       exact_(dimension, options.batch_rows),
       released_(options.kept_releases) {
@@ -139,11 +139,11 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
 
 template <class Accumulator>
 ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
-                                        privacy::PrivacyAccountant* accountant)
-    : ContinualSum(dimension, options, accountant, NoCharge{}) {
+                                        const privacy::Budget& budget)
+    : ContinualSum(dimension, options, budget, NoCharge{}) {
   journal_ = base::StreamJournal::create(options_.journal);
   try {
-    if (accountant_ != nullptr) charge_stream();
+    if (budget_.accounted()) charge_stream();
   } catch (...) {
     journal_.discard();  // nothing was built: the journal, empty, goes too
     throw;
@@ -158,7 +158,7 @@ void ContinualSum<Accumulator>::charge_stream() {
                             (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
                             " releases of " + std::to_string(options_.block_rows) + " rows" +
                             participation_label(options_.participation) + ")";
-  accountant_->charge_gaussian(label, mu(), 1.0, options_.target);
+  budget_.accountant()->charge_gaussian(label, mu(), 1.0, options_.target);
 }
 
 template <class Accumulator>

@@ -70,7 +70,7 @@ std::string ContinualSum<Accumulator>::serialize() const {
   }
   noise_->save(*msg.mutable_noise());
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
-  if (accountant_ != nullptr) msg.set_ledger(accountant_->serialize());
+  if (budget_.accounted()) msg.set_ledger(budget_.accountant()->serialize());
   msg.set_journal_id(journal_.id());
   return base::seal_message(msg.SerializeAsString());
 }
@@ -78,7 +78,7 @@ std::string ContinualSum<Accumulator>::serialize() const {
 template <class Accumulator>
 ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::string& bytes, Eigen::Index dimension,
                                                                  const ContinualSumOptions& options,
-                                                                 privacy::PrivacyAccountant* accountant) {
+                                                                 const privacy::Budget& budget) {
   proto::ContinualSumCheckpoint msg;
   base::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
   if (bytes.empty() || !msg.ParseFromString(bytes))
@@ -106,7 +106,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
   if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
 
-  ContinualSum sum(dimension, options, accountant, NoCharge{});
+  ContinualSum sum(dimension, options, budget, NoCharge{});
   const Eigen::Index p = sum.exact_.packed_size();
   if (msg.rows_released() > msg.rows() || (msg.steps() == 0) != (msg.rows_released() == 0) ||
       msg.rows() - msg.rows_released() >= options.block_rows || msg.noise().steps() != msg.steps())
@@ -128,7 +128,7 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   sum.rows_released_ = msg.rows_released();
   sum.source_ = privacy::get_noise_source(msg, "continual sum checkpoint");
   // Last, once everything else is known good: the restore rules (restore_rules.hpp).
-  sum.journal_ = restore_publication({msg.steps(), msg.journal_id(), msg.ledger()}, options.journal, accountant,
+  sum.journal_ = restore_publication({msg.steps(), msg.journal_id(), msg.ledger()}, options.journal, budget,
                                      [&sum] { sum.charge_stream(); }, "continual sum checkpoint");
   return sum;
 }
@@ -141,10 +141,10 @@ void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
 template <class Accumulator>
 ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::string& path, Eigen::Index dimension,
                                                                      const ContinualSumOptions& options,
-                                                                     privacy::PrivacyAccountant* accountant) {
+                                                                     const privacy::Budget& budget) {
   std::string bytes = read_file(path);  // names the path itself
   try {
-    return deserialize(bytes, dimension, options, accountant);
+    return deserialize(bytes, dimension, options, budget);
   } catch (const CorruptInput& e) {
     throw CorruptInput("checkpoint " + path + ": " + e.what());
   }
@@ -152,17 +152,17 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::
 
 template std::string ContinualSum<VectorAccumulator>::serialize() const;
 template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::deserialize(const std::string&, Eigen::Index,
-                                                              const ContinualSumOptions&, privacy::PrivacyAccountant*);
+                                                              const ContinualSumOptions&, const privacy::Budget&);
 template void ContinualSum<VectorAccumulator>::save_checkpoint(const std::string&) const;
 template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::load_checkpoint(const std::string&, Eigen::Index,
                                                                   const ContinualSumOptions&,
-                                                                  privacy::PrivacyAccountant*);
+                                                                  const privacy::Budget&);
 template std::string ContinualSum<CovarianceAccumulator>::serialize() const;
 template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::deserialize(const std::string&, Eigen::Index,
-                                                              const ContinualSumOptions&, privacy::PrivacyAccountant*);
+                                                              const ContinualSumOptions&, const privacy::Budget&);
 template void ContinualSum<CovarianceAccumulator>::save_checkpoint(const std::string&) const;
 template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::load_checkpoint(const std::string&, Eigen::Index,
                                                                   const ContinualSumOptions&,
-                                                                  privacy::PrivacyAccountant*);
+                                                                  const privacy::Budget&);
 
 }  // namespace dpstream::stream

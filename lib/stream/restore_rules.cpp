@@ -29,7 +29,7 @@ constexpr const char* kLedgerRule = "a restore never lowers an accountant's spen
 }  // namespace
 
 base::StreamJournal restore_publication(const Publication& published, const std::string& journal_path,
-                                        privacy::PrivacyAccountant* accountant,
+                                        const privacy::Budget& budget,
                                         const std::function<void()>& charge_afresh, const std::string& what) {
   const bool kept = !published.journal_id.empty(), given = !journal_path.empty();
   if (kept != given)
@@ -44,13 +44,13 @@ base::StreamJournal restore_publication(const Publication& published, const std:
   } catch (const InvalidParameter&) {
     refuse(what, kJournalRule);
   }
-  if (accountant == nullptr) return journal;
+  if (!budget.accounted()) return journal;
   if (published.ledger.empty()) {
     charge_afresh();
     return journal;
   }
   try {
-    accountant->restore(published.ledger);
+    budget.accountant()->restore(published.ledger);
   } catch (const CorruptInput&) {
     refuse(what, kLedgerRule);
   } catch (const BudgetExhausted&) {

@@ -42,7 +42,7 @@ py::dict private_mean(const RowArray& rows, SharedAccountant accountant, const p
     Eigen::VectorXd sums(a.dim + 1);
     sums.head(a.dim) = block.colwise().sum().transpose();
     sums(a.dim) = bound * static_cast<double>(block.rows());
-    released = mechanism.release(sums, *noise, accountant.get(), "private mean (centring)");
+    released = mechanism.release(sums, *noise, budget_of(accountant, "private_mean"), "private mean (centring)");
   }
   const double count = released(a.dim) / bound;
   py::dict d;

@@ -31,7 +31,7 @@ class PyOnlinePca {
  public:
   PyOnlinePca(const StreamArgs& a, Eigen::Index k, bool regret, bool baseline, SharedAccountant accountant)
       : accountant_(std::move(accountant)), guard_(a.guard()), block_(a.block),
-        sum_(a.dim, a.options(), accountant_.get()), nonnegative_(a.nonnegative) {
+        sum_(a.dim, a.options(), budget_of(accountant_, "OnlinePCA")), nonnegative_(a.nonnegative) {
     pca::FplOptions p;
     p.k = k;
     p.mode = pca::FplMode::private_tree;

@@ -28,8 +28,8 @@ class PyContinualCovariance {
   // accountant, if any, takes the checkpoint's ledger by PrivacyAccountant::restore (never lower).
   PyContinualCovariance(const StreamArgs& a, SharedAccountant accountant, const std::optional<std::string>& checkpoint)
       : accountant_(std::move(accountant)), guard_(a.guard()),
-        sum_(checkpoint ? stream::ContinualCovariance::deserialize(*checkpoint, a.dim, a.options(), accountant_.get())
-                        : stream::ContinualCovariance(a.dim, a.options(), accountant_.get())) {
+        sum_(checkpoint ? stream::ContinualCovariance::deserialize(*checkpoint, a.dim, a.options(), budget_of(accountant_, "ContinualCovariance"))
+                        : stream::ContinualCovariance(a.dim, a.options(), budget_of(accountant_, "ContinualCovariance"))) {
     sum_.subscribe([this](const stream::ContinualCovariance::Release& r) {
       releases_.push_back({r.step, r.rows, r.noisy_prefix, r.noise_variance, r.off_diagonal_noise_variance});
     });

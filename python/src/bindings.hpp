@@ -12,7 +12,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
@@ -34,6 +34,10 @@ void bind_units(py::module_& m);  // bind_units.cpp: _ContributionBound
 
 // The accountant a Python object shares (None: none). Python keeps the owner alive.
 using SharedAccountant = std::shared_ptr<privacy::PrivacyAccountant>;
+// Its budget: the accountant, or, for None, an unaccounted budget that says `who` was given none.
+inline privacy::Budget budget_of(const SharedAccountant& accountant, const std::string& who) {
+  return privacy::Budget::either(accountant.get(), who + ": no accountant was given (accountant=None)");
+}
 
 // The stream options from the Python constructor's arguments (InvalidParameter naming a bad name).
 struct StreamArgs {

@@ -31,6 +31,7 @@
 #include "dpstream/completion/private_frank_wolfe.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_completion {
 
@@ -74,9 +75,9 @@ TEST_CASE("audit: private Frank-Wolfe broadcasts stay within the run's claim", "
 
   dpstream::completion::FrankWolfeOptions options;
   options.iterations = 3;
-  options.row_norm_bound = 1.0;
+  options.privacy.row_norm_bound = 1.0;
   options.nuclear_norm_bound = 2.0;
-  options.target = EpsDelta(3.0, 1e-3);
+  options.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::completion::PrivateFrankWolfe probe(options);
   const double claimed = gdp_epsilon(probe.joint_sensitivity() / probe.sigma(), kAuditDelta);
 
@@ -86,13 +87,13 @@ TEST_CASE("audit: private Frank-Wolfe broadcasts stay within the run's claim", "
         // D = with the target (neighbour = false), D' = without her.
         const RatingsMatrix data = ratings_with(shared, target, !neighbour, users, items);
         auto o = options;
-        o.seed = seed;
+        o.privacy.noise.seed = seed;
         dpstream::completion::PrivateFrankWolfe fw(o);
         // The attacker's replay of every user from the public broadcasts (the target from her known ratings).
         std::vector<dpstream::completion::FrankWolfeUser> replay;
         for (Eigen::Index i = 0; i < users; ++i) replay.emplace_back(o, with_target, i);
         double llr = 0.0;
-        fw.train(data, nullptr, "audit", [&](const dpstream::completion::FrankWolfeRound& round) {
+        fw.train(data, test_budget::unaccounted(), "audit", [&](const dpstream::completion::FrankWolfeRound& round) {
           Eigen::MatrixXd others = Eigen::MatrixXd::Zero(items, items), mine = Eigen::MatrixXd::Zero(items, items);
           for (Eigen::Index i = 1; i < users; ++i) replay[static_cast<std::size_t>(i)].add_contribution(others);
           replay[kTarget].add_contribution(mine);
@@ -146,7 +147,7 @@ struct AlsAudit {
     const int inner = std::max(options.irls_iterations, 1);
     Eigen::MatrixXd outer_v;  // V after the last release of the previous outer iteration (public)
     double llr = 0.0;
-    als.train(neighbour ? d_prime : d, nullptr, "audit", [&](const dpstream::completion::AlsRelease& r) {
+    als.train(neighbour ? d_prime : d, test_budget::unaccounted(), "audit", [&](const dpstream::completion::AlsRelease& r) {
       if (r.iteration >= 2) {
         const Eigen::VectorXd s = statistics(d, outer_v), s_prime = statistics(d_prime, outer_v);
         llr += gaussian ? 0.5 * ((r.statistics - s_prime).squaredNorm() - (r.statistics - s).squaredNorm())

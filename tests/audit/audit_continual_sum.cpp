@@ -50,6 +50,7 @@
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_continual_sum {
 
@@ -104,7 +105,7 @@ struct VectorStreamAudit {
   Eigen::VectorXd features(bool neighbour, std::uint64_t seed) const {
     ContinualSumOptions o = options;
     o.seed = seed;
-    ContinualVectorSum sum(dimension, o);
+    ContinualVectorSum sum(dimension, o, test_budget::unaccounted());
     Eigen::VectorXd out(static_cast<Eigen::Index>(options.horizon));
     sum.subscribe([&](const ContinualVectorSum::Release& r) { out(static_cast<Eigen::Index>(r.step - 1)) = r.noisy_prefix(0); });
     for (std::uint64_t t = 1; t <= options.horizon; ++t) sum.update(row(t, neighbour));
@@ -148,7 +149,7 @@ Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore
   ContinualSumOptions o = audit.options;
   o.seed = seed;
   dpstream::privacy::SeededNoiseSource fresh(seed ^ 0x5DEECE66DULL);  // the bug's re-draws
-  auto sum = std::make_unique<ContinualVectorSum>(audit.dimension, o);
+  auto sum = std::make_unique<ContinualVectorSum>(audit.dimension, o, test_budget::unaccounted());
   Eigen::VectorXd out(static_cast<Eigen::Index>(o.horizon));
   for (std::uint64_t t = 1; t <= o.horizon; ++t) {
     sum->update(audit.row(t, neighbour));
@@ -156,7 +157,7 @@ Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore
     if (restore == Restore::none || t == o.horizon) continue;
     std::string bytes = sum->serialize();
     if (restore == Restore::redraw_held_noise) bytes = redraw_held_node_noise(bytes, fresh);
-    sum = std::make_unique<ContinualVectorSum>(ContinualVectorSum::deserialize(bytes, audit.dimension, o));
+    sum = std::make_unique<ContinualVectorSum>(ContinualVectorSum::deserialize(bytes, audit.dimension, o, test_budget::unaccounted()));
   }
   return out;
 }
@@ -167,7 +168,7 @@ Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore
 Eigen::VectorXd covariance_features(const ContinualSumOptions& options, bool neighbour, std::uint64_t seed) {
   ContinualSumOptions o = options;
   o.seed = seed;
-  ContinualCovariance sum(2, o);
+  ContinualCovariance sum(2, o, test_budget::unaccounted());
   Eigen::VectorXd out(static_cast<Eigen::Index>(options.horizon));
   sum.subscribe([&](const ContinualCovariance::Release& r) {
     out(static_cast<Eigen::Index>(r.step - 1)) = r.noisy_prefix(0, 0) - r.noisy_prefix(1, 1);
@@ -189,7 +190,7 @@ TEST_CASE("audit: ContinualSum vector, every strategy, stays within its claim", 
                               NoiseStrategy::blt, NoiseStrategy::separable}) {
     VectorStreamAudit audit;
     audit.options = stream_options(strategy, 8, Neighbours::zero_out_row);
-    const double mu = ContinualVectorSum(audit.dimension, audit.options).mu();
+    const double mu = ContinualVectorSum(audit.dimension, audit.options, test_budget::unaccounted()).mu();
     const double claimed = gdp_epsilon(mu, kAuditDelta);
     const auto result = run_audit(std::string("continual vector sum ") + strategy_name(strategy) + " T=8", 200 + static_cast<int>(strategy),
                                   kTrials, kAuditDelta, claimed,
@@ -204,12 +205,12 @@ TEST_CASE("audit: ContinualSum unbounded (doubling epochs) stays within its clai
   // Horizon 0: the step-1 row is epoch 0's only node; μ = max over epochs. 8 releases observed.
   VectorStreamAudit audit;
   audit.options = stream_options(NoiseStrategy::plain_tree, 0, Neighbours::zero_out_row);
-  ContinualVectorSum probe(audit.dimension, audit.options);
+  ContinualVectorSum probe(audit.dimension, audit.options, test_budget::unaccounted());
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   auto features = [&](bool neighbour, std::uint64_t seed) {
     ContinualSumOptions o = audit.options;
     o.seed = seed;
-    ContinualVectorSum sum(audit.dimension, o);
+    ContinualVectorSum sum(audit.dimension, o, test_budget::unaccounted());
     Eigen::VectorXd out(8);
     for (std::uint64_t t = 1; t <= 8; ++t) {
       sum.update(audit.row(t, neighbour));
@@ -226,7 +227,7 @@ TEST_CASE("audit: ContinualSum covariance (replace) stays within its claim", "[a
   for (const auto strategy : {NoiseStrategy::plain_tree, NoiseStrategy::honaker_tree, NoiseStrategy::sqrt_toeplitz,
                               NoiseStrategy::blt, NoiseStrategy::separable}) {
     const auto options = stream_options(strategy, 4, Neighbours::replace_row);
-    const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
+    const double claimed = gdp_epsilon(ContinualCovariance(2, options, test_budget::unaccounted()).mu(), kAuditDelta);
     const auto result = run_audit(std::string("continual covariance replace ") + strategy_name(strategy) + " T=4",
                                   220 + static_cast<int>(strategy), kTrials, kAuditDelta, claimed,
                                   [&](bool n, std::uint64_t s) { return covariance_features(options, n, s); });
@@ -240,7 +241,7 @@ TEST_CASE("audit: planted bug — covariance stream calibrated add/remove on rep
   // The √2 sensitivity bug: the stream computes Δ = L² (add/remove) while neighbours replace a row
   // (Δ = √2·L²). It claims its target, i.e. μ = mu() as built.
   const auto options = stream_options(NoiseStrategy::plain_tree, 4, Neighbours::zero_out_row);
-  const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(ContinualCovariance(2, options, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto result = run_audit("PLANTED continual covariance replace as add/remove", 230, kFastTrials, kAuditDelta, claimed,
                                 [&](bool n, std::uint64_t s) { return covariance_features(options, n, s); });
   CHECK(result.epsilon_lb > claimed);
@@ -255,7 +256,7 @@ void restore_audits(long trials, std::uint64_t id) {
   VectorStreamAudit audit;
   audit.dimension = 1;
   audit.options = stream_options(NoiseStrategy::plain_tree, 32, Neighbours::zero_out_row);
-  const double claimed = gdp_epsilon(ContinualVectorSum(audit.dimension, audit.options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(ContinualVectorSum(audit.dimension, audit.options, test_budget::unaccounted()).mu(), kAuditDelta);
 
   const auto faithful = run_audit("continual sum restored after every step", id, trials, kAuditDelta, claimed,
                                   [&](bool n, std::uint64_t s) { return restored_stream_features(audit, Restore::faithful, n, s); });
@@ -321,13 +322,13 @@ std::string fresh_source_state(const std::string& bytes, std::uint64_t fork_seed
 TEST_CASE("audit: a restart from a secure checkpoint re-releases with the same noise", "[audit][continual][restore]") {
   ContinualSumOptions options = stream_options(NoiseStrategy::plain_tree, 8, Neighbours::zero_out_row);
   const Eigen::VectorXd row = Eigen::VectorXd::Unit(1, 0);
-  ContinualVectorSum sum(1, options);
+  ContinualVectorSum sum(1, options, test_budget::unaccounted());
   REQUIRE(sum.is_secure());
   sum.update(row);                                 // step 1, then a checkpoint
   const std::string checkpoint = sum.serialize();
   sum.update(row);                                 // step 2: published, then the process dies
-  auto first = ContinualVectorSum::deserialize(checkpoint, 1, options);
-  auto second = ContinualVectorSum::deserialize(checkpoint, 1, options);
+  auto first = ContinualVectorSum::deserialize(checkpoint, 1, options, test_budget::unaccounted());
+  auto second = ContinualVectorSum::deserialize(checkpoint, 1, options, test_budget::unaccounted());
   first.update(row);
   second.update(row);
   CHECK(first.noisy_prefix()(0) == sum.noisy_prefix()(0));  // the release the dead process published
@@ -348,17 +349,17 @@ TEST_CASE("audit: PLANTED - a restart draws the re-released step's noise afresh"
   // copies double μ: expected bound ≈ 2.8 at 12000 trials (9000 evaluated) against the claim 1.087.
   ContinualSumOptions options = stream_options(NoiseStrategy::plain_tree, 1, Neighbours::zero_out_row);
   const Eigen::VectorXd row = Eigen::VectorXd::Unit(1, 0);
-  const double claimed = gdp_epsilon(ContinualVectorSum(1, options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(ContinualVectorSum(1, options, test_budget::unaccounted()).mu(), kAuditDelta);
   constexpr int kRuns = 4;
   const auto result = run_audit(
       "PLANTED continual sum re-released after crash with fresh noise", 250, kFastTrials, kAuditDelta, claimed,
       [&](bool neighbour, std::uint64_t seed) {
         ContinualSumOptions o = options;
         o.seed = seed;
-        const std::string checkpoint = ContinualVectorSum(1, o).serialize();
+        const std::string checkpoint = ContinualVectorSum(1, o, test_budget::unaccounted()).serialize();
         Eigen::VectorXd out(kRuns);
         for (int run = 0; run < kRuns; ++run) {
-          auto sum = ContinualVectorSum::deserialize(fresh_source_state(checkpoint, seed * kRuns + run + 1), 1, o);
+          auto sum = ContinualVectorSum::deserialize(fresh_source_state(checkpoint, seed * kRuns + run + 1), 1, o, test_budget::unaccounted());
           sum.update(neighbour ? row : Eigen::VectorXd::Zero(1));
           out(run) = sum.noisy_prefix()(0);
         }
@@ -569,7 +570,7 @@ Eigen::VectorXd covariance_stream_features(const ContinualSumOptions& options, O
                                            std::uint64_t seed) {
   ContinualSumOptions o = options;
   o.seed = seed;
-  ContinualCovariance sum(2, o);
+  ContinualCovariance sum(2, o, test_budget::unaccounted());
   return off_diagonal_features(sum, pair, neighbour, o.horizon);
 }
 
@@ -619,7 +620,7 @@ namespace {
 void goe_off_diagonal_audits(long trials, std::uint64_t id) {
   for (const auto pair : {OffDiagonalPair::zero_out, OffDiagonalPair::replace}) {
     const auto options = covariance_options(NoiseStrategy::blt, pair, SymmetricNoiseShape::goe);
-    const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
+    const double claimed = gdp_epsilon(ContinualCovariance(2, options, test_budget::unaccounted()).mu(), kAuditDelta);
     const auto result =
         run_audit(std::string("continual covariance goe blt B=4 ") + pair_name(pair), id++, trials, kAuditDelta,
                   claimed, [&](bool n, std::uint64_t s) { return covariance_stream_features(options, pair, n, s); });
@@ -628,7 +629,7 @@ void goe_off_diagonal_audits(long trials, std::uint64_t id) {
   }
   const auto pair = OffDiagonalPair::replace;
   const auto options = covariance_options(NoiseStrategy::blt, pair, SymmetricNoiseShape::goe);
-  const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(ContinualCovariance(2, options, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto planted = run_audit(
       "PLANTED continual covariance goe off-diagonal sigma/2 (replace a->b)", id, trials, kAuditDelta, claimed,
       [&](bool n, std::uint64_t s) { return covariance_replica_features(options, 0.5, pair, n, s); });
@@ -652,7 +653,7 @@ TEST_CASE("audit: ContinualCovariance off-diagonal neighbours, B = 4, every stra
     for (const auto shape : {SymmetricNoiseShape::paper_symmetric, SymmetricNoiseShape::goe}) {
       for (const auto pair : {OffDiagonalPair::zero_out, OffDiagonalPair::replace}) {
         const auto options = covariance_options(strategy, pair, shape);
-        const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
+        const double claimed = gdp_epsilon(ContinualCovariance(2, options, test_budget::unaccounted()).mu(), kAuditDelta);
         // Separable: the replica with copies of the library's SeparableNoise, optimised once
         // (ContinualSum re-optimises its strategy per trial: 4 s an audit instead of 0.6 s; the
         // replica is checked bit-identical to ContinualCovariance above).
@@ -686,7 +687,7 @@ TEST_CASE("audit: planted bug — goe off-diagonal sigma/2 on the add/remove pai
   // μ·1.225 (header): expected 1.43 at 100000 trials against the claim 1.087.
   const auto pair = OffDiagonalPair::zero_out;
   const auto options = covariance_options(NoiseStrategy::blt, pair, SymmetricNoiseShape::goe);
-  const double claimed = gdp_epsilon(ContinualCovariance(2, options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(ContinualCovariance(2, options, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto planted = run_audit(
       "PLANTED continual covariance goe off-diagonal sigma/2 (add/remove a)", 295, kSlowPlantedTrials, kAuditDelta,
       claimed, [&](bool n, std::uint64_t s) { return covariance_replica_features(options, 0.5, pair, n, s); });
@@ -817,7 +818,7 @@ ContinualSumOptions block_vector_options(NoiseStrategy strategy) {
 Eigen::VectorXd block_vector_stream_features(const ContinualSumOptions& options, bool neighbour, std::uint64_t seed) {
   ContinualSumOptions o = options;
   o.seed = seed;
-  ContinualVectorSum sum(1, o);
+  ContinualVectorSum sum(1, o, test_budget::unaccounted());
   return block_vector_features(sum, neighbour, o.horizon);
 }
 

@@ -35,6 +35,7 @@
 #include "dpstream/stream/separable_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_participation {
 
@@ -132,7 +133,7 @@ struct UnitAudit {
   VectorXd features(bool neighbour, std::uint64_t seed) const {
     ContinualSumOptions o = options;
     o.seed = seed;
-    ContinualVectorSum sum(2, o);
+    ContinualVectorSum sum(2, o, test_budget::unaccounted());
     VectorXd out(static_cast<Index>(kHorizon));
     sum.subscribe([&](const ContinualVectorSum::Release& r) { out(static_cast<Index>(r.step - 1)) = r.noisy_prefix(0); });
     for (Index t = 0; t < static_cast<Index>(kHorizon); ++t) {
@@ -147,7 +148,7 @@ struct UnitAudit {
 // The unit's worst steps for `strategy` and their factor over one row's sensitivity.
 UnitAudit unit_audit(NoiseStrategy strategy, const Participation& calibrated_for, double& factor) {
   UnitAudit audit{options_for(strategy, calibrated_for), {}};
-  const ContinualVectorSum probe(2, audit.options);
+  const ContinualVectorSum probe(2, audit.options, test_budget::unaccounted());
   const MatrixXd c = strategy_matrix(probe.noise(), strategy, audit.options);
   audit.steps = worst_pattern(c, kUnit);
   VectorXd sum = VectorXd::Zero(c.rows());
@@ -167,7 +168,7 @@ TEST_CASE("audit: a unit in k = 4 steps >= 2 apart stays within the unit-level c
   for (NoiseStrategy strategy : kStrategies) {
     double factor = 0;
     const UnitAudit audit = unit_audit(strategy, kUnit, factor);
-    const ContinualVectorSum stream(2, audit.options);
+    const ContinualVectorSum stream(2, audit.options, test_budget::unaccounted());
     const double claimed = gdp_epsilon(stream.mu(), kAuditDelta);
     // The claim covers the worst pattern: the bound used is at least its factor.
     CHECK(stream.noise().participation_bound(kUnit).factor >= factor * (1 - 1e-12));
@@ -188,7 +189,7 @@ TEST_CASE("audit: planted bug — calibrated for one participation, a unit in 4 
     REQUIRE(factor >= 1.8);  // the power the header derives
     std::printf("unit in steps >= 2 apart, %s: worst pattern's factor over one row %.3f\n",
                 dpstream::stream::to_string(strategy), factor);
-    const double claimed = gdp_epsilon(ContinualVectorSum(2, audit.options).mu(), kAuditDelta);
+    const double claimed = gdp_epsilon(ContinualVectorSum(2, audit.options, test_budget::unaccounted()).mu(), kAuditDelta);
     const auto result = run_audit(std::string("planted single-participation calibration, ") +
                                       dpstream::stream::to_string(strategy),
                                   520 + static_cast<int>(strategy), kFastTrials, kAuditDelta, claimed,

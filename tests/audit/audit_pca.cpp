@@ -36,6 +36,7 @@
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_pca {
 
@@ -93,7 +94,7 @@ TEST_CASE("audit: GaussianPca (Analyze Gauss) release stays within its claim", "
                                   auto o = options;
                                   o.seed = seed;
                                   dpstream::pca::GaussianPca pca(3, o);
-                                  return upper_triangle(pca.release(rows_for(neighbour)).noisy_covariance);
+                                  return upper_triangle(pca.release(rows_for(neighbour), test_budget::unaccounted()).noisy_covariance);
                                 });
   CHECK(result.epsilon_lb <= claimed);
   CHECK(result.epsilon_lb > 0.5 * claimed);
@@ -126,7 +127,7 @@ TEST_CASE("audit: private power iteration (HR13) stays within its composed claim
       y = m * x;
     };
     SeededNoiseSource noise(seed);
-    const auto result = dpstream::pca::private_power_iteration(op, options, noise);
+    const auto result = dpstream::pca::private_power_iteration(op, options, noise, test_budget::unaccounted());
     gdp_mu = result.gdp_mu;
     const auto& trace = result.traces.at(0);
     // x_0, x_1, …: every iterate formed (a failed run stops before applying its last one, and its
@@ -156,7 +157,7 @@ TEST_CASE("audit: private power iteration (HR13) stays within its composed claim
 TEST_CASE("audit: private Oja stays within its composed claim", "[audit][pca][slow]") {
   dpstream::pca::PrivateOjaOptions options;
   options.iterations = 4;
-  options.target = EpsDelta(3.0, 1e-3);
+  options.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::pca::PrivateOja probe(options);
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   const Eigen::MatrixXd p = shared_rows().transpose() * shared_rows();  // AᵀA of D
@@ -164,12 +165,12 @@ TEST_CASE("audit: private Oja stays within its composed claim", "[audit][pca][sl
   const auto result = run_audit("private oja (all products + eigenvalue)", 303, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = options;
-                                  o.seed = seed;
+                                  o.privacy.noise.seed = seed;
                                   dpstream::pca::PrivateOja oja(o);
                                   // LLR of D' against D (units of 1/σ²): d = a(aᵀv) per product.
                                   double llr = 0.0;
                                   const auto out = oja.run(
-                                      rows_for(neighbour), nullptr, "audit",
+                                      rows_for(neighbour), test_budget::unaccounted(), "audit",
                                       [&](int, const Eigen::VectorXd& previous, const Eigen::VectorXd& y, const Eigen::VectorXd&) {
                                         const Eigen::VectorXd d = added * added.dot(previous);
                                         llr += (y - p * previous).dot(d) - 0.5 * d.squaredNorm();
@@ -189,16 +190,16 @@ TEST_CASE("audit: noisy power method output stays within its claim", "[audit][pc
   dpstream::pca::NoisyPowerMethodOptions options;
   options.k = 1;
   options.iterations = 1;
-  options.target = EpsDelta(3.0, 1e-3);
+  options.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::pca::NoisyPowerMethod probe(3, options);
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   const Eigen::MatrixXd start = Eigen::Vector3d(1.0, 0.0, 0.0);  // data-independent, on the changed direction
   const auto result = run_audit("noisy power method (output only)", 304, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = options;
-                                  o.seed = seed;
+                                  o.privacy.noise.seed = seed;
                                   dpstream::pca::NoisyPowerMethod npm(3, o);
-                                  const auto out = npm.run(rows_for(neighbour), nullptr, &start);
+                                  const auto out = npm.run(rows_for(neighbour), test_budget::unaccounted(), &start);
                                   Eigen::VectorXd f(2);
                                   f << out.vectors(0, 0) * out.vectors(0, 0), out.values(0);
                                   return f;
@@ -213,12 +214,12 @@ TEST_CASE("audit: FPL online PCA (private_tree) subspaces stay within the stream
   stream.horizon = 8;
   stream.target = EpsDelta(3.0, 1e-3);
   stream.relation = Neighbours::replace_row;
-  const double claimed = gdp_epsilon(dpstream::stream::ContinualCovariance(2, stream).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(dpstream::stream::ContinualCovariance(2, stream, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto result = run_audit("fpl online pca private_tree (subspaces)", 305, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = stream;
                                   o.seed = seed;
-                                  dpstream::stream::ContinualCovariance sum(2, o);
+                                  dpstream::stream::ContinualCovariance sum(2, o, test_budget::unaccounted());
                                   dpstream::pca::FplOptions fpl_options;
                                   fpl_options.k = 1;
                                   dpstream::pca::FplOnlinePca fpl(2, fpl_options);

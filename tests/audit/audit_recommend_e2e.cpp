@@ -43,6 +43,7 @@
 #include "dpstream/completion/ratings_io.hpp"
 #include "recommend/online.hpp"
 #include "recommend/run.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_recommend_e2e {
 
@@ -168,7 +169,7 @@ struct OnlineAudit {
     OnlineReplay replay(s[side], prepared[side]);
     const auto result = replay.run();
     REQUIRE(result.releases == 1);
-    dpstream::completion::Recommender probe(replay.options());  // the same seed: the same init
+    dpstream::completion::Recommender probe(replay.options(), test_budget::unaccounted());  // the same seed: the same init
     // Both sides' item indices are the public catalogue's: the rows are comparable entry by entry.
     const VectorXd mean_d = row_sum(probe, prepared[0]), mean_d_prime = row_sum(probe, prepared[1]);
     const double variance = result.release_sigma * result.release_sigma;
@@ -179,20 +180,20 @@ struct OnlineAudit {
   double pair_mu(std::uint64_t seed) {
     s[0].privacy.seed = seed;
     OnlineReplay replay(s[0], prepared[0]);
-    dpstream::completion::Recommender probe(replay.options());
+    dpstream::completion::Recommender probe(replay.options(), test_budget::unaccounted());
     const auto result = replay.run();
     return (row_sum(probe, prepared[1]) - row_sum(probe, prepared[0])).norm() / result.release_sigma;
   }
   double claimed() {
     s[0].privacy.seed = 1;
     OnlineReplay replay(s[0], prepared[0]);
-    return gdp_epsilon(dpstream::completion::Recommender(replay.options()).mu(), kAuditDelta);
+    return gdp_epsilon(dpstream::completion::Recommender(replay.options(), test_budget::unaccounted()).mu(), kAuditDelta);
   }
   // ‖her row‖ / L for one init seed: how far the pair attains the sensitivity.
   double attained(std::uint64_t seed) {
     s[1].privacy.seed = seed;
     OnlineReplay replay(s[1], prepared[1]);
-    dpstream::completion::Recommender probe(replay.options());
+    dpstream::completion::Recommender probe(replay.options(), test_budget::unaccounted());
     const auto user = prepared[1].table.user_index(kTarget);
     return probe.packed_row(train_rows(prepared[1])[static_cast<std::size_t>(*user)]).norm() / probe.row_norm_bound();
   }

@@ -39,6 +39,7 @@
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_recommender {
 
@@ -90,8 +91,8 @@ VectorXd baseline_feature(const dpstream::completion::BaselineNoise& noise, bool
   const auto& observed = neighbour ? d_prime : d;
   dpstream::privacy::SeededNoiseSource source(seed);
   VectorXd global = observed.global, items = observed.items;
-  dpstream::privacy::GaussianMechanism::with_sigma(std::sqrt(2.0), noise.global_sigma).add_noise(global, source);
-  dpstream::privacy::GaussianMechanism::with_sigma(std::sqrt(2.0), noise.item_sigma).add_noise(items, source);
+  dpstream::privacy::GaussianMechanism::with_sigma(std::sqrt(2.0), noise.global_sigma).add_noise(global, source, test_budget::unaccounted());
+  dpstream::privacy::GaussianMechanism::with_sigma(std::sqrt(2.0), noise.item_sigma).add_noise(items, source, test_budget::unaccounted());
   const auto llr = [](const VectorXd& y, const VectorXd& s, const VectorXd& s_prime, double sigma) {
     return 0.5 * ((y - s_prime).squaredNorm() - (y - s).squaredNorm()) / (sigma * sigma);
   };
@@ -130,7 +131,7 @@ VectorXd recommender_feature(const dpstream::completion::RecommenderOptions& opt
                              std::uint64_t seed) {
   auto o = options;
   o.als.seed = seed;
-  dpstream::completion::Recommender recommender(o);
+  dpstream::completion::Recommender recommender(o, test_budget::unaccounted());
   std::vector<std::vector<std::pair<Index, double>>> rows(kUsers);
   for (const Rating& r : kShared) rows[static_cast<std::size_t>(r.user)].emplace_back(r.item, r.value);
   for (const Rating& r : kTargetRatings) rows[kTarget].emplace_back(r.item, r.value);
@@ -162,7 +163,7 @@ dpstream::completion::RecommenderOptions audited_recommender() {
 
 TEST_CASE("audit: the online Recommender's release stays within the stream's claim", "[audit][completion]") {
   const auto options = audited_recommender();
-  const double claimed = gdp_epsilon(dpstream::completion::Recommender(options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(dpstream::completion::Recommender(options, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto result = run_audit("online recommender (first release)", 504, kTrials, kAuditDelta, claimed,
                                 [&](bool n, std::uint64_t s) { return recommender_feature(options, false, n, s); });
   CHECK(result.epsilon_lb <= claimed);
@@ -170,7 +171,7 @@ TEST_CASE("audit: the online Recommender's release stays within the stream's cla
 
 TEST_CASE("audit: planted bug — a user added twice to the online stream is caught", "[audit][planted]") {
   const auto options = audited_recommender();
-  const double claimed = gdp_epsilon(dpstream::completion::Recommender(options).mu(), kAuditDelta);
+  const double claimed = gdp_epsilon(dpstream::completion::Recommender(options, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto result = run_audit("planted: recommender user added twice", 505, kTrials, kAuditDelta, claimed,
                                 [&](bool n, std::uint64_t s) { return recommender_feature(options, true, n, s); });
   CHECK(result.epsilon_lb > claimed);
@@ -196,7 +197,7 @@ TEST_CASE("audit: DpamAls V-steps 2..T stay within their claim", "[audit][comple
         dpstream::completion::ItemModel previous;  // the public model the next release is computed from
         double llr = 0.0;
         const double variance = probe.release_sigma() * probe.release_sigma();
-        dpam.train(neighbour ? d_prime : d, nullptr, "audit", [&](const dpstream::completion::DpamRelease& r) {
+        dpam.train(neighbour ? d_prime : d, test_budget::unaccounted(), "audit", [&](const dpstream::completion::DpamRelease& r) {
           if (r.iteration >= 2) {
             const VectorXd s = dpstream::completion::dpam_v_step_statistics(o, previous, d);
             const VectorXd s_prime = dpstream::completion::dpam_v_step_statistics(o, previous, d_prime);
@@ -244,7 +245,7 @@ VectorXd gate_feature(const dpstream::completion::DpamAlsOptions& options, doubl
   const double with_target = others + *dpstream::completion::dpam_gate_term(target_options, model, kGateTarget, clipped);
   dpstream::privacy::SeededNoiseSource source(seed);
   VectorXd y = VectorXd::Constant(1, neighbour ? others : with_target);
-  dpstream::privacy::GaussianMechanism::with_sigma(options.gate_bound, sigma).add_noise(y, source);
+  dpstream::privacy::GaussianMechanism::with_sigma(options.gate_bound, sigma).add_noise(y, source, test_budget::unaccounted());
   const double llr = 0.5 * (std::pow(y[0] - others, 2) - std::pow(y[0] - with_target, 2)) / (sigma * sigma);
   return VectorXd::Constant(1, llr);
 }

@@ -34,6 +34,7 @@
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "epsilon_audit.hpp"
+#include "../unaccounted.hpp"
 
 namespace audit_streaming_oja {
 
@@ -101,7 +102,7 @@ Eigen::MatrixXd clipped_update(const Eigen::VectorXd& x, const Eigen::MatrixXd& 
 Eigen::VectorXd features(Path path, bool neighbour, std::uint64_t seed, bool overlap) {
   auto o = audit_options(path);
   o.seed = seed;
-  StreamingPrivateOja oja(kDim, o);
+  StreamingPrivateOja oja(kDim, o, test_budget::unaccounted());
   const Eigen::MatrixXd rows = stream_rows(path, neighbour);
   const Eigen::VectorXd a = Eigen::Vector3d(1.0, 0.0, 0.0);
   // The minibatch each fed row lands in (for D's exact statistics at the observed iterate).
@@ -148,7 +149,7 @@ Eigen::VectorXd features(Path path, bool neighbour, std::uint64_t seed, bool ove
 double claimed_epsilon(Path path) {
   auto o = audit_options(path);
   o.seed = 1;
-  return gdp_epsilon(StreamingPrivateOja(kDim, o).mu(), kAuditDelta);
+  return gdp_epsilon(StreamingPrivateOja(kDim, o, test_budget::unaccounted()).mu(), kAuditDelta);
 }
 
 }  // namespace

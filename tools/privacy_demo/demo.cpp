@@ -148,7 +148,8 @@ DemoReport run_demo(const DemoSettings& s) {
   r.trace = cov.trace();
   for (auto& [row, mech] : p.table) {
     if (mech) {
-      const MatrixXd released = mech->release(cov, *noise);
+      const MatrixXd released =
+          mech->release(cov, *noise, privacy::Budget::unaccounted("the comparison table; the accounted release follows"));
       const MatrixXd v_hat = top_k(released, s.k);
       linalg::SymmetricEigenSolver en(released - cov, Eigen::EigenvaluesOnly);
       row.sigma = mech->sigma();
@@ -160,10 +161,10 @@ DemoReport run_demo(const DemoSettings& s) {
     r.releases.push_back(row);
   }
   privacy::PrivacyAccountant accountant(s.privacy.target());
-  p.accounted->release(cov, *noise, &accountant, "covariance release 1");
+  p.accounted->release(cov, *noise, accountant, "covariance release 1");
   r.spent = accountant.spent();
   try {
-    p.accounted->release(cov, *noise, &accountant, "covariance release 2");
+    p.accounted->release(cov, *noise, accountant, "covariance release 2");
   } catch (const BudgetExhausted& e) {
     r.refusal = e.what();
     return r;

@@ -124,7 +124,7 @@ OnlineReplay::OnlineReplay(const RecommendSettings& s, const Prepared& data) : s
     // The options' checks and the stream's charge (its σ is calibrated there), on a throwaway
     // accountant as run() charges its own; draws only the data-independent init.
     privacy::PrivacyAccountant probe(s_.privacy.target());
-    Recommender check(options_, &probe);
+    Recommender check(options_, probe);
   } catch (const InvalidParameter& e) {
     throw calibration_refused(s_.privacy, "--online, --release-every " + std::to_string(s_.release_every) +
                                               ", --online-noise " + s_.online_noise + ", --factor-bound",
@@ -138,7 +138,7 @@ OnlineReplay::~OnlineReplay() = default;
 OnlineResult OnlineReplay::run() {
   const auto start = std::chrono::steady_clock::now();
   privacy::PrivacyAccountant accountant(s_.privacy.target());
-  Recommender rec(options_, &accountant);  // the one charge, before any user
+  Recommender rec(options_, accountant);  // the one charge, before any user
   OnlineResult out;
   out.epsilon_spent = accountant.spent().epsilon;
   out.mu = rec.mu();

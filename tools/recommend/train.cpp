@@ -47,14 +47,14 @@ FrankWolfeOptions frank_wolfe_options(const RecommendSettings& s, const RatingsM
                          : s.nuclear_norm ? *s.nuclear_norm
                                           : rating_bound_of(s) / 4 * std::sqrt(users * items);
   const Index cap = effective_cap(s);
-  o.row_norm_bound = s.row_norm_bound ? *s.row_norm_bound : rating_bound_of(s) * std::sqrt(static_cast<double>(cap > 0 ? cap : 80));
-  o.target = s.privacy.target();
-  o.calibration = s.mode == "faithful" ? privacy::Calibration::paper : privacy::Calibration::tight;
+  o.privacy.row_norm_bound = s.row_norm_bound ? *s.row_norm_bound : rating_bound_of(s) * std::sqrt(static_cast<double>(cap > 0 ? cap : 80));
+  o.privacy.target = s.privacy.target();
+  o.privacy.calibration = s.mode == "faithful" ? privacy::Calibration::paper : privacy::Calibration::tight;
   o.step = s.step == "paper" ? FrankWolfeStep::paper : FrankWolfeStep::standard;
   o.bias_multiplier = s.bias;
   o.eigensolver = s.eigensolver == "oja" ? FrankWolfeEigensolver::oja : FrankWolfeEigensolver::exact;
   o.nonprivate = !s.private_run();
-  o.seed = s.privacy.seed;
+  o.privacy.noise.seed = s.privacy.seed;
   return o;
 }
 
@@ -186,7 +186,7 @@ Model Trainer::train(const RatingsMatrix& train, privacy::PrivacyAccountant& acc
 }
 
 Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
-  const DpamAlsResult result = dpam_->train(train, &accountant, "dpam als", dpam_observer);
+  const DpamAlsResult result = dpam_->train(train, accountant, "dpam als", dpam_observer);
   Model m;
   m.rank = dpam_options_.rank;
   m.epsilon_spent = accountant.spent().epsilon;
@@ -202,16 +202,18 @@ Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant
 RatingPredictor Trainer::comparison_baseline(const RatingsMatrix& train) const {
   const DpamAlsOptions defaults = dpam_options(settings_);
   PrivateBaseline baseline(defaults.baseline, defaults.target, 0.25, defaults.seed);
-  return served_predictor(baseline.train(train).model, defaults.fold_in, train);
+  const privacy::Budget figure_only =
+      privacy::Budget::unaccounted("a comparison figure at the run's target, not charged to its budget");
+  return served_predictor(baseline.train(train, figure_only).model, defaults.fold_in, train);
 }
 
 Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   const FrankWolfeOptions& o = fw_options_;
-  FrankWolfeResult result = fw_->train(train, o.nonprivate ? nullptr : &accountant);
+  FrankWolfeResult result = fw_->train(train, o.nonprivate ? privacy::Budget::unaccounted("--nonprivate: no noise") : privacy::Budget(accountant));
   Model m;
   m.rank = static_cast<Index>(result.broadcasts.size());
   m.epsilon_spent = o.nonprivate ? INFINITY : accountant.spent().epsilon;
-  m.notes = format_line("frank-wolfe: T = %.0f, k = %.4g, L = %.4g", o.iterations, o.nuclear_norm_bound, o.row_norm_bound) +
+  m.notes = format_line("frank-wolfe: T = %.0f, k = %.4g, L = %.4g", o.iterations, o.nuclear_norm_bound, o.privacy.row_norm_bound) +
             format_line(", sigma = %.4g over %.0f releases, eigenvalue bias %.4g", result.sigma,
                         static_cast<double>(result.releases_calibrated), result.bias) +
             format_line("; %.0f users clipped to L (exact, not private)\n", static_cast<double>(result.users_clipped));
@@ -222,7 +224,9 @@ Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAcc
 
 Model Trainer::train_als(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   const AlsOptions& o = als_options_;
-  AlsResult result = als_->train(train, o.mode == AlsMode::rigorous ? &accountant : nullptr);
+  AlsResult result = als_->train(train, o.mode == AlsMode::rigorous
+                                          ? privacy::Budget(accountant)
+                                          : privacy::Budget::unaccounted("faithful mode proves no guarantee"));
   Model m;
   m.rank = o.rank;
   m.epsilon_spent = o.mechanism == AlsMechanism::none ? INFINITY

@@ -65,7 +65,7 @@
 #include "dpstream/completion/item_model.hpp"
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -172,8 +172,8 @@ class DpamAls {
   bool secure() const noexcept;
 
   using ReleaseObserver = std::function<void(const DpamRelease&)>;
-  // Charges `accountant` (if given) first; BudgetExhausted: nothing read or drawn.
-  DpamAlsResult train(const RatingsMatrix& train, privacy::PrivacyAccountant* accountant = nullptr,
+  // Charges `budget` first; BudgetExhausted: nothing read or drawn.
+  DpamAlsResult train(const RatingsMatrix& train, const privacy::Budget& budget,
                       const std::string& label = "dpam als", const ReleaseObserver& observer = {});
 
  private:

@@ -49,7 +49,7 @@
 //    (ε, δ)-DP whatever its length (a tree) or for its horizon (a BLT: more users are refused with
 //    BudgetExhausted). Rows chosen adaptively from earlier releases are covered for Gaussian tree and
 //    matrix-factorization mechanisms (Denisov, McMahan, Rush, Smith & Thakurta, NeurIPS 2022). The
-//    accountant, if given, is charged once, at construction, before any user is read.
+//    budget's accountant (if accounted) is charged once, at construction, before any user is read.
 //  * Joint DP: serve() reads the public serving model and the user's ratings only; her bias, factor,
 //    predictions and top-N list are hers, never released.
 //  * Ingestion: each block of users' sparse rows is summed here into one dense vector and given to
@@ -74,7 +74,7 @@
 
 #include "dpstream/completion/dpam_als.hpp"
 #include "dpstream/completion/item_model.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
@@ -110,10 +110,10 @@ using UserRatings = std::span<const std::pair<Eigen::Index, double>>;
 
 class Recommender {
  public:
-  // Validates (InvalidParameter naming the field), calibrates the stream and charges `accountant`
-  // (if given) once for the whole stream (BudgetExhausted: nothing built). The accountant must
+  // Validates (InvalidParameter naming the field), calibrates the stream and charges `budget`
+  // (if accounted) once for the whole stream (BudgetExhausted: nothing built). The accountant must
   // outlive this object (the stream keeps it for its checkpoints' ledger).
-  explicit Recommender(const RecommenderOptions& options, privacy::PrivacyAccountant* accountant = nullptr);
+  explicit Recommender(const RecommenderOptions& options, const privacy::Budget& budget);
   ~Recommender();
   Recommender(const Recommender&) = delete;  // the stream's subscriber holds `this`
   Recommender& operator=(const Recommender&) = delete;

@@ -74,7 +74,7 @@
 //    the public V's and her own ratings only (local_user_factor; not released). So the outputs to all other users are (ε, δ)-DP in user
 //    i's data. AlsResult::user_factors (all of U, and U·Vᵀ) is the TRUSTED-CURATOR view of the
 //    simulation: publishing it is not covered.
-//  * Accounting: train() charges the accountant, if given, ONCE for the whole run BEFORE reading any
+//  * Accounting: train() charges the budget's accountant (if accounted) ONCE for the whole run BEFORE reading any
 //    data: Gaussian charge_gaussian(label, Δ₂√R, σ, target); pure charge_pure(label, ε).
 //    BudgetExhausted: nothing was read or drawn. A run refused afterwards (a user over the cap) keeps
 //    its charge: conservative.
@@ -94,7 +94,7 @@
 
 #include "dpstream/completion/als_privacy_report.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -220,7 +220,7 @@ class PrivateAls {
   // Trains on `train` (users × items; at least one item). Rigorous: charges `accountant` first (see
   // the contract), then refuses a user with more than ξ ratings (InvalidRow naming her). Faithful:
   // `accountant` must be null (InvalidParameter). The observer, if set, sees every release.
-  AlsResult train(const RatingsMatrix& train, privacy::PrivacyAccountant* accountant = nullptr,
+  AlsResult train(const RatingsMatrix& train, const privacy::Budget& budget,
                   const std::string& label = "private als", const ReleaseObserver& observer = {});
 
  private:

@@ -41,7 +41,7 @@
 
 #include "dpstream/completion/item_model.hpp"
 #include "dpstream/completion/ratings_matrix.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -106,8 +106,8 @@ class PrivateBaseline {
 
   const BaselineNoise& noise() const noexcept { return noise_; }
   bool secure() const noexcept;
-  // Charges `accountant` (if given) once, then releases. BudgetExhausted: nothing read or drawn.
-  BaselineRelease train(const RatingsMatrix& train, privacy::PrivacyAccountant* accountant = nullptr,
+  // Charges `budget` once, then releases. BudgetExhausted: nothing read or drawn.
+  BaselineRelease train(const RatingsMatrix& train, const privacy::Budget& budget,
                         const std::string& label = "private baseline");
 
  private:

@@ -106,7 +106,7 @@
 //    row. They exist to evaluate and simulate on one machine. Publishing them (or the completed matrix)
 //    is NOT covered by the guarantee and breaks joint DP. So is users_clipped, an unnoised
 //    count of the private data.
-//  * Accounting: train() charges the accountant, if given, ONCE for the whole run BEFORE any rating is
+//  * Accounting: train() charges the budget's accountant (if accounted) ONCE for the whole run BEFORE any rating is
 //    read: charge_gaussian(label, Δ_joint, σ, target), i.e. ρ = R·Δ²/(2σ²). BudgetExhausted means
 //    nothing was read or drawn. A run refused afterwards (a user over L without clipping) keeps its
 //    charge: conservative.
@@ -137,9 +137,10 @@
 #include <Eigen/Core>
 
 #include "dpstream/completion/ratings_matrix.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::pca {
 class PrivateOja;
@@ -161,10 +162,9 @@ FrankWolfeEigensolver parse_frank_wolfe_eigensolver(const std::string& text);
 struct FrankWolfeOptions {
   double nuclear_norm_bound = 1.0;  // k > 0: the nuclear-norm ball of Eq. (2) (NOT a rank)
   int iterations = 10;              // T ≥ 1: rounds as the paper counts them (T − 1 real steps)
-  double row_norm_bound = 1.0;      // L: bound on each user's ‖P_Ω(Y*_i)‖₂; finite > 0, (2L)² normal
-  privacy::EpsDelta target{1.0, 1e-6};  // for the whole run; δ > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
+  // The target is for the whole run (δ > 0); row_norm_bound is L, the bound on each user's
+  // ‖P_Ω(Y*_i)‖₂ (finite > 0, (2L)² normal); the noise's seed (set: reproducible, NOT secure).
+  privacy::PrivacySpec privacy;
   FrankWolfeStep step = FrankWolfeStep::paper;
   double bias_multiplier = 1.0;      // c ∈ [0, 1] on λ̂′'s bias term; 1 = faithful (post-processing)
   // β ∈ (0, 1) in ln(n/β). The paper gives no value; 0.01 reproduces the reference prototype table best
@@ -174,7 +174,6 @@ struct FrankWolfeOptions {
   int oja_iterations = 10;           // Γ ≥ 1: Oja steps per round (oja eigensolver only)
   bool clip_user_rows = true;        // true: scale users over L down to L (counted); false: refuse them
   bool nonprivate = false;           // σ = 0: the non-private baseline (header); NOT private
-  std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
 };
 
 // Δ of one exact-mode release Ŵ(t) for users with ‖P_Ω(Y*_i)‖₂ ≤ L: 4L² (add/remove) or 4√2·L²
@@ -302,7 +301,7 @@ class PrivateFrankWolfe {
 
   // Runs Algorithm 1 on `ratings` (users × items, at least one item). Charges `accountant` first (see
   // the contract; nonprivate refuses one), then reads the ratings.
-  FrankWolfeResult train(const RatingsMatrix& ratings, privacy::PrivacyAccountant* accountant = nullptr,
+  FrankWolfeResult train(const RatingsMatrix& ratings, const privacy::Budget& budget,
                          const std::string& label = "private frank-wolfe", const RoundObserver& observer = {});
 
  private:

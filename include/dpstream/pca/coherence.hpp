@@ -27,7 +27,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_power_iteration.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
 namespace dpstream::pca {
@@ -83,10 +83,10 @@ struct CoherenceSearchResult {
 
 CoherenceSearchResult private_coherence_search(const Eigen::Ref<const Eigen::MatrixXd>& a,
                                                const PpiOptions& options, privacy::NoiseSource& noise,
-                                               privacy::PrivacyAccountant* accountant = nullptr);
+                                               const privacy::Budget& budget);
 CoherenceSearchResult private_coherence_search_rectangular(const Eigen::Ref<const Eigen::MatrixXd>& a,
                                                            const PpiOptions& options,
                                                            privacy::NoiseSource& noise,
-                                                           privacy::PrivacyAccountant* accountant = nullptr);
+                                                           const privacy::Budget& budget);
 
 }  // namespace dpstream::pca

@@ -70,7 +70,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -146,10 +146,10 @@ class PrivateRangeFinder {
   explicit PrivateRangeFinder(const RangeFinderOptions& options);
 
   // W (m × K, orthonormal columns): orth(AΩ + N) by Householder QR. Checks a (K ≤ min(m, n), rows),
-  // charges `accountant` if given, then draws Ω (n × K, column-major) and N (m × K) from `noise`,
+  // charges `budget`, then draws Ω (n × K, column-major) and N (m × K) from `noise`,
   // in that order.
   Eigen::MatrixXd release(const Eigen::Ref<const Eigen::MatrixXd>& a, privacy::NoiseSource& noise,
-                          privacy::PrivacyAccountant* accountant = nullptr,
+                          const privacy::Budget& budget,
                           const std::string& label = "hr12 range finder") const;
 
   Eigen::Index columns() const noexcept { return options_.k + options_.oversampling; }
@@ -200,10 +200,10 @@ class PrivateProjection {
 
   // P = W'ᵀA + N'. w_prime: m × K, finite, every column of norm ≤ 1 (+1e-9 for rounding; Fig 3's
   // input), K ≤ n; it must be data-independent or already released (e.g. a pruned range-finder W).
-  // Checks the rows of a, charges `accountant` if given, then draws N' (K × n, column-major).
+  // Checks the rows of a, charges `budget`, then draws N' (K × n, column-major).
   ProjectionRelease release(const Eigen::Ref<const Eigen::MatrixXd>& a,
                             const Eigen::Ref<const Eigen::MatrixXd>& w_prime, privacy::NoiseSource& noise,
-                            privacy::PrivacyAccountant* accountant = nullptr,
+                            const privacy::Budget& budget,
                             const std::string& label = "hr12 projection") const;
 
   // tight: σ per unit of sensitivity, analytic_gaussian_sigma(1, target); paper: Fig 3's ρ for
@@ -256,7 +256,7 @@ class PrivateFindAndProject {
   // Checks a (k + oversampling ≤ min(m, n), rows), charges the accountant twice ("<label> range
   // finder", "<label> projection") after checking both fit, then draws Ω, N, N' from `noise`.
   FindAndProjectResult release(const Eigen::Ref<const Eigen::MatrixXd>& a, privacy::NoiseSource& noise,
-                               privacy::PrivacyAccountant* accountant = nullptr,
+                               const privacy::Budget& budget,
                                const std::string& label = "pfp") const;
 
   const PrivateRangeFinder& range_finder() const noexcept { return range_finder_; }

@@ -37,7 +37,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/accumulators.hpp"
@@ -64,13 +64,13 @@ class GaussianPca {
   GaussianPca(Eigen::Index dimension, const GaussianPcaOptions& options);
 
   // From the rows of A (m × d, one record a row): checks every row against L, then one release.
-  // Charges `accountant` (if given) before the noise is drawn; BudgetExhausted leaves nothing released.
+  // Charges `budget` before the noise is drawn; BudgetExhausted leaves nothing released.
   GaussianPcaRelease release(const Eigen::Ref<const Eigen::MatrixXd>& rows,
-                             privacy::PrivacyAccountant* accountant = nullptr);
+                             const privacy::Budget& budget);
   // From an exact Σ aaᵀ accumulated elsewhere; the caller vouches that every row it holds had
   // ‖a‖ ≤ L (e.g. it came through RowGuard), since the accumulator no longer has the rows.
   GaussianPcaRelease release(const stream::CovarianceAccumulator& exact,
-                             privacy::PrivacyAccountant* accountant = nullptr);
+                             const privacy::Budget& budget);
 
   double sigma() const noexcept { return mechanism_.sigma(); }
   const privacy::SymmetricGaussianMechanism& mechanism() const noexcept { return mechanism_; }
@@ -79,7 +79,7 @@ class GaussianPca {
 
  private:
   GaussianPcaRelease release_covariance(const Eigen::Ref<const Eigen::MatrixXd>& covariance,
-                                        privacy::PrivacyAccountant* accountant);
+                                        const privacy::Budget& budget);
 
   Eigen::Index dimension_;
   Eigen::Index k_;

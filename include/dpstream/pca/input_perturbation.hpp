@@ -24,7 +24,7 @@
 
 #include "dpstream/pca/find_and_project.hpp"
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -49,14 +49,14 @@ class InputPerturbation {
   // profile does not support).
   explicit InputPerturbation(const InputPerturbationOptions& options);
 
-  // The release A + G (m × n). Checks the rows of a, charges `accountant` if given, then draws G
+  // The release A + G (m × n). Checks the rows of a, charges `budget`, then draws G
   // (column-major) from `noise`.
   Eigen::MatrixXd perturb(const Eigen::Ref<const Eigen::MatrixXd>& a, privacy::NoiseSource& noise,
-                          privacy::PrivacyAccountant* accountant = nullptr,
+                          const privacy::Budget& budget,
                           const std::string& label = "input perturbation") const;
   // perturb, then top_k_svd (k ≤ min(m, n), checked before anything is charged).
   InputPerturbationResult release(const Eigen::Ref<const Eigen::MatrixXd>& a, privacy::NoiseSource& noise,
-                                  privacy::PrivacyAccountant* accountant = nullptr,
+                                  const privacy::Budget& budget,
                                   const std::string& label = "input perturbation") const;
 
   double sigma() const noexcept { return sigma_; }

@@ -35,9 +35,10 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
 namespace dpstream::pca {
@@ -46,12 +47,8 @@ struct NoisyPowerMethodOptions {
   Eigen::Index k = 1;        // 1 ≤ k ≤ d
   int iterations = 10;       // T ≥ 1
   bool release_values = true;
-  privacy::EpsDelta target{1.0, 1e-6};
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
-  double row_norm_bound = 1.0;  // L
-  // set: seeded noise (reproducible, NOT secure); unset: the secure source.
-  std::optional<std::uint64_t> seed;
+  // Target, calibration, relation (add_remove_row or replace_row), L and the noise's seed.
+  privacy::PrivacySpec privacy;
   // Runs the calibration covers: σ is set for runs × R rounds (a stream of refreshes of one growing
   // dataset, each row in every run: StreamingPrivatePca). With runs > 1, run() refuses a run past
   // them (BudgetExhausted) and the caller charges the accountant once for all of them; with runs = 1
@@ -75,10 +72,10 @@ class NoisyPowerMethod {
 
   // The rows of A (m × d): checked against L, then the run. `start` (d × k', any k' ≥ 1, orthonormalised
   // and padded with data-independent columns) must itself be private or data-independent.
-  PrivateSubspace run(const Eigen::Ref<const Eigen::MatrixXd>& rows, privacy::PrivacyAccountant* accountant = nullptr,
+  PrivateSubspace run(const Eigen::Ref<const Eigen::MatrixXd>& rows, const privacy::Budget& budget,
                       const Eigen::MatrixXd* start = nullptr);
   // From an exact Σ aaᵀ whose rows the caller vouches had ‖a‖ ≤ L.
-  PrivateSubspace run(const stream::CovarianceAccumulator& exact, privacy::PrivacyAccountant* accountant = nullptr,
+  PrivateSubspace run(const stream::CovarianceAccumulator& exact, const privacy::Budget& budget,
                       const Eigen::MatrixXd* start = nullptr);
 
   double sigma() const noexcept { return sigma_; }
@@ -89,7 +86,7 @@ class NoisyPowerMethod {
   const NoisyPowerMethodOptions& options() const noexcept { return options_; }
 
  private:
-  PrivateSubspace iterate(const Eigen::Ref<const Eigen::MatrixXd>& covariance, privacy::PrivacyAccountant* accountant,
+  PrivateSubspace iterate(const Eigen::Ref<const Eigen::MatrixXd>& covariance, const privacy::Budget& budget,
                           const Eigen::MatrixXd* start);
 
   Eigen::Index dimension_;

@@ -45,7 +45,7 @@
 //        ρ = k·L⁴/(2σ²) ≤ ε²/(256·ln(2/δ)), and ρ + 2√(ρ ln(1/δ)) ≤ ε(1/8 + 1/128) < ε under the
 //        condition. At L² = 20, δ = 1e-6 it is 11.9–14.4× the tight σ (ε ∈ {1, 5}, Γ ∈ {10, 100}).
 //  * Guarantee and accounting: the released v̂_Γ and λ̂² (and every y_τ and iterate a StepObserver
-//    sees) are jointly (ε, δ)-DP for `target`. run() charges the accountant, if given, ONCE for the
+//    sees) are jointly (ε, δ)-DP for `target`. run() charges the budget's accountant (if accounted) ONCE for the
 //    whole run before reading any data: charge_gaussian(label, Δ_joint, σ, target), i.e.
 //    ρ = k·L⁴/(2σ²). A run refused afterwards (a bad row) keeps its charge: conservative. With the
 //    expert options.sigma override the target is not claimed: the charge is ρ alone.
@@ -71,25 +71,24 @@
 #include <Eigen/SparseCore>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::pca {
 
 struct PrivateOjaOptions {
   int iterations = 100;           // Γ ≥ 1: noisy products (= passes over the data)
-  double row_norm_bound = 1.0;    // L: every row must have ‖a‖₂ ≤ L; L finite > 0 with L² normal
-  privacy::EpsDelta target{1.0, 1e-6};  // for the whole run; δ must be > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::add_remove_row;  // Δ = L² under both (header)
+  // The target is for the whole run (δ > 0); relation add_remove_row or replace_row (Δ = L² under
+  // both, header); L finite > 0 with L² normal; the noise's seed (set: reproducible, NOT secure).
+  privacy::PrivacySpec privacy;
   bool release_eigenvalue = true;  // also release λ̂² (one more Gaussian release)
   // k ≥ 1: vectors run_components() releases by deflation (one Oja run per vector on A(I − V̂V̂ᵀ),
   // V̂ the vectors already released). σ is calibrated for all k runs together: k·releases()
   // Gaussian releases of sensitivity L² (rows of A(I − V̂V̂ᵀ) keep ‖a‖ ≤ L, and V̂ is public), i.e.
   // Δ_joint = L²·√(k·releases()). tight only for k > 1 (the paper's σ is for one vector).
   Eigen::Index components = 1;
-  std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
   // Expert override (finite > 0): use this σ for every release instead of calibrating one from
   // `target` (which is then not claimed). The ACCOUNTING IS THE CALLER'S: run() charges an accountant,
   // if given, only the zCDP ρ = components·releases()·L⁴/(2σ²) the run really has, with no (ε, δ)
@@ -146,21 +145,21 @@ class PrivateOja {
   // A: m × n (m ≥ 0, n ≥ 1), one row per record. Charges `accountant` first (BudgetExhausted: nothing
   // is read or drawn), then checks every row (InvalidRow), then runs.
   PrivateOjaResult run(const Eigen::Ref<const Eigen::MatrixXd>& a,
-                       privacy::PrivacyAccountant* accountant = nullptr,
+                       const privacy::Budget& budget,
                        const std::string& label = "private oja", const StepObserver& observer = {});
   // The top `components` vectors by deflation (see PrivateOjaOptions::components): one charge for all
   // of them, before any data is read; vectors orthonormal, values the λ̂²'s (when released). Dense A.
   PrivateSubspace run_components(const Eigen::Ref<const Eigen::MatrixXd>& a,
-                                 privacy::PrivacyAccountant* accountant = nullptr,
+                                 const privacy::Budget& budget,
                                  const std::string& label = "private oja (deflation)");
   // Sparse rows (compressed or not): touches only stored entries; never forms an n × n or m × n
   // dense matrix. With the same seed and data it draws the same noise as the dense overload.
   PrivateOjaResult run(const Eigen::SparseMatrix<double, Eigen::RowMajor>& a,
-                       privacy::PrivacyAccountant* accountant = nullptr,
+                       const privacy::Budget& budget,
                        const std::string& label = "private oja", const StepObserver& observer = {});
 
  private:
-  void charge(privacy::PrivacyAccountant* accountant, const std::string& label) const;
+  void charge(const privacy::Budget& budget, const std::string& label) const;
   void require_single_component() const;
   template <class Product>
   PrivateOjaResult iterate(Eigen::Index columns, const Product& product, const StepObserver& observer);

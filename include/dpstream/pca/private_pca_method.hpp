@@ -23,7 +23,7 @@
 
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::pca {
@@ -57,8 +57,8 @@ class PrivatePcaMethod {
  public:
   // InvalidParameter for an unknown method or options the method refuses.
   PrivatePcaMethod(const PrivatePcaMethodOptions& o, Eigen::Index dimension);
-  // The release from `rows` (n × d, each ‖a‖ ≤ L); every charge goes to `accountant`.
-  PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
+  // The release from `rows` (n × d, each ‖a‖ ≤ L); every charge goes to `budget`.
+  PrivateSubspace release(const Eigen::MatrixXd& rows, const privacy::Budget& budget) const;
   // The neighbouring relation the release's (ε, δ) holds for.
   privacy::Neighbours relation() const { return relation_; }
   // streaming-oja: the smallest eigengaps (shares of L²) one pass over `rows` rows and Analyze Gauss
@@ -67,7 +67,7 @@ class PrivatePcaMethod {
   std::optional<ResolvableGap> one_pass_reach(std::uint64_t rows) const;
 
  private:
-  std::function<PrivateSubspace(const Eigen::MatrixXd&, privacy::PrivacyAccountant&)> release_;
+  std::function<PrivateSubspace(const Eigen::MatrixXd&, const privacy::Budget&)> release_;
   privacy::Neighbours relation_;
   PrivatePcaMethodOptions options_;
   Eigen::Index dimension_;

@@ -46,8 +46,8 @@
 //             composition) and the rest to the Gaussian rounds. At ε = 1, δ = 1e-6, T = 37: σ = 25.7 (paper 90.4).
 //      Both: when T is chosen privately (iterations unset), iteration_share·ε is spent first on
 //      ‖A‖₁ + Laplace and the rest is what the above is calibrated to (basic composition).
-//  * Guarantee and accounting: (ε, δ)-DP for the whole call w.r.t. the relation above. The accountant
-//    (if given) is charged for the WHOLE call before A is read, atomically (nothing is charged if
+//  * Guarantee and accounting: (ε, δ)-DP for the whole call w.r.t. the relation above. The budget's
+//    accountant (if accounted) is charged for the WHOLE call before A is read, atomically (nothing is charged if
 //    any charge would be refused): one Gaussian charge for all planned rounds (sensitivity
 //    s·√(rounds), noise σ: its ρ, and its single-release claim = the exact GDP ε at δ — paper — or
 //    the calibration target — tight), one pure charge per σ̂ release and one for the ‖A‖₁ release.
@@ -97,7 +97,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -225,7 +225,7 @@ long proof_iteration_count(double sigma1_upper, long k, double gap);
 // T = paper_iteration_count(σ̂₁). Any dense matrix (square or not); finite entries.
 IterationCount private_iteration_count(const Eigen::Ref<const Eigen::MatrixXd>& a, double epsilon,
                                        EntryChange unit, privacy::NoiseSource& noise,
-                                       privacy::PrivacyAccountant* accountant = nullptr);
+                                       const privacy::Budget& budget);
 
 // The dilation [[0, A], [Aᵀ, 0]] ((m + d) square), for tests and diagnostics.
 Eigen::MatrixXd dilation(const Eigen::Ref<const Eigen::MatrixXd>& a);
@@ -235,25 +235,25 @@ Eigen::MatrixXd dilation(const Eigen::Ref<const Eigen::MatrixXd>& a);
 // Symmetric n × n (square, finite, symmetric within 1e-10·max|A_ij| as in subspace.hpp).
 PpiResult private_power_iteration(const Eigen::Ref<const Eigen::MatrixXd>& a, const PpiOptions& options,
                                   privacy::NoiseSource& noise,
-                                  privacy::PrivacyAccountant* accountant = nullptr);
+                                  const privacy::Budget& budget);
 // A linear operator: iterations must be set (‖A‖₁ is not available).
 PpiResult private_power_iteration(const SymmetricOperator& a, const PpiOptions& options,
                                   privacy::NoiseSource& noise,
-                                  privacy::PrivacyAccountant* accountant = nullptr);
+                                  const privacy::Budget& budget);
 // Rectangular m × d through the dilation: left_vectors = û, vectors = v̂ (halves), no σ̂.
 PpiResult private_power_iteration_rectangular(const Eigen::Ref<const Eigen::MatrixXd>& a,
                                               const PpiOptions& options, privacy::NoiseSource& noise,
-                                              privacy::PrivacyAccountant* accountant = nullptr);
+                                              const privacy::Budget& budget);
 
 // ---- Rank k by deflation (Fig 3) -----------------------------------------------------------------
 
 PpiResult private_rank_k(const Eigen::Ref<const Eigen::MatrixXd>& a, const PpiOptions& options,
-                         privacy::NoiseSource& noise, privacy::PrivacyAccountant* accountant = nullptr);
+                         privacy::NoiseSource& noise, const privacy::Budget& budget);
 PpiResult private_rank_k(const SymmetricOperator& a, const PpiOptions& options, privacy::NoiseSource& noise,
-                         privacy::PrivacyAccountant* accountant = nullptr);
+                         const privacy::Budget& budget);
 // Rectangular: deflates A itself with σ̂_i û_i v̂_iᵀ (never the dilation).
 PpiResult private_rank_k_rectangular(const Eigen::Ref<const Eigen::MatrixXd>& a, const PpiOptions& options,
                                      privacy::NoiseSource& noise,
-                                     privacy::PrivacyAccountant* accountant = nullptr);
+                                     const privacy::Budget& budget);
 
 }  // namespace dpstream::pca

@@ -102,7 +102,7 @@
 #include "dpstream/base/release_journal.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -158,7 +158,7 @@ class StreamingPrivateOja {
 
   // InvalidParameter naming the bad option; BudgetExhausted if `accountant` cannot cover the pass.
   StreamingPrivateOja(Eigen::Index dimension, const StreamingPrivateOjaOptions& options,
-                      privacy::PrivacyAccountant* accountant = nullptr);
+                      const privacy::Budget& budget);
   ~StreamingPrivateOja();
   StreamingPrivateOja(StreamingPrivateOja&&) noexcept;
   StreamingPrivateOja& operator=(StreamingPrivateOja&&) noexcept;

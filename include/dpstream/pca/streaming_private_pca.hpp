@@ -31,7 +31,7 @@
 
 #include "dpstream/pca/noisy_power_method.hpp"
 #include "dpstream/pca/private_subspace.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/stream/accumulators.hpp"
 
 namespace dpstream::pca {
@@ -59,7 +59,7 @@ class StreamingPrivatePca {
 
   // InvalidParameter naming the bad option; BudgetExhausted if `accountant` cannot cover the stream.
   StreamingPrivatePca(Eigen::Index dimension, const StreamingPrivatePcaOptions& options,
-                      privacy::PrivacyAccountant* accountant = nullptr);
+                      const privacy::Budget& budget);
 
   void subscribe(Subscriber subscriber);
   void update(const Eigen::Ref<const Eigen::VectorXd>& row);

@@ -4,8 +4,8 @@
 //  1. every entry of the value must be finite: else InvalidParameter "<name>: value[i] is not finite,
 //     got <v>", nothing charged, nothing drawn;
 //  2. the mechanism's own pre-charge checks (check_release) may refuse the size: nothing charged;
-//  3. the accountant, if given, is charged the mechanism's cost under `label` (charge); a charge past
-//     the budget throws BudgetExhausted and nothing is drawn or released;
+//  3. the budget's accountant (unless the budget is unaccounted) is charged the mechanism's cost under
+//     `label` (charge); a charge past the budget throws BudgetExhausted and nothing is drawn or released;
 //  4. the noise is added and the result snapped to the mechanism's grid (perturb; snap.hpp).
 // The neighbouring relation is the caller's, through the sensitivity the mechanism was built with.
 #pragma once
@@ -14,7 +14,7 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 
 namespace dpstream::privacy {
@@ -25,15 +25,15 @@ class AdditiveMechanism {
 
   // Adds noise in place, in the order above. The label defaults to the mechanism's short name.
   void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise,
-                 PrivacyAccountant* accountant = nullptr) const;
-  void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise, PrivacyAccountant* accountant,
+                 const Budget& budget) const;
+  void add_noise(Eigen::Ref<Eigen::VectorXd> value, NoiseSource& noise, const Budget& budget,
                  const std::string& label) const;
   Eigen::VectorXd release(const Eigen::Ref<const Eigen::VectorXd>& value, NoiseSource& noise,
-                          PrivacyAccountant* accountant = nullptr) const;
+                          const Budget& budget) const;
   Eigen::VectorXd release(const Eigen::Ref<const Eigen::VectorXd>& value, NoiseSource& noise,
-                          PrivacyAccountant* accountant, const std::string& label) const;
-  double release(double value, NoiseSource& noise, PrivacyAccountant* accountant = nullptr) const;
-  double release(double value, NoiseSource& noise, PrivacyAccountant* accountant,
+                          const Budget& budget, const std::string& label) const;
+  double release(double value, NoiseSource& noise, const Budget& budget) const;
+  double release(double value, NoiseSource& noise, const Budget& budget,
                  const std::string& label) const;
 
  protected:

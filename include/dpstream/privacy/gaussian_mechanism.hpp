@@ -7,7 +7,7 @@
 //  * Noise: i.i.d. N(0, σ²) per coordinate, σ from privacy/calibration.hpp:
 //      tight (default): the analytic Gaussian mechanism (Balle & Wang 2018), exactly (ε, δ)-DP;
 //      paper: σ = Δ√(2 ln(1.25/δ))/ε, refused for ε ≥ 1.
-//  * Accounting: each release charges the accountant (if given) ρ = Δ²/(2σ²) and its (ε, δ); a
+//  * Accounting: each release charges the budget's accountant (if accounted) ρ = Δ²/(2σ²) and its (ε, δ); a
 //    release past the budget throws BudgetExhausted and releases nothing.
 //  * Released values are snapped to a power-of-two grid (snap.hpp).
 //  * Release protocol (finite values, charge first, default label "gaussian"): additive_mechanism.hpp.

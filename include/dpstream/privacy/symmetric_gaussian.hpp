@@ -24,7 +24,7 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 
@@ -58,9 +58,9 @@ class SymmetricGaussianMechanism {
 
   // A fresh symmetric noise matrix E (n × n), bitwise symmetric. Does not charge.
   Eigen::MatrixXd sample_noise(Eigen::Index n, NoiseSource& noise) const;
-  // Ĉ = C + E with C symmetric (checked: square, finite). Charges `accountant` first if given.
+  // Ĉ = C + E with C symmetric (checked: square, finite). Charges `budget` first.
   Eigen::MatrixXd release(const Eigen::Ref<const Eigen::MatrixXd>& covariance, NoiseSource& noise,
-                          PrivacyAccountant* accountant = nullptr,
+                          const Budget& budget,
                           const std::string& label = "covariance") const;
 
  private:

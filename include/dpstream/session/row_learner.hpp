@@ -19,7 +19,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/session/online_pca_options.hpp"
 
 namespace dpstream::session {
@@ -29,7 +29,7 @@ struct RowLearnerSetup {
   const OnlinePcaOptions& options;      // k, minibatch, known_rows, stream (calibration, norm bound, shape)
   privacy::EpsDelta share;              // this learner's share of options.stream.target
   std::optional<std::uint64_t> seed;    // its own noise seed (learner_seed), none: the secure source
-  privacy::PrivacyAccountant* accountant;  // every charge goes here
+  privacy::Budget budget;               // every charge goes here
 };
 
 class RowLearner {

@@ -32,7 +32,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/eval/regret.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/session/online_pca_options.hpp"
 #include "dpstream/session/row_learner.hpp"
 
@@ -52,7 +52,7 @@ class RowLearners {
   // Builds (and charges `accountant` for) each row-fed learner listed in o.learners, its options
   // checked by the library before any noise (InvalidParameter); `meter` gets their names from
   // meter_names() when it is built.
-  RowLearners(Eigen::Index d, const OnlinePcaOptions& o, privacy::PrivacyAccountant* accountant);
+  RowLearners(Eigen::Index d, const OnlinePcaOptions& o, const privacy::Budget& budget);
   ~RowLearners();
 
   // The meter's names of the online learners here, in the table's order (row_learner_kinds()).

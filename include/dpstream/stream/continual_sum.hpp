@@ -34,7 +34,7 @@
 //    Covariance noise shape: paper_symmetric (i.i.d. upper triangle, mirrored) or goe (off-diagonal
 //    variance halved; proof in privacy/symmetric_gaussian.hpp, it applies node by node).
 //  * Guarantee and accounting: the whole stream of releases is (ε, δ)-DP for the target (μ-GDP with
-//    μ = mu()). The accountant, if given, is charged once at construction, before any row is seen
+//    μ = mu()). The budget's accountant (if accounted) is charged once at construction, before any row is seen
 //    (BudgetExhausted then, and nothing is built). A fixed horizon refuses rows past T·B with
 //    BudgetExhausted (the calibration covers T releases only); an unbounded stream never does.
 //  * Released values are snapped to a grid of spacing 2^⌈log₂(σ_t·2⁻³⁰)⌉ (privacy::snap_granularity,
@@ -81,7 +81,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/base/release_journal.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -154,10 +154,10 @@ class ContinualSum {
   };
   using Subscriber = std::function<void(const Release&)>;
 
-  // Validates the options (InvalidParameter naming the bad one), calibrates and, if an accountant is
-  // given, charges it for the whole stream. The accountant must outlive this object.
+  // Validates the options (InvalidParameter naming the bad one), calibrates and charges `budget` (unless
+  // unaccounted) for the whole stream. The accountant must outlive this object.
   ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
-               privacy::PrivacyAccountant* accountant = nullptr);
+               const privacy::Budget& budget);
 
   void subscribe(Subscriber subscriber);
 
@@ -198,25 +198,27 @@ class ContinualSum {
   double mu() const { return noise_->unit_mu(options_.participation); }
   const privacy::EpsDelta& guarantee() const noexcept { return options_.target; }
   bool is_secure() const noexcept { return source_->is_secure(); }
+  // Where the stream's charge went, or why it was not accounted (for summaries).
+  const privacy::Budget& budget() const noexcept { return budget_; }
 
   // Checkpoints (see the header comment). deserialize/load_checkpoint take the options and dimension
-  // the stream was built with. An accountant given there takes the checkpoint's ledger through
+  // the stream was built with. The budget's accountant (if accounted) takes the checkpoint's ledger through
   // PrivacyAccountant::restore (accountant.hpp: its spend never goes down; another budget:
   // CorruptInput; over the budget: BudgetExhausted), last, after every other check; a checkpoint
   // saved without an accountant charges it for the stream, as construction does.
   std::string serialize() const;
   static ContinualSum deserialize(const std::string& bytes, Eigen::Index dimension,
                                   const ContinualSumOptions& options,
-                                  privacy::PrivacyAccountant* accountant = nullptr);
+                                  const privacy::Budget& budget);
   void save_checkpoint(const std::string& path) const;
   static ContinualSum load_checkpoint(const std::string& path, Eigen::Index dimension,
                                       const ContinualSumOptions& options,
-                                      privacy::PrivacyAccountant* accountant = nullptr);
+                                      const privacy::Budget& budget);
 
  private:
   struct NoCharge {};
   ContinualSum(Eigen::Index dimension, const ContinualSumOptions& options,
-               privacy::PrivacyAccountant* accountant, NoCharge);
+               const privacy::Budget& budget, NoCharge);
   void charge_stream();
   void check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
   void check_capacity(std::uint64_t more_rows) const;
@@ -227,7 +229,7 @@ class ContinualSum {
   Eigen::Index dimension_;
   ContinualSumOptions options_;
   double l2_sensitivity_;
-  privacy::PrivacyAccountant* accountant_;
+  privacy::Budget budget_;
   std::unique_ptr<privacy::NoiseSource> source_;
   std::unique_ptr<ContinualNoise> noise_;
   Accumulator exact_;

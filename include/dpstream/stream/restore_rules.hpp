@@ -29,7 +29,7 @@
 #include <string>
 
 #include "dpstream/base/release_journal.hpp"
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 
 namespace dpstream::stream {
 
@@ -41,12 +41,12 @@ struct Publication {
 };
 
 // Applies both rules for a stream restored from `published` that goes on with the journal at
-// `journal_path` ("": none) and charges `accountant` (nullptr: none; a stream that charged its whole
-// pass when first built passes nullptr and an empty ledger). Returns the restored stream's journal.
+// `journal_path` ("": none) and charges `budget` (an unaccounted budget: nothing restored or charged;
+// a stream that charged its whole pass when first built passes an unaccounted one and an empty ledger). Returns the restored stream's journal.
 // CorruptInput or InvalidParameter for a journal the rules refuse, BudgetExhausted or CorruptInput
 // for a ledger the accountant refuses; std::runtime_error for I/O errors.
 base::StreamJournal restore_publication(const Publication& published, const std::string& journal_path,
-                                        privacy::PrivacyAccountant* accountant,
+                                        const privacy::Budget& budget,
                                         const std::function<void()>& charge_afresh, const std::string& what);
 
 }  // namespace dpstream::stream

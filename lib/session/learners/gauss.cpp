@@ -14,13 +14,13 @@ namespace {
 class GaussLearner final : public RowLearner {
  public:
   explicit GaussLearner(const RowLearnerSetup& s)
-      : d_(s.d), accountant_(s.accountant), gauss_(s.d, options(s)) {}  // its options checked now, before any noise
+      : d_(s.d), budget_(s.budget), gauss_(s.d, options(s)) {}  // its options checked now, before any noise
   bool online() const override { return false; }
   void finish(const eval::RegretMeter& meter) override {
     // The meter's exact Σ aaᵀ of every guarded row (each ‖a‖ ≤ L: RowGuard checked them).
     stream::CovarianceAccumulator exact(d_);
     exact.unpack(meter.state().exact_sum, meter.rows());
-    basis_ = gauss_.release(exact, accountant_).subspace.vectors;
+    basis_ = gauss_.release(exact, budget_).subspace.vectors;
   }
   const Eigen::MatrixXd& basis() const override { return basis_; }
   std::string describe(const std::string& share) const override {
@@ -43,7 +43,7 @@ class GaussLearner final : public RowLearner {
     return o;
   }
   Eigen::Index d_;
-  privacy::PrivacyAccountant* accountant_;
+  privacy::Budget budget_;
   pca::GaussianPca gauss_;
   Eigen::MatrixXd basis_;
 };

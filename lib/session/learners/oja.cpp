@@ -11,7 +11,7 @@ namespace {
 
 class OjaLearner final : public RowLearner {
  public:
-  explicit OjaLearner(const RowLearnerSetup& s) : oja_(s.d, options(s), s.accountant) {}
+  explicit OjaLearner(const RowLearnerSetup& s) : oja_(s.d, options(s), s.budget) {}
   void update(const Eigen::Ref<const Eigen::MatrixXd>& rows) override { oja_.update_block(rows); }
   void finish(const eval::RegretMeter&) override { oja_.flush(); }
   const Eigen::MatrixXd& basis() const override { return oja_.basis(); }

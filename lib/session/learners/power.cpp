@@ -13,7 +13,7 @@ namespace {
 class PowerLearner final : public RowLearner {
  public:
   explicit PowerLearner(const RowLearnerSetup& s)
-      : k_(s.options.k), minibatch_(s.options.minibatch), power_(s.d, options(s), s.accountant) {}
+      : k_(s.options.k), minibatch_(s.options.minibatch), power_(s.d, options(s), s.budget) {}
   Eigen::VectorXd gains(const Eigen::Ref<const Eigen::MatrixXd>& rows) const override {
     if (basis().cols() != k_) return Eigen::VectorXd::Zero(rows.rows());  // no estimate yet
     return RowLearner::gains(rows);
@@ -37,10 +37,10 @@ class PowerLearner final : public RowLearner {
     o.refresh_every = s.options.minibatch;
     o.refresh.k = s.options.k;
     o.refresh.release_values = false;  // only the subspace is used: no round spent on the values
-    o.refresh.target = s.share;
-    o.refresh.calibration = s.options.stream.calibration;
-    o.refresh.row_norm_bound = s.options.stream.row_norm_bound;
-    o.refresh.seed = s.seed;
+    o.refresh.privacy.target = s.share;
+    o.refresh.privacy.calibration = s.options.stream.calibration;
+    o.refresh.privacy.row_norm_bound = s.options.stream.row_norm_bound;
+    o.refresh.privacy.noise.seed = s.seed;
     return o;
   }
   Eigen::Index k_;
