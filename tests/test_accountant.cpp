@@ -55,6 +55,7 @@ struct RawCharge {
   double rho = 0.01;
   double epsilon = kInf;
   double delta = 0.0;
+  bool gaussian = false;
 };
 
 std::string ledger_bytes(std::uint32_t version, double budget_eps, double budget_delta, int conversion,
@@ -71,6 +72,7 @@ std::string ledger_bytes(std::uint32_t version, double budget_eps, double budget
     m.d(3, c.rho);
     m.d(4, c.epsilon);
     m.d(5, c.delta);
+    if (c.gaussian) m.u(6, 1);
     w.bytes(5, m.out);
   }
   return dpstream::base::seal_message(w.out);  // sealed as serialize() does, so the checks behind the seal run
@@ -447,6 +449,29 @@ TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant]
     REQUIRE_THROWS_WITH(
         PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"z", true, 1.0, kInf, 0.0}})),
         Contains("budget"));
+  }
+}
+
+// A Gaussian's privacy profile has δ(ε) > 0 at every finite ε, so under a pure budget (δ = 0) the
+// GDP bound is +inf, as the zCDP one is. It was the GDP-to-(ε, δ) conversion's InvalidParameter
+// ("delta must be in (0, 1)"): a charge refused with the wrong type, and a ledger's bytes refused
+// as a bad argument (found by fuzz_accountant; reproducer in fuzz/regressions/fuzz_accountant/).
+TEST_CASE("a pure budget and Gaussian charges: no GDP bound, never InvalidParameter", "[accountant][gaussian]") {
+  SECTION("charging: exhausted, nothing charged") {
+    PrivacyAccountant acc(EpsDelta(1.0, 0.0));
+    REQUIRE_THROWS_AS(acc.charge_gaussian("g", 1.0, 100.0), BudgetExhausted);
+    REQUIRE_THROWS_AS(acc.charge_gaussian("g", 1.0, 100.0, EpsDelta(0.5, 1e-9)), BudgetExhausted);
+    CHECK(acc.ledger().empty());
+    CHECK(acc.spent().epsilon == 0.0);
+  }
+  SECTION("a ledger's bytes: CorruptInput (its Gaussian charges spend ε = +inf of a pure budget)") {
+    RawCharge g{"g", true, 0.01, kInf, 0.0, true};
+    REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 0.0, 0, {g})), CorruptInput);
+    REQUIRE_THROWS_WITH(PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 0.0, 1, {g, g})),
+                        Contains("more than its own budget"));
+    // Control: the same charge under a budget with δ > 0 reads, and its GDP bound is finite.
+    const PrivacyAccountant ok = PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 1e-6, 0, {g}));
+    CHECK(std::isfinite(ok.spent().gdp_epsilon));
   }
 }
 

@@ -8,6 +8,8 @@
 #  - refusals that are right: a fixed-horizon mechanism's memory is of the counted file;
 #  - time: iteration flags no one can mean are capped, a long run is announced on stderr first;
 #  - output that misleads: --scale out of range refused or counted, a BOM before ratings dropped.
+#  - checks after noise: what the flags alone decide (a refresh's composed charge, a draw the sampler
+#    cannot make) is refused before any noise (exit 2, named); a finite noise scale runs to the end.
 #   usage: test_hostile_input.sh PCA RECOMMEND CONVERT PRIVACY_DEMO REPLAY
 set -uo pipefail
 pca="$1"; recommend="$2"; convert="$3"; demo="$4"; replay="$5"
@@ -86,8 +88,16 @@ says 'x\x9b31m.csv'
 printf '0.1,0.2\n0.3,\x9b31mX\n' > "$work/c1.csv"
 run "a field with 0x9b" 1 "$pca" --input "$work/c1.csv" --k 1 --seed 1
 says '\x9b31mX'
-gzip -c "$work/u.data" > "$work/u.gz"
-run "gzip bytes as ratings" 1 "$recommend" --input "$work/u.gz" --items-public --method als --rank 2 --iters 1 --seed 1
+# gzip bytes read as text: the CSV reader quotes the first field (bytes 0x80-0xff that are not UTF-8);
+# a ratings field holding gzip's magic bytes. (A whole gzipped ratings file is refused by its field
+# count, quoting nothing: it tested nothing.) -n: no name or time in the header, the same bytes each run.
+gzip -n -c "$work/u.data" > "$work/u.gz"
+run "gzip bytes as CSV" 1 "$pca" --input "$work/u.gz" --format csv --k 1 --seed 1
+says 'field 1 (column 0): "'
+{ cat "$work/u.data"; printf '7\t8\t\x1f\x8b\x08\n'; } > "$work/gzip-field.data"
+run "gzip bytes in a ratings field" 1 "$recommend" --input "$work/gzip-field.data" --items-public --method als \
+  --rank 2 --iters 1 --seed 1
+says 'rating "\x1f\x8b\x08"'
 # A UTF-8 byte-order mark before a ratings file without a header: dropped, the same ratings read.
 { printf '\xef\xbb\xbf'; cat "$work/u.data"; } > "$work/bom.data"
 rec=(--method als --rank 2 --iters 2 --max-per-user 20 --epsilon 5 --seed 1 --items-public)
@@ -135,8 +145,9 @@ run "privacy-demo --dim 100000" 2 "$demo" --seed 1 --rows 10 --dim 100000
 says "--dim 100000"
 
 # ---- 5. refusals that are right: sqrt's memory is of the counted file's releases ----
+# 63 releases of 6 x 6 draws fit in 64 MiB; 10^6 (a stream of unknown length) need ~137 MiB.
 run "replay sqrt on a 1,000-row CSV" 0 "$replay" --input "$work/rows.csv" --mechanism sqrt --k 2 --block 16 --seed 1 \
-  --out "$work/sqrt" --max-memory 1G
+  --out "$work/sqrt" --max-memory 64M
 # 128 rows of dimension 4096 in a row log of unknown length (--skip-malformed: no count): one release.
 awk 'BEGIN { for (i = 0; i < 128; i++) { line = ""; for (j = 0; j < 4096; j++) line = line (j ? "," : "") (j == i ? 1 : 0); print line } }' \
   > "$work/wide.csv"
@@ -164,6 +175,32 @@ timeout 5 "$recommend" --input "$work/fw.data" --method fw --nuclear-norm 10 --i
   > "$work/$n.out" 2> "$work/$n.err"
 grep -q "estimated work: --method fw on .* 10000 items" "$work/$n.err" ||
   fail "recommend fw on 10^4 items: no estimate on stderr: $(head -c 300 "$work/$n.err")"
+
+# ---- 7. checks after noise: what the flags alone decide is refused before any noise (exit 2, named) ----
+# Streaming ALS and Frank-Wolfe at ε = 1e100: the planned refreshes' charges, each as its method makes
+# it (its own Δ and σ, ~1e-8 relative off the share's μ), compose past the budget in floating point;
+# they stopped at the third refresh (exit 1, two refreshes' noise drawn and printed).
+for method in als "fw --nuclear-norm 10"; do
+  # shellcheck disable=SC2086
+  run "recommend streaming $method --epsilon 1e100" 2 "$recommend" --input "$work/u.data" --items-public --rank 2 \
+    --iters 2 --max-per-user 20 --seed 1 --method $method --refresh-every 20 --planned-refreshes 3 --epsilon 1e100
+  says "--epsilon 1e+100"; says "--planned-refreshes 3"
+  grep -q '^refresh ' "$out" && fail "streaming $method --epsilon 1e100: a refresh ran before the refusal"
+done
+# Laplace's exact sampler takes at most 2^62 grid steps: 200 coordinates at ε = 1e-17 need more (it
+# stopped at the first release, exit 1), streaming or not.
+for stream in "" "--refresh-every 20 --planned-refreshes 3"; do
+  # shellcheck disable=SC2086
+  run "recommend laplace --epsilon 1e-17 $stream" 2 "$recommend" --input "$work/u.data" --items-public --rank 2 \
+    --iters 2 --max-per-user 20 --seed 1 --method als --mechanism laplace --epsilon 1e-17 $stream
+  says "--mechanism laplace"; says "grid steps"
+done
+# Streaming Oja at a huge clip: σ ∝ L² ≈ 1e300 is finite, and the retraction of the noisy sum must stay
+# finite too (Householder QR's squared norms overflowed: V(0,0) NaN after the noise, exit 1).
+run "pca streaming-oja --clip-norm 1e150" 0 "$pca" --input "$work/rows.csv" --method streaming-oja --k 2 --seed 1 \
+  --normalize clip --clip-norm 1e150
+tail -n 1 "$out" | grep -q '"captured_ratio":[0-9]' ||
+  fail "streaming-oja --clip-norm 1e150: no finite captured variance: $(tail -n 1 "$out" | head -c 300)"
 
 if [ "$failures" -eq 0 ]; then echo "hostile input: all $n runs as expected"; fi
 exit $((failures != 0))

@@ -1,8 +1,9 @@
 // The online-PCA session (dpstream/session/): run by the caller's thread it gives the threaded
 // session's results bit for bit (every mechanism, nonnegative, several learners); saved as parts at
-// a block and rebuilt from them it continues to the uninterrupted results; a missing part is refused
-// naming it; its threads carry names that say what they do; the learner table and the buffers' depth
-// (session_slots) and the projections computed ahead (FullProjections).
+// a block and rebuilt from them it continues to the uninterrupted results; a missing part, or one
+// whose state its object refuses, is refused (CorruptInput) naming it; its threads carry names that
+// say what they do; the learner table and the buffers' depth (session_slots) and the projections
+// computed ahead (FullProjections).
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
@@ -165,6 +166,26 @@ TEST_CASE("a saved session without one of its parts is refused, naming the part"
   session::SessionParts garbled = parts;
   garbled.parts.back().bytes = "\xff\xff not a message";
   CHECK_THROWS_WITH(OnlinePcaSession(kDim, o, &garbled), Catch::Contains("meter"));
+}
+
+// Bytes that parse but hold a state its object refuses (InvalidParameter from restore()) are a
+// corrupt part: CorruptInput naming the part, never the InvalidParameter of a caller's argument.
+TEST_CASE("a saved part that parses but holds a state its object refuses is corrupt input, named") {
+  const OnlinePcaOptions o = options("blt", true);
+  session::SessionParts parts;
+  resumed(o, rows(false), &parts);
+  // Field 3 is RegretMeter.gains and FplLearner.leader_values (both repeated double): three more
+  // values (unpacked encoding, tag 0x19) make a count no meter of one learner, no learner of k = 2 has.
+  std::string three_values;
+  for (int i = 0; i < 3; ++i) three_values += std::string("\x19", 1) + std::string(8, '\0');
+  for (const char* name : {"meter", "ftl", "private_learner"}) {
+    INFO(name);
+    session::SessionParts bad = parts;
+    for (session::SessionPart& p : bad.parts)
+      if (p.name == name) p.bytes += three_values;
+    CHECK_THROWS_AS(OnlinePcaSession(kDim, o, &bad), CorruptInput);
+    CHECK_THROWS_WITH(OnlinePcaSession(kDim, o, &bad), Catch::Contains(std::string("saved ") + name + " part"));
+  }
 }
 
 // The names of this process's threads (Linux: /proc/self/task/*/comm).

@@ -481,8 +481,8 @@ void set_gram_floor(const AlsOptions& o, CalibratedNoise& n) {
 }
 
 // The single charge of a rigorous run (header "Accounting").
-void charge_run(const AlsOptions& o, const CalibratedNoise& n, privacy::PrivacyAccountant& accountant,
-                const std::string& label) {
+void charge_rigorous_run(const AlsOptions& o, const CalibratedNoise& n, privacy::PrivacyAccountant& accountant,
+                         const std::string& label) {
   if (o.mechanism == AlsMechanism::gaussian)
     accountant.charge_gaussian(label, n.sensitivity * std::sqrt(static_cast<double>(release_count(o))), n.scale,
                                o.target);
@@ -574,7 +574,7 @@ AlsPrivacyReport PrivateAls::privacy_report(Index items) const {
   if (rigorous) {
     // The accountant's figure for this run's one charge, on a ledger of its own.
     privacy::PrivacyAccountant own(o.target);
-    charge_run(o, *noise_, own, "report");
+    charge_rigorous_run(o, *noise_, own, "report");
     const privacy::Spent spent = own.spent();
     r.epsilon_spent = spent.epsilon;
     r.delta_spent = gaussian ? spent.delta : 0.0;
@@ -591,6 +591,20 @@ AlsPrivacyReport PrivateAls::privacy_report(Index items) const {
   return r;
 }
 
+void PrivateAls::check_draws(Index items) const {
+  require_at_least("items", items, 1);
+  // Rigorous: one draw is a whole release (every item's statistics); faithful: one item's RHS.
+  const Index coordinates = is_rigorous(options_) ? items * statistics_stride(options_.rank) : options_.rank;
+  if (const auto* laplace = std::get_if<privacy::LaplaceMechanism>(&noise_->mechanism))
+    (void)laplace->grid_noise_scale(coordinates);
+}
+
+void PrivateAls::charge_run(privacy::PrivacyAccountant& accountant, const std::string& label) const {
+  if (!is_rigorous(options_))
+    throw InvalidParameter("PrivateAls: faithful mode proves no guarantee, so it charges no accountant");
+  charge_rigorous_run(options_, *noise_, accountant, label);
+}
+
 AlsResult PrivateAls::train(const RatingsMatrix& train, const privacy::Budget& budget,
                             const std::string& label, const ReleaseObserver& observer) {
   const AlsOptions& o = options_;
@@ -600,7 +614,8 @@ AlsResult PrivateAls::train(const RatingsMatrix& train, const privacy::Budget& b
   if (!rigorous && budget.accounted())
     throw InvalidParameter("PrivateAls: faithful mode proves no guarantee, so it cannot charge an accountant; pass "
                            "Budget::unaccounted(why) (or use rigorous mode)");
-  if (rigorous && budget.accounted()) charge_run(o, *noise_, *budget.accountant(), label);  // before any data is read
+  check_draws(items);
+  if (rigorous && budget.accounted()) charge_run(*budget.accountant(), label);  // before any data is read
 
   if (rigorous) {
     for (Index i = 0; i < users; ++i) {

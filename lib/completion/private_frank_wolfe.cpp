@@ -398,14 +398,18 @@ bool PrivateFrankWolfe::secure() const noexcept {
   return noise_ != nullptr && noise_->is_secure();
 }
 
+void PrivateFrankWolfe::charge_run(privacy::PrivacyAccountant& accountant, const std::string& label) const {
+  if (options_.nonprivate) fail("a nonprivate run releases nothing private: it charges no accountant");
+  accountant.charge_gaussian(label, joint_sensitivity(), sigma_, options_.privacy.target);
+}
+
 FrankWolfeResult PrivateFrankWolfe::train(const RatingsMatrix& ratings, const privacy::Budget& budget,
                                           const std::string& label, const RoundObserver& observer) {
   const Index n = ratings.items();
   if (n < 1) fail("train needs at least one item, got 0");
   if (options_.nonprivate && budget.accounted())
     fail("a nonprivate run releases nothing private: it takes no accountant");
-  // Once for the whole run, before any rating is read or any noise drawn.
-  if (budget.accounted()) budget.accountant()->charge_gaussian(label, joint_sensitivity(), sigma_, options_.privacy.target);
+  if (budget.accounted()) charge_run(*budget.accountant(), label);  // once, before any rating is read or noise drawn
 
   FrankWolfeResult result;
   result.items = n;

@@ -65,8 +65,13 @@ std::unique_ptr<privacy::NoiseSource> make_source(const StreamingPrivateOjaOptio
 
 // Q of the thin QR of m (d × k, k ≤ d), columns signed so that R's diagonal is ≥ 0: a deterministic
 // retraction (Householder QR's signs are otherwise arbitrary).
+// Q is the same for m·2^-e; far from 1 (entries past 2^500: the noise at a row_norm_bound near
+// 1e150), m is scaled by that power of two first (exact but for entries 2^-1074 below the largest),
+// or the squared column norms Householder QR forms overflow and the basis turns NaN after the noise.
 MatrixXd orthonormalized(const MatrixXd& m) {
-  Eigen::HouseholderQR<MatrixXd> qr(m);
+  int e = 0;
+  (void)std::frexp(m.cwiseAbs().maxCoeff(), &e);
+  Eigen::HouseholderQR<MatrixXd> qr(std::abs(e) > 500 ? MatrixXd(m * std::ldexp(1.0, -e)) : m);
   MatrixXd q = qr.householderQ() * MatrixXd::Identity(m.rows(), m.cols());
   const MatrixXd& r = qr.matrixQR();
   for (Index j = 0; j < m.cols(); ++j)

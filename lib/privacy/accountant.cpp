@@ -13,6 +13,7 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/saved_state.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -156,6 +157,8 @@ double PrivacyAccountant::gdp_epsilon(const std::vector<Charge>& ledger, const C
     if (!add(c)) return kInf;
   if (extra != nullptr && !add(*extra)) return kInf;
   if (!(mu_squared > 0.0) || !std::isfinite(mu_squared)) return kInf;
+  // A Gaussian's privacy profile has δ(ε) > 0 at every finite ε: at a pure budget (δ = 0) no ε bounds it.
+  if (!(budget_.delta() > 0.0)) return kInf;
   return epsilon_from_gdp(std::sqrt(mu_squared), budget_.delta());
 }
 
@@ -273,39 +276,40 @@ PrivacyAccountant PrivacyAccountant::deserialize(const std::string& bytes) {
     default:
       throw CorruptInput("privacy ledger: unknown conversion " + std::to_string(static_cast<int>(msg.conversion())));
   }
-  std::optional<PrivacyAccountant> acc;
-  try {
-    acc.emplace(EpsDelta(msg.budget_epsilon(), msg.budget_delta()), conversion);
-  } catch (const InvalidParameter& e) {
-    throw CorruptInput(std::string("privacy ledger: budget: ") + e.what());
-  }
-  acc->ledger_.reserve(static_cast<std::size_t>(msg.charges_size()));
-  for (int i = 0; i < msg.charges_size(); ++i) {
-    const auto& pc = msg.charges(i);
-    Charge c;
-    c.label = pc.label();
-    if (pc.has_rho()) {
-      c.rho = pc.rho();
-    } else if (pc.rho() != 0.0) {
-      throw CorruptInput("privacy ledger: charge " + std::to_string(i) + " ('" + pc.label() +
-                         "'): rho is set but has_rho is false");
+  // Every value below comes from the bytes: a refusal of one (the budget's EpsDelta, a conversion at
+  // its δ) is CorruptInput, never InvalidParameter (base/saved_state.hpp).
+  return base::from_saved_state("privacy ledger", [&] {
+    std::optional<PrivacyAccountant> acc;
+    base::from_saved_state("privacy ledger: budget",
+                           [&] { acc.emplace(EpsDelta(msg.budget_epsilon(), msg.budget_delta()), conversion); });
+    acc->ledger_.reserve(static_cast<std::size_t>(msg.charges_size()));
+    for (int i = 0; i < msg.charges_size(); ++i) {
+      const auto& pc = msg.charges(i);
+      Charge c;
+      c.label = pc.label();
+      if (pc.has_rho()) {
+        c.rho = pc.rho();
+      } else if (pc.rho() != 0.0) {
+        throw CorruptInput("privacy ledger: charge " + std::to_string(i) + " ('" + pc.label() +
+                           "'): rho is set but has_rho is false");
+      }
+      c.epsilon = pc.epsilon();
+      c.delta = pc.delta();
+      c.gaussian = pc.gaussian();
+      c.id = pc.id();
+      std::string bad;
+      if (!valid_charge(c, bad)) {
+        throw CorruptInput("privacy ledger: charge " + std::to_string(i) + " ('" + pc.label() + "'): " + bad);
+      }
+      acc->ledger_.push_back(std::move(c));
     }
-    c.epsilon = pc.epsilon();
-    c.delta = pc.delta();
-    c.gaussian = pc.gaussian();
-    c.id = pc.id();
-    std::string bad;
-    if (!valid_charge(c, bad)) {
-      throw CorruptInput("privacy ledger: charge " + std::to_string(i) + " ('" + pc.label() + "'): " + bad);
+    const Spent s = acc->spent();
+    if (!within(s.epsilon, acc->budget_.epsilon())) {
+      throw CorruptInput("privacy ledger: its charges spend epsilon " + format_value(s.epsilon) +
+                         ", more than its own budget " + acc->budget_.to_string());
     }
-    acc->ledger_.push_back(std::move(c));
-  }
-  const Spent s = acc->spent();
-  if (!within(s.epsilon, acc->budget_.epsilon())) {
-    throw CorruptInput("privacy ledger: its charges spend epsilon " + format_value(s.epsilon) +
-                       ", more than its own budget " + acc->budget_.to_string());
-  }
-  return std::move(*acc);
+    return std::move(*acc);
+  });
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/saved_state.hpp"
 #include "dpstream/linalg/packed_triangle.hpp"
 #include "dpstream/session/online_pca_session.hpp"
 #include "learner_states.pb.h"
@@ -45,17 +46,25 @@ SessionParts OnlinePcaSession::save() const {
   return out;
 }
 
-// Before the threads start: every state and counter as saved at block b (see save()).
+// Before the threads start: every state and counter as saved at block b (see save()). Each part is
+// bytes: its object's refusal of the state (InvalidParameter) is CorruptInput naming the part.
 void OnlinePcaSession::restore(const SessionParts& from) {
+  using base::from_saved_state;
   const std::uint64_t b = from.blocks;
-  meter_->restore(eval::load(parsed<proto::RegretMeter>(from, "meter"), "meter"));
-  ftl_->restore(pca::load(parsed<proto::FplLearner>(from, "ftl"), pca::FplMode::follow_the_leader, "ftl"));
+  from_saved_state("the saved meter part", [&] {
+    meter_->restore(eval::load(parsed<proto::RegretMeter>(from, "meter"), "meter"));
+  });
+  from_saved_state("the saved ftl part", [&] {
+    ftl_->restore(pca::load(parsed<proto::FplLearner>(from, "ftl"), pca::FplMode::follow_the_leader, "ftl"));
+  });
   std::string progress = "blocks " + std::to_string(b) + ", meter rows " + std::to_string(meter_->rows()) +
                          ", follow-the-leader refreshes " + std::to_string(ftl_->refreshes());
   bool consistent = b >= 1 && meter_->rows() == b * block_ && ftl_->refreshes() == b;
   if (private_) {
-    private_->restore(
-        pca::load(parsed<proto::FplLearner>(from, "private_learner"), pca::FplMode::private_tree, "private_learner"));
+    from_saved_state("the saved private_learner part", [&] {
+      private_->restore(
+          pca::load(parsed<proto::FplLearner>(from, "private_learner"), pca::FplMode::private_tree, "private_learner"));
+    });
     progress += ", releases " + std::to_string(sum_->steps()) + " of " + std::to_string(sum_->rows()) +
                 " rows, private refreshes " + std::to_string(private_->refreshes()) + ", ledger entries " +
                 std::to_string(accountant_->ledger().size());
@@ -81,11 +90,9 @@ void OnlinePcaSession::restore(const SessionParts& from) {
 // nonnegative reader, each after the releases the saved point had made and read.
 void OnlinePcaSession::restore_readers(const SessionParts& from, std::uint64_t b) {
   if (stationary_) {
-    try {
+    base::from_saved_state("stationary estimate", [&] {
       stationary_->restore(stream::load(parsed<proto::StationaryEstimate>(from, "stationary"), "stationary"));
-    } catch (const InvalidParameter& e) {
-      throw CorruptInput(std::string("stationary estimate: ") + e.what());
-    }
+    });
     if (stationary_->steps() != b)
       throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
                          std::to_string(b));
@@ -98,11 +105,9 @@ void OnlinePcaSession::restore_readers(const SessionParts& from, std::uint64_t b
     if (!from.find("nonnegative"))
       throw CorruptInput("nonnegative reader: no saved state (a checkpoint written before the reader kept its state "
                          "cannot resume --nonnegative)");
-    try {
+    base::from_saved_state("nonnegative reader", [&] {
       nonnegative_->restore(pca::load(parsed<proto::DoublyNonnegativeReader>(from, "nonnegative"), "nonnegative"));
-    } catch (const InvalidParameter& e) {
-      throw CorruptInput(std::string("nonnegative reader: ") + e.what());
-    }
+    });
     if (nonnegative_->releases() != b - 1)
       throw CorruptInput("nonnegative reader: " + std::to_string(nonnegative_->releases()) +
                          " releases read, expected " + std::to_string(b - 1) +

@@ -10,6 +10,7 @@
 #include "dpstream/base/atomic_file.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/saved_state.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/restore_rules.hpp"
@@ -113,20 +114,23 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
     throw CorruptInput("continual sum checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
                        ", released " + std::to_string(msg.rows_released()) + ", steps " +
                        std::to_string(msg.steps()) + ", noise steps " + std::to_string(msg.noise().steps()) + ")");
-  Eigen::VectorXd packed;
-  copy_packed(msg.exact_sum(), p, "exact_sum", packed);
-  sum.exact_.unpack(packed, msg.rows());
-  copy_packed(msg.release_noise(), p, "release_noise", sum.release_noise_);
-  if (msg.steps() > 0) {
-    copy_packed(msg.last_release(), p, "last_release", packed);
-    Accumulator::unpack_value(packed, sum.released_[msg.steps() % sum.released_.size()]);
-  } else if (msg.last_release_size() != 0) {
-    throw CorruptInput("continual sum checkpoint: a last_release before the first step");
-  }
-  sum.noise_->load(msg.noise());
-  sum.steps_ = msg.steps();
-  sum.rows_released_ = msg.rows_released();
-  sum.source_ = privacy::get_noise_source(msg, "continual sum checkpoint");
+  // The options were the caller's (InvalidParameter above); from here every value is the bytes'.
+  base::from_saved_state("continual sum checkpoint", [&] {
+    Eigen::VectorXd packed;
+    copy_packed(msg.exact_sum(), p, "exact_sum", packed);
+    sum.exact_.unpack(packed, msg.rows());
+    copy_packed(msg.release_noise(), p, "release_noise", sum.release_noise_);
+    if (msg.steps() > 0) {
+      copy_packed(msg.last_release(), p, "last_release", packed);
+      Accumulator::unpack_value(packed, sum.released_[msg.steps() % sum.released_.size()]);
+    } else if (msg.last_release_size() != 0) {
+      throw CorruptInput("continual sum checkpoint: a last_release before the first step");
+    }
+    sum.noise_->load(msg.noise());
+    sum.steps_ = msg.steps();
+    sum.rows_released_ = msg.rows_released();
+    sum.source_ = privacy::get_noise_source(msg, "continual sum checkpoint");
+  });
   // Last, once everything else is known good: the restore rules (restore_rules.hpp).
   sum.journal_ = restore_publication({msg.steps(), msg.journal_id(), msg.ledger()}, options.journal, budget,
                                      [&sum] { sum.charge_stream(); }, "continual sum checkpoint");

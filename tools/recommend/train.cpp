@@ -167,6 +167,7 @@ Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const s
       // The run's charge (rigorous, on a ledger of its own) and the composed figures (faithful), as
       // the report computes them after the run: a ρ or an ε that is not finite is refused now.
       (void)als_->privacy_report(train.items());
+      als_->check_draws(train.items());  // a draw the mechanism cannot make (Laplace's sampler range)
     }
   } catch (const InvalidParameter& e) {  // e.g. the paper's σ refuses ε > 2 ln(1/δ)
     throw calibration_refused(s.privacy, "--method " + s.method + ", --mechanism " + s.mechanism +
@@ -177,6 +178,12 @@ Trainer::Trainer(const RecommendSettings& s, const RatingsMatrix& train, const s
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::charge_run(privacy::PrivacyAccountant& accountant, const std::string& label) const {
+  if (fw_) fw_->charge_run(accountant, label);
+  else if (als_) als_->charge_run(accountant, label);
+  else throw std::logic_error("Trainer::charge_run: dpam is trained once, never refreshed");
+}
 
 Model Trainer::train(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   if (dpam_) return train_dpam(train, accountant);
@@ -262,21 +269,17 @@ RecommendSettings refresh_settings(const RecommendSettings& s, const RefreshBudg
   return r;
 }
 
-// The planned refreshes' charges (each calibrated to its share: μ/√R GDP, or ε/R pure) on a throwaway
-// accountant with the run's budget: at extreme ε (1e-20, 1e100) their composition misses the budget in
-// floating point, which the run would find at its second or last refresh, after noise was drawn. The
+// The planned refreshes' charges on a throwaway accountant with the run's budget, each made by the
+// refresh's own method as its run will make it (its Δ and σ, not an ideal Gaussian of the share's μ):
+// at extreme ε (1e-20, 1e100) a calibration that misses its share by ~1e-8 relative composes past the
+// budget in floating point, which the run would find at a later refresh, after noise was drawn. The
 // count is the planned one (--planned-refreshes on a file: public), as the budget's split.
-void probe_refresh_charges(const RecommendSettings& s, const RecommendSettings& per_refresh, long planned) {
+void probe_refresh_charges(const RecommendSettings& s, const Trainer& refresh, long planned) {
   if (s.mechanism == "none" || s.mode == "faithful") return;  // nothing charged
   constexpr long kMaxProbed = 10000;  // the accountant recomposes its ledger on each charge: O(R²)
-  const privacy::EpsDelta share = per_refresh.privacy.target();
-  const bool pure = s.mechanism == "laplace" || s.mechanism == "huber";
   try {
     privacy::PrivacyAccountant probe(s.privacy.target());
-    for (long r = 0; r < std::min(planned, kMaxProbed); ++r) {
-      if (pure) probe.charge_pure("refresh", share.epsilon());
-      else probe.charge_gaussian("refresh", 1.0, privacy::analytic_gaussian_sigma(1.0, share), share);
-    }
+    for (long r = 0; r < std::min(planned, kMaxProbed); ++r) refresh.charge_run(probe, "refresh");
   } catch (const std::exception& e) {  // InvalidParameter or BudgetExhausted: the floating point, not the data
     throw calibration_refused(s.privacy, "--refresh-every " + std::to_string(s.refresh_every) +
                                              ", --planned-refreshes " + std::to_string(planned) +
@@ -310,14 +313,15 @@ Training::Training(const RecommendSettings& s, const Prepared& data, const Ratin
                                              ", --planned-refreshes " + std::to_string(s.planned_refreshes),
                               e.what());
   }
-  probe_refresh_charges(s, per_refresh_, planned_refreshes(s, users));
+  std::unique_ptr<Trainer> check;
   try {
-    Trainer check(per_refresh_, train, data.truth);  // a refresh's options, checked on the whole matrix
+    check = std::make_unique<Trainer>(per_refresh_, train, data.truth);  // a refresh's options, on the whole matrix
   } catch (const UsageError& e) {  // it names the refresh's share: say whose share it is
     throw UsageError("--refresh-every " + std::to_string(s.refresh_every) + ": one refresh's share of --epsilon " +
                      base::format_value(s.privacy.epsilon) + ", --delta " + base::format_value(s.privacy.delta) +
                      ": " + e.what());
   }
+  probe_refresh_charges(s, *check, planned_refreshes(s, users));
 }
 
 Training::~Training() = default;

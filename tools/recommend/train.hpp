@@ -53,6 +53,9 @@ class Trainer {
           const std::optional<completion::SyntheticRatings>& truth);
   ~Trainer();
   Model train(const completion::RatingsMatrix& train, privacy::PrivacyAccountant& accountant);
+  // The one charge train() makes before it reads a rating (fw; als and irls in rigorous mode), made
+  // without training: a streaming run composes its planned refreshes' charges before the first.
+  void charge_run(privacy::PrivacyAccountant& accountant, const std::string& label) const;
   // dpam: called with every V-step release as it is made (public values; the audits read them).
   completion::DpamAls::ReleaseObserver dpam_observer;
 

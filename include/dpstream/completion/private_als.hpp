@@ -214,6 +214,14 @@ class PrivateAls {
   bool secure() const noexcept;    // false iff options.seed is set
   // The report a run on a catalogue of `items` items will carry (items ≥ 1).
   AlsPrivacyReport privacy_report(Eigen::Index items) const;
+  // The one charge train() makes for a rigorous run before any rating is read ("Accounting"), made
+  // without training: a caller composing planned runs (a streaming run's refreshes) checks their
+  // charges up front, each exactly as the run will make it. Faithful mode: InvalidParameter.
+  void charge_run(privacy::PrivacyAccountant& accountant, const std::string& label) const;
+  // Refuses (InvalidParameter) a run on `items` items (≥ 1) whose draws the mechanism cannot make —
+  // Laplace: more grid steps than its exact sampler takes (laplace_mechanism.hpp) — as the first
+  // draw would, after the charge. train() checks it before charging; a caller can before reading data.
+  void check_draws(Eigen::Index items) const;
 
   using ReleaseObserver = std::function<void(const AlsRelease&)>;
 

@@ -296,6 +296,10 @@ class PrivateFrankWolfe {
   double joint_sensitivity() const noexcept;         // Δ·√R: the Δ charged to the accountant
   double bias(Eigen::Index items) const;             // c·√(σ ln(n/β))·n^{1/4}; items ≥ 1
   bool secure() const noexcept;                      // false iff options.seed is set (or nonprivate)
+  // The one charge train() makes before any rating is read, made without training: a caller
+  // composing planned runs (a streaming run's refreshes) checks their charges up front, each exactly
+  // as the run will make it. A nonprivate learner charges nothing: InvalidParameter.
+  void charge_run(privacy::PrivacyAccountant& accountant, const std::string& label) const;
 
   using RoundObserver = std::function<void(const FrankWolfeRound&)>;
 

@@ -15,7 +15,8 @@
 //    analytic_gaussian_delta). It is exact for such a ledger, tighter than the zCDP conversion, and is
 //    what lets Gaussian shares split under GDP (gdp_share_target) compose to the budget. Any charge
 //    that is not Gaussian (pure, approx, zCDP-only, or a restored ledger entry written before the
-//    flag existed) switches it off. All bounds hold for the same run, so the minimum holds too.
+//    flag existed) switches it off, and so does a pure budget (δ = 0: a Gaussian's δ(ε) is > 0 at
+//    every finite ε, so GDP gives +inf there, as zCDP does). All bounds hold for the same run, so the minimum holds too.
 //    A bound is used only where its δ is within the budget's δ: basic needs Σ δ_i ≤ δ; zCDP needs
 //    δ − Σ δ_i (of charges without ρ) > 0 when there is any ρ, else it is +inf. With no ρ charged,
 //    the zCDP bound is the basic composition of the charges without ρ.
@@ -59,7 +60,7 @@ struct Spent {
   double basic_delta;    // Σ δ_i
   double zcdp_epsilon;   // the zCDP bound at the budget's δ (+inf if not applicable)
   double rho;            // Σ ρ over charges that have one
-  double gdp_epsilon;    // the GDP bound at the budget's δ (+inf unless every charge is Gaussian)
+  double gdp_epsilon;    // the GDP bound at the budget's δ (+inf unless every charge is Gaussian and δ > 0)
 };
 
 class PrivacyAccountant {
