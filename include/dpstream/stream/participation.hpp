@@ -14,9 +14,8 @@
 //
 // b = 0 (rows may share a step): all k rows can fall in one step, so every strategy's sensitivity is
 // exactly k times one row's (attained by k rows in one step, when a step holds k rows; never more, by
-// the triangle inequality, as C ≥ 0 entrywise):
-// Gaussian-DP group privacy for k rows. Every function below takes b = 0 and gives that k. Only a
-// separation b ≥ 1 lets a strategy do better, as follows.
+// the triangle inequality, as C ≥ 0 entrywise): Gaussian-DP group privacy for k rows. Every function
+// below takes b = 0 and gives that k. Only a separation b ≥ 1 lets a strategy do better, as follows.
 //
 // A strategy is a lower-triangular C (steps → noised quantities) whose releases are post-processing
 // of C·x + z. A unit contributing rows of norm ≤ Δ at steps π moves C·x by at most
