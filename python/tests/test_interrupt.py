@@ -33,7 +33,9 @@ def test_an_interrupted_private_pca_fit_charges_nothing():
 
 @pytest.mark.parametrize("kind", ["stream", "online_pca"])
 def test_an_interrupted_stream_stops_at_a_release_boundary(kind):
-    d, block, n = 160, 40, 16000  # 400 releases of d x d: seconds; interrupted at 0.2 s
+    # 1,600 releases of d x d: over a second even on an idle machine (16,000 rows could end before the
+    # 0.2 s interrupt there, and the test then failed), interrupted at 0.2 s.
+    d, block, n = 160, 40, 64000
     x = np.random.default_rng(2).standard_normal((n, d))
     if kind == "stream":
         obj = dpstream.ContinualCovariance(d, 1.0, 1e-6, block=block, seed=1)
