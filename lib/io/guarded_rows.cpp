@@ -6,6 +6,19 @@
 
 namespace dpstream::io {
 
+namespace {
+
+// An InvalidRow's reason without its "row N: " (N the guard's or the bound's own count): the caller
+// names the file's row and line instead.
+std::string reason_of(const std::exception& e) {
+  std::string what = e.what();
+  const auto colon = what.find(": ");
+  if (what.rfind("row ", 0) == 0 && colon != std::string::npos) what = what.substr(colon + 2);
+  return what;
+}
+
+}  // namespace
+
 GuardedRows::GuardedRows(RowSource& source, const GuardedRowsOptions& o)
     : source_(source),
       guard_(o.guard),
@@ -28,9 +41,7 @@ bool GuardedRows::within_bound() {
   try {
     return bound_->admit(record_.has_unit ? &record_.unit : nullptr, record_.row_index, used_ / block_rows_);
   } catch (const std::exception& e) {
-    std::string what = e.what();  // "row N: …": name the file's row and line instead
-    if (what.rfind("row ", 0) == 0 && what.find(": ") != std::string::npos) what = what.substr(what.find(": ") + 2);
-    throw std::runtime_error(where() + ": " + what);
+    throw std::runtime_error(where() + ": " + reason_of(e));
   }
 }
 
@@ -46,9 +57,7 @@ bool GuardedRows::admit(Eigen::VectorXd& row) {
     guard_.admit(row);
     return true;
   } catch (const InvalidRow& e) {
-    std::string what = e.what();  // "row N: …" with N the guard's count; name the file's row instead
-    const auto colon = what.find(": ");
-    if (colon != std::string::npos) what = what.substr(colon + 2);
+    const std::string what = reason_of(e);
     if (!skip_) throw std::runtime_error(where() + ": " + what + " (--skip-malformed counts and skips such rows)");
     if (first_reject_.empty()) first_reject_ = where() + ": " + what;
     return false;

@@ -74,15 +74,22 @@ def _partitions(collection):
         if len(collection.chunks[1]) != 1:
             collection = collection.rechunk({1: -1})
         parts = list(collection.to_delayed()[:, 0])
-        lengths = list(collection.chunks[0])
-        if any(np.isnan(n) for n in lengths):
-            lengths = list(dask.compute(*[dask.delayed(len)(p) for p in parts]))
-        return parts, [int(n) for n in lengths], int(collection.shape[1])
+        return parts, _chunk_lengths(parts, collection.chunks[0]), int(collection.shape[1])
     if isinstance(collection, db.Bag):
         parts = [dask.delayed(_bag_rows)(p) for p in collection.to_delayed()]
         lengths = list(dask.compute(*[dask.delayed(len)(p) for p in collection.to_delayed()]))
         return parts, [int(n) for n in lengths], None
     raise _core.InvalidParameter(f"dpstream.dask: expected a dask array or bag, got {type(collection).__name__}")
+
+
+def _chunk_lengths(parts, chunks):
+    """A dask array's row counts a partition, computed where its chunks are unknown (NaN)."""
+    import dask
+
+    lengths = list(chunks)
+    if any(np.isnan(n) for n in lengths):
+        lengths = list(dask.compute(*[dask.delayed(len)(p) for p in parts]))
+    return [int(n) for n in lengths]
 
 
 def _bag_rows(rows):
@@ -99,10 +106,7 @@ def _key_partitions(user_ids):
         if user_ids.ndim != 1:
             raise _core.InvalidParameter(f"dpstream.dask: user_ids must be 1-d, got {user_ids.ndim} dimensions")
         parts = list(user_ids.to_delayed())
-        lengths = list(user_ids.chunks[0])
-        if any(np.isnan(n) for n in lengths):
-            lengths = list(dask.compute(*[dask.delayed(len)(p) for p in parts]))
-        return parts, [int(n) for n in lengths]
+        return parts, _chunk_lengths(parts, user_ids.chunks[0])
     if isinstance(user_ids, db.Bag):
         parts = [dask.delayed(list)(p) for p in user_ids.to_delayed()]
         return parts, list(dask.compute(*[dask.delayed(len)(p) for p in parts]))

@@ -12,6 +12,7 @@
 // The Python API labels the same figures "NOT private" in its docstrings.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,13 @@
 
 namespace dpstream::tools {
 
+// `relation_text`: the relation in words (privacy::describe, or a unit-level one: unit_flags.hpp).
+inline std::string neighbours_line(const std::string& relation_text, const std::string& unit) {
+  return "neighbours: " + relation_text + "; privacy unit: " + unit + "\n";
+}
+
 inline std::string neighbours_line(privacy::Neighbours relation, const std::string& unit) {
-  return std::string("neighbours: ") + privacy::describe(relation) + "; privacy unit: " + unit + "\n";
+  return neighbours_line(privacy::describe(relation), unit);
 }
 
 inline std::string not_private_line(const std::string& what) {
@@ -35,11 +41,19 @@ inline JsonLine& add_not_private(JsonLine& j, const std::vector<std::string>& no
   return j.add_raw("not_private", list + "]");
 }
 
-inline JsonLine& add_privacy_labels(JsonLine& j, const privacy::Neighbours* relation,
-                                    const std::vector<std::string>& not_private_keys) {
-  if (relation != nullptr) j.add("neighbours", privacy::describe(*relation));
+// "neighbours" (the relation in words; null: nothing private is released) and "not_private".
+inline JsonLine& add_neighbours_labels(JsonLine& j, const std::optional<std::string>& relation_text,
+                                       const std::vector<std::string>& not_private_keys) {
+  if (relation_text) j.add("neighbours", *relation_text);
   else j.add_null("neighbours");
   return add_not_private(j, not_private_keys);
+}
+
+inline JsonLine& add_privacy_labels(JsonLine& j, const privacy::Neighbours* relation,
+                                    const std::vector<std::string>& not_private_keys) {
+  return add_neighbours_labels(
+      j, relation != nullptr ? std::optional<std::string>(privacy::describe(*relation)) : std::nullopt,
+      not_private_keys);
 }
 
 }  // namespace dpstream::tools

@@ -59,15 +59,15 @@ std::string neighbours_text(const UnitFlags& flags, privacy::Neighbours relation
 }
 
 std::string unit_neighbours_line(const UnitFlags& flags, privacy::Neighbours relation, const std::string& row_bound) {
-  return "neighbours: " + neighbours_text(flags, relation) + "; privacy unit: " +
-         (flags.max_rows_per_user ? "user" : "one row") + ", " + row_bound + "\n";
+  return neighbours_line(neighbours_text(flags, relation),
+                         std::string(flags.max_rows_per_user ? "user" : "one row") + ", " + row_bound);
 }
 
 JsonLine& add_unit_privacy_labels(JsonLine& j, const UnitFlags& flags, const privacy::Neighbours* relation,
                                   const std::vector<std::string>& not_private_keys) {
-  if (relation != nullptr) j.add("neighbours", neighbours_text(flags, *relation));
-  else j.add_null("neighbours");
-  return add_not_private(j, not_private_keys);
+  return add_neighbours_labels(
+      j, relation != nullptr ? std::optional<std::string>(neighbours_text(flags, *relation)) : std::nullopt,
+      not_private_keys);
 }
 
 std::string unit_summary_text(const stream::ContributionBound* bound) {
