@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dpstream/base/format.hpp"
+#include "dpstream/base/text.hpp"
 #include "dpstream/base/validate.hpp"
 #include "dpstream/base/errors.hpp"
 
@@ -79,6 +80,25 @@ TEST_CASE("format_value prints the shortest round-trip text", "[base]") {
   for (double v : {1.0 / 3.0, 5.298802527, 1e-300, 2.2250738585072014e-308}) {
     CHECK(std::stod(format_value(v)) == v);
   }
+}
+
+// Input text in a message: an exception's what() is a C string, so a NUL byte left in it would cut the
+// message short at that byte, losing what follows (the problem's name).
+TEST_CASE("quote_input escapes control bytes and cuts between UTF-8 sequences", "[base]") {
+  using namespace std::string_literals;
+  const std::string with_nul = "ab\0cd"s;
+  REQUIRE(with_nul.size() == 5);
+  CHECK(quote_input(with_nul) == "\"ab\\x00cd\"");
+  CHECK(quote_input(with_nul).find('\0') == std::string::npos);
+  CHECK(quote_input("\x1b[2J") == "\"\\x1b[2J\"");  // a terminal's escape sequence, made visible
+  CHECK(quote_input("caf\xc3\xa9") == "\"caf\xc3\xa9\"");  // well-formed UTF-8 kept as it is
+  CHECK(quote_input("\xff") == "\"\\xff\"");                // a byte that is no UTF-8
+  CHECK(quote_input(std::string(41, 'x')) == "\"" + std::string(40, 'x') + "\"...");
+  CHECK(quote_input(std::string(40, 'x')) == "\"" + std::string(40, 'x') + "\"");
+  // 39 ASCII bytes and a 2-byte sequence: the sequence would end past byte 40, so it is left out whole.
+  CHECK(quote_input(std::string(39, 'x') + "\xc3\xa9") == "\"" + std::string(39, 'x') + "\"...");
+  CHECK(quote_input("abc", 0) == "\"\"...");
+  CHECK(printable(printable(with_nul)) == printable(with_nul));  // idempotent: quoted text stays as it is
 }
 
 }  // namespace test_base_checks

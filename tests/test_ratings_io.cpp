@@ -184,6 +184,10 @@ TEST_CASE("every malformed line is named PATH:LINE with what is wrong", "[rating
     CHECK_THROWS_NAMING(read_ratings(path, {c.format, false}), CorruptInput,
                         Contains(path + ":" + std::to_string(c.line) + ": ") && Contains(c.says));
   }
+  // A NUL byte in a field is shown as \x00, and the message does not end there (what() is a C string).
+  const std::string nul = f.write(std::string("1,2,3\n1,3,a\0b\n", 14));
+  CHECK_THROWS_NAMING(read_ratings(nul, {csv, false}), CorruptInput,
+                      Contains(nul + ":2: ") && Contains("rating \"a\\x00b\" is not a number"));
 }
 
 TEST_CASE("duplicates name both lines; skip_malformed counts and keeps the first reason", "[ratings_io]") {

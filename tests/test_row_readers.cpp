@@ -218,6 +218,18 @@ TEST_CASE("csv: bad input names the line, row, column and text") {
   }
 }
 
+// A NUL byte in a field must not cut the message short (what() is a C string): the problem's name,
+// after the field's text, is still there, and the byte is shown as \x00.
+TEST_CASE("csv: a NUL byte in a field is shown, and the message keeps its end") {
+  using namespace std::string_literals;
+  TempDir dir;
+  write_bytes(dir.file("nul.csv"), "a,b\n1,2\n3,x\0y\n"s);
+  CsvRowReader reader(dir.file("nul.csv"));
+  RowRecord r;
+  REQUIRE(reader.next(r));
+  REQUIRE_THROWS_WITH(reader.next(r), Contains("\"x\\x00y\"") && Contains("not a number"));
+}
+
 TEST_CASE("csv: header auto takes a line of names or of numbers and refuses the ambiguous ones") {
   TempDir dir;
   RowRecord r;

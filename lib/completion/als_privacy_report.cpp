@@ -1,6 +1,7 @@
 #include "dpstream/completion/als_privacy_report.hpp"
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::completion {
 
@@ -25,13 +26,13 @@ const char* to_string(AlsMode mode) noexcept {
 AlsMechanism parse_als_mechanism(const std::string& text) {
   for (AlsMechanism m : {AlsMechanism::none, AlsMechanism::gaussian, AlsMechanism::laplace, AlsMechanism::huber})
     if (text == to_string(m)) return m;
-  throw InvalidParameter("ALS mechanism must be none, gaussian, laplace or huber, got '" + text + "'");
+  throw InvalidParameter("ALS mechanism must be none, gaussian, laplace or huber, got '" + base::printable(text) + "'");
 }
 
 AlsMode parse_als_mode(const std::string& text) {
   for (AlsMode m : {AlsMode::faithful, AlsMode::rigorous})
     if (text == to_string(m)) return m;
-  throw InvalidParameter("ALS mode must be faithful or rigorous, got '" + text + "'");
+  throw InvalidParameter("ALS mode must be faithful or rigorous, got '" + base::printable(text) + "'");
 }
 
 }  // namespace dpstream::completion

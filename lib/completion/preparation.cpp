@@ -16,6 +16,7 @@
 #include "dpstream/io/line_reader.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::completion {
 
@@ -65,7 +66,7 @@ std::vector<std::int64_t> read_item_catalogue(const std::string& path) {
         first_data_line = false;
         continue;
       }
-      throw CorruptInput(path + ":" + std::to_string(number) + ": '" + field + "' is not an item id (an integer)");
+      throw CorruptInput(path + ":" + std::to_string(number) + ": '" + base::printable(field) + "' is not an item id (an integer)");
     }
     first_data_line = false;
     const auto [it, fresh] = line_of.emplace(id, number);

@@ -22,6 +22,7 @@
 #include "dpstream/privacy/gaussian_mechanism.hpp"
 #include "dpstream/privacy/huber.hpp"
 #include "dpstream/privacy/laplace_mechanism.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::completion {
 
@@ -35,7 +36,7 @@ const char* to_string(AlsInit init) noexcept { return init == AlsInit::uniform ?
 AlsInit parse_als_init(const std::string& text) {
   for (const AlsInit init : {AlsInit::uniform, AlsInit::gaussian})
     if (text == to_string(init)) return init;
-  throw InvalidParameter("ALS init '" + text + "': expected uniform or gaussian");
+  throw InvalidParameter("ALS init '" + base::printable(text) + "': expected uniform or gaussian");
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/row_guard.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::completion {
 
@@ -215,13 +216,13 @@ const char* to_string(FrankWolfeEigensolver eigensolver) noexcept {
 FrankWolfeStep parse_frank_wolfe_step(const std::string& text) {
   for (const FrankWolfeStep step : {FrankWolfeStep::paper, FrankWolfeStep::standard})
     if (text == to_string(step)) return step;
-  throw InvalidParameter("Frank-Wolfe step '" + text + "': expected paper or standard");
+  throw InvalidParameter("Frank-Wolfe step '" + base::printable(text) + "': expected paper or standard");
 }
 
 FrankWolfeEigensolver parse_frank_wolfe_eigensolver(const std::string& text) {
   for (const FrankWolfeEigensolver eigensolver : {FrankWolfeEigensolver::exact, FrankWolfeEigensolver::oja})
     if (text == to_string(eigensolver)) return eigensolver;
-  throw InvalidParameter("Frank-Wolfe eigensolver '" + text + "': expected exact or oja");
+  throw InvalidParameter("Frank-Wolfe eigensolver '" + base::printable(text) + "': expected exact or oja");
 }
 
 double frank_wolfe_release_sensitivity(privacy::Neighbours relation, double row_norm_bound) {

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/text.hpp"
 #include "dpstream/io/line_reader.hpp"
 #include "dpstream/base/memory_limit.hpp"
 #include "dpstream/base/format.hpp"
@@ -78,14 +79,6 @@ std::optional<Index> RatingsTable::item_index(std::int64_t id) const { return lo
 // Reading
 
 namespace {
-
-std::string quoted(std::string_view text) {
-  constexpr std::size_t kMax = 40;  // a runaway field (a binary file read as text) stays readable
-  std::string s = "\"";  // appended, not "\"" + string: GCC 12 warns falsely (-Wrestrict) on that
-  s.append(text.substr(0, kMax));
-  s += text.size() > kMax ? "\"..." : "\"";
-  return s;
-}
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -340,7 +333,7 @@ std::string parse_integer(std::string_view text, std::size_t field, std::int64_t
   const auto [stop, error] = std::from_chars(text.data(), end, value);
   if (!text.empty() && stop == end && error == std::errc()) return {};
   const std::string problem = error == std::errc::result_out_of_range ? " is outside int64" : " is not an integer";
-  return std::string(kFieldNames[field]) + " " + quoted(text) + problem;
+  return std::string(kFieldNames[field]) + " " + base::quote_input(text) + problem;
 }
 
 bool none_numeric(const Fields& fields) {
@@ -361,9 +354,9 @@ std::string parse_rating(const Fields& fields, RatingsFormat format, std::int64_
   std::string problem = parse_integer(fields.text[0], 0, user);
   if (problem.empty()) problem = parse_integer(fields.text[1], 1, item);
   if (!problem.empty()) return problem;
-  if (!parse_double(fields.text[2], value)) return "rating " + quoted(fields.text[2]) + " is not a number";
+  if (!parse_double(fields.text[2], value)) return "rating " + base::quote_input(fields.text[2]) + " is not a number";
   if (!std::isfinite(value))
-    return "rating " + quoted(fields.text[2]) + " is not finite (" + base::format_value(value) + ")";
+    return "rating " + base::quote_input(fields.text[2]) + " is not finite (" + base::format_value(value) + ")";
   timestamp.reset();
   if (fields.count != 4) return std::string();
   std::int64_t seconds = 0;

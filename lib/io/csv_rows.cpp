@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::io {
 
@@ -78,14 +79,6 @@ bool ends_with_comma(std::string_view line) {
   return !t.empty() && t.back() == ',';
 }
 
-std::string quoted(std::string_view text) {
-  constexpr std::size_t kMax = 40;
-  std::string s = "\"";
-  s.append(text.substr(0, kMax));
-  s += text.size() > kMax ? "\"..." : "\"";
-  return s;
-}
-
 std::string unquote(std::string_view field) {
   if (field.size() < 2 || field.front() != '"' || field.back() != '"') return std::string(field);
   std::string s;
@@ -103,7 +96,7 @@ std::string field_list(const std::vector<std::string_view>& fields, const std::v
   std::string columns = which.size() == 1 ? "field " : "fields ", texts;
   for (std::size_t i = 0; i < which.size() && i < kShown; ++i) {
     columns += (i ? ", " : "") + std::to_string(which[i] + 1);
-    texts += (i ? ", " : "") + quoted(fields[which[i]]);
+    texts += (i ? ", " : "") + base::quote_input(fields[which[i]]);
   }
   if (which.size() > kShown) {
     columns += " and " + std::to_string(which.size() - kShown) + " more";
@@ -243,7 +236,7 @@ bool CsvRowReader::next(RowRecord& out) {
       // indices do (like rows, and as RowGuard's messages name them).
       const Eigen::Index field_number = bad + 1 + (unit_field_ >= 0 && bad >= unit_field_ ? 1 : 0);
       malformed(where(index) + ", field " + std::to_string(field_number) + " (column " + std::to_string(bad) +
-                "): " + quoted(field) + why);
+                "): " + base::quote_input(field) + why);
       continue;
     }
     out.set_dense_position(index, line_number_);
@@ -271,7 +264,7 @@ CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
   for (std::size_t j = 0; j < column_names.size(); ++j) {
     const std::string& name = column_names[j];
     if (name.find_first_of(",\"\r\n") != std::string::npos)
-      throw InvalidParameter(csv_name(path) + ": column name " + std::to_string(j + 1) + " " + quoted(name) +
+      throw InvalidParameter(csv_name(path) + ": column name " + std::to_string(j + 1) + " " + base::quote_input(name) +
                              " holds a comma, quote or line break");
     double ignored = 0;
     // A name that reads as a number is quoted, so the reader still detects the header.

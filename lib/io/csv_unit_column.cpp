@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/text.hpp"
 #include "dpstream/io/csv_rows.hpp"
 
 namespace dpstream::io {
@@ -13,7 +14,7 @@ namespace {
 std::string names_text(const std::vector<std::string>& names) {
   constexpr std::size_t kShown = 8;
   std::string t;
-  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) t += (i ? ", " : "") + ("\"" + names[i] + "\"");
+  for (std::size_t i = 0; i < names.size() && i < kShown; ++i) t += (i ? ", " : "") + base::quote_input(names[i]);
   if (names.size() > kShown) t += ", ... (" + std::to_string(names.size()) + " columns)";
   return t;
 }
@@ -26,7 +27,7 @@ std::string_view unquoted_key(std::string_view field) {
 }  // namespace
 
 void CsvRowReader::use_unit_column(const std::string& name_or_index) {
-  const std::string what = "csv " + path_ + ": unit column \"" + name_or_index + "\"";
+  const std::string what = "csv " + path_ + ": unit column " + base::quote_input(name_or_index, 200);
   if (row_index_ != 0 || unit_field_ >= 0)
     throw InvalidParameter(what + ": the unit column must be chosen once, before the first row is read");
   std::ptrdiff_t field = -1;

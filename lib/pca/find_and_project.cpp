@@ -17,6 +17,7 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/stream/row_guard.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::pca {
 
@@ -119,7 +120,7 @@ MatrixNeighbours parse_matrix_neighbours(const std::string& text) {
   for (const MatrixNeighbours relation :
        {MatrixNeighbours::row_change, MatrixNeighbours::add_remove_row, MatrixNeighbours::replace_row})
     if (text == to_string(relation)) return relation;
-  throw InvalidParameter("matrix neighbours '" + text + "': expected row_change, add_remove_row or replace_row");
+  throw InvalidParameter("matrix neighbours '" + base::printable(text) + "': expected row_change, add_remove_row or replace_row");
 }
 
 double row_change_bound(MatrixNeighbours relation, double row_norm_bound) {

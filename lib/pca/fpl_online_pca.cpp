@@ -7,6 +7,7 @@
 #include "dpstream/base/errors.hpp"
 #include "linalg/matrix_message.hpp"
 #include "dpstream/base/validate.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::pca {
 
@@ -26,7 +27,7 @@ const char* to_string(FplMode mode) noexcept {
 FplMode parse_fpl_mode(const std::string& text) {
   for (const FplMode mode : {FplMode::follow_the_leader, FplMode::perturbed_leader, FplMode::private_tree})
     if (text == to_string(mode)) return mode;
-  throw InvalidParameter("FPL mode '" + text + "': expected follow_the_leader, perturbed_leader or private_tree");
+  throw InvalidParameter("FPL mode '" + base::printable(text) + "': expected follow_the_leader, perturbed_leader or private_tree");
 }
 
 RefreshOptions fpl_refresh_defaults(FplMode mode) {

@@ -11,6 +11,7 @@
 #include "dpstream/base/validate.hpp"
 #include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/base/text.hpp"
 #include "krylov_refresh.hpp"
 #include "matrix_checks.hpp"
 #include "symmetric_input.hpp"
@@ -140,7 +141,7 @@ const char* to_string(ProjectorNorm norm) noexcept {
 ProjectorNorm parse_projector_norm(const std::string& text) {
   for (const ProjectorNorm norm : {ProjectorNorm::spectral, ProjectorNorm::frobenius})
     if (text == to_string(norm)) return norm;
-  throw InvalidParameter("projector norm '" + text + "': expected spectral or frobenius");
+  throw InvalidParameter("projector norm '" + base::printable(text) + "': expected spectral or frobenius");
 }
 
 double projector_distance(const Eigen::Ref<const MatrixXd>& v, const Eigen::Ref<const MatrixXd>& w,

@@ -17,6 +17,7 @@
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
 #include "dpstream/privacy/calibration.hpp"
+#include "dpstream/base/text.hpp"
 #include "privacy_ledger.pb.h"
 
 namespace dpstream::privacy {
@@ -78,7 +79,7 @@ const char* to_string(ZcdpConversion conversion) noexcept {
 ZcdpConversion parse_zcdp_conversion(const std::string& text) {
   for (const ZcdpConversion c : {ZcdpConversion::cks2020, ZcdpConversion::standard})
     if (text == to_string(c)) return c;
-  throw InvalidParameter("zCDP conversion '" + text + "': expected cks2020 or standard");
+  throw InvalidParameter("zCDP conversion '" + base::printable(text) + "': expected cks2020 or standard");
 }
 
 PrivacyAccountant::PrivacyAccountant(EpsDelta budget, ZcdpConversion conversion)

@@ -5,6 +5,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::privacy {
 
@@ -38,7 +39,7 @@ const char* to_string(Calibration c) noexcept {
 Calibration parse_calibration(const std::string& text) {
   for (const Calibration c : {Calibration::paper, Calibration::tight})
     if (text == to_string(c)) return c;
-  throw InvalidParameter("calibration '" + text + "': expected paper or tight");
+  throw InvalidParameter("calibration '" + base::printable(text) + "': expected paper or tight");
 }
 
 const char* to_string(Neighbours n) noexcept {
@@ -63,7 +64,7 @@ const char* describe(Neighbours n) noexcept {
 Neighbours parse_neighbours(const std::string& text) {
   for (const Neighbours n : {Neighbours::add_remove_row, Neighbours::replace_row, Neighbours::zero_out_row})
     if (text == to_string(n)) return n;
-  throw InvalidParameter("neighbours '" + text + "': expected add_remove_row, replace_row or zero_out_row");
+  throw InvalidParameter("neighbours '" + base::printable(text) + "': expected add_remove_row, replace_row or zero_out_row");
 }
 
 std::string stream_relation_from_checkpoint(const std::string& stored) {

@@ -9,6 +9,7 @@
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::privacy {
 
@@ -22,7 +23,7 @@ const char* to_string(SymmetricNoiseShape shape) noexcept {
 SymmetricNoiseShape parse_symmetric_noise_shape(const std::string& text) {
   if (text == "paper" || text == "paper_symmetric") return SymmetricNoiseShape::paper_symmetric;
   if (text == "goe") return SymmetricNoiseShape::goe;
-  throw InvalidParameter("noise shape '" + text + "': expected paper or goe");
+  throw InvalidParameter("noise shape '" + base::printable(text) + "': expected paper or goe");
 }
 
 double covariance_sensitivity(Neighbours relation, double row_norm_bound) {

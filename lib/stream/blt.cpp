@@ -11,6 +11,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::stream {
 
@@ -219,7 +220,7 @@ const char* to_string(BltError error) noexcept { return error == BltError::max ?
 BltError parse_blt_error(const std::string& text) {
   for (const BltError error : {BltError::max, BltError::mean})
     if (text == to_string(error)) return error;
-  throw InvalidParameter("BLT error '" + text + "': expected max or mean");
+  throw InvalidParameter("BLT error '" + base::printable(text) + "': expected max or mean");
 }
 
 BufferedToeplitz rational_approximation_blt(int buffers) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::stream {
 
@@ -15,7 +16,7 @@ const char* to_string(OverNormPolicy policy) noexcept { return policy == OverNor
 OverNormPolicy parse_over_norm_policy(const std::string& text) {
   for (const OverNormPolicy policy : {OverNormPolicy::clip, OverNormPolicy::reject})
     if (text == to_string(policy)) return policy;
-  throw InvalidParameter("over-norm policy '" + text + "': expected clip or reject");
+  throw InvalidParameter("over-norm policy '" + base::printable(text) + "': expected clip or reject");
 }
 
 const char* to_string(RowScaling scaling) noexcept { return scaling == RowScaling::none ? "none" : "unit"; }
@@ -23,7 +24,7 @@ const char* to_string(RowScaling scaling) noexcept { return scaling == RowScalin
 RowScaling parse_row_scaling(const std::string& text) {
   for (const RowScaling scaling : {RowScaling::none, RowScaling::unit})
     if (text == to_string(scaling)) return scaling;
-  throw InvalidParameter("row scaling '" + text + "': expected none or unit");
+  throw InvalidParameter("row scaling '" + base::printable(text) + "': expected none or unit");
 }
 
 RowGuard::RowGuard(const RowGuardOptions& options) : options_(options) {

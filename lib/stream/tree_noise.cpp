@@ -13,6 +13,7 @@
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
 #include "dpstream/privacy/calibration.hpp"
+#include "dpstream/base/text.hpp"
 
 namespace dpstream::stream {
 
@@ -23,7 +24,7 @@ const char* to_string(TreeKind kind) noexcept { return kind == TreeKind::plain ?
 TreeKind parse_tree_kind(const std::string& text) {
   for (const TreeKind kind : {TreeKind::plain, TreeKind::honaker})
     if (text == to_string(kind)) return kind;
-  throw InvalidParameter("tree kind '" + text + "': expected plain or honaker");
+  throw InvalidParameter("tree kind '" + base::printable(text) + "': expected plain or honaker");
 }
 
 std::uint32_t tree_levels(std::uint64_t horizon) {
@@ -68,7 +69,7 @@ double own_weight(TreeKind kind, std::uint32_t height) {
 TreeKind parse_kind(const std::string& text) {
   if (text == "plain") return TreeKind::plain;
   if (text == "honaker") return TreeKind::honaker;
-  throw CorruptInput("tree noise state: unknown kind '" + text + "'");
+  throw CorruptInput("tree noise state: unknown kind '" + base::printable(text) + "'");
 }
 
 }  // namespace
