@@ -27,8 +27,9 @@
 //  * streaming, through an adapter: the online-PCA protocol (FplOnlinePca following a continual
 //    covariance, the row-fed learners, follow-the-leader, the regret meter) is
 //    session::OnlinePcaSession (session/online_pca_session.hpp): blocks in (next_slot/publish, or
-//    run()), its learners' subspaces out, save()/load as a list of parts (session/session_parts.hpp),
-//    one part per stateful object, each that object's own save;
+//    run(); or rows in chunks of any size by ingest(), as Python's OnlinePCA feeds it), its learners'
+//    subspaces out, save()/load as a list of parts (session/session_parts.hpp), one part per
+//    stateful object, each that object's own save;
 //  * not yet fitted: pca::StreamingPrivatePca (update + subscribe, no save/load), the completion
 //    estimators (train / refresh / add_user): they keep their call shapes until they get adapters.
 #pragma once

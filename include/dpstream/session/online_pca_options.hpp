@@ -18,6 +18,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/session/followed_release.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
 namespace dpstream::session {
@@ -41,8 +42,20 @@ struct OnlinePcaOptions {
   // thread, before the learner reads it. Empty: none.
   std::function<void(const stream::ContinualCovariance::Release&)> release_observer;
   // Workers on threads of their own (stream, learner, evaluation, projection), or every step run by
-  // the caller in publish(): the same steps in the same order, so the same bits.
+  // the caller in publish() or ingest(): the same steps in the same order, so the same bits.
   bool threaded = true;
+  // The evaluation beside the private learners (raw rows: evaluation output, never a release): the
+  // regret meter and follow-the-leader, the meter alone, or neither (a caller that wants only the
+  // private subspaces, or feeds pre-summed blocks: add_aggregate). The row-fed learners and
+  // `nonprivate` need the meter; save() needs both.
+  enum class Evaluation { meter_and_ftl, meter_only, none };
+  Evaluation evaluation = Evaluation::meter_and_ftl;
+  // The regret curve: a point every this many rows (0: no curve, the final figures only); unset:
+  // about 200 points over known_rows, a point a block if the length is unknown.
+  std::optional<std::uint64_t> curve_every;
+  // nonnegative: the reader's refresh ratio α (pca::DoublyNonnegativeReader; 0: every release read
+  // exactly, by a full projection).
+  double nonnegative_refresh_ratio = kNonnegativeRefreshRatio;
 
   bool has_learner(const char* name) const;
   // fpl runs (a private stream is built): listed and not nonprivate.
