@@ -67,10 +67,12 @@ void OnlinePcaSession::build_evaluation(Index d) {
   const std::uint64_t steps = o.known_rows ? (*o.known_rows + o.block - 1) / o.block : 0;
   // ~200 points on the curve when the length is known; a point per block otherwise.
   const std::uint64_t sample_every = o.curve_every.value_or(o.block * std::max<std::uint64_t>(1, steps / 200));
+  // The online learners, in list order (an offline one is scored in hindsight only).
+  const std::vector<std::string> online = rows_ ? rows_->meter_names() : std::vector<std::string>{};
   std::vector<std::string> names;
   for (const std::string& name : learners_)
     if (name == "fpl") names.push_back("private");  // its name in regret.csv, as before the list
-    else if (name != "gauss") names.push_back(name);
+    else if (std::find(online.begin(), online.end(), name) != online.end()) names.push_back(name);
   if (ftl) names.push_back("ftl");
   meter_ = std::make_unique<eval::RegretMeter>(d, o.k, names, sample_every);
   if (!ftl) return;

@@ -26,6 +26,12 @@ namespace dpstream::session {
 // The learners a session knows, in the order their noise seeds are numbered (learner_seed): fpl (on
 // the continual covariance) first, then the row-fed ones (row_learners.hpp).
 const std::vector<std::string>& known_learners();
+// Every known learner with what it is, "fpl (…), oja (…), …": the front ends' help.
+std::string describe_learners();
+// Whether one of `learners` is calibrated for the stream's length (RowLearnerKind::needs_length).
+bool row_learners_need_length(const std::vector<std::string>& learners);
+// The d × d matrices `learners` hold beside the session's own (RowLearnerKind::memory_matrices).
+double row_learner_matrices(const std::vector<std::string>& learners);
 
 struct OnlinePcaOptions {
   Eigen::Index k = 10;                     // the dimension of every learned subspace
@@ -62,8 +68,8 @@ struct OnlinePcaOptions {
   bool private_stream() const { return !nonprivate && has_learner("fpl"); }
   // fpl's continual release is calibrated for the stream's length (stream::needs_fixed_horizon).
   bool fixed_horizon() const;
-  // The noisy power method (power) is calibrated for the stream's length too.
-  bool power_needs_length() const { return !nonprivate && has_learner("power"); }
+  // A listed row-fed learner is calibrated for the stream's length too (the noisy power method).
+  bool learners_need_length() const { return !nonprivate && row_learners_need_length(learners); }
 };
 
 // InvalidParameter naming the learner: unknown, listed twice, or an empty list.
