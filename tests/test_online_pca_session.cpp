@@ -24,6 +24,7 @@
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/session/full_projections.hpp"
 #include "dpstream/session/online_pca_session.hpp"
+#include "dpstream/session/session_labels.hpp"
 
 namespace test_online_pca_session {
 
@@ -243,6 +244,15 @@ TEST_CASE("the learner table: fpl and the row-fed learners; an unknown or repeat
   CHECK_THROWS_WITH(OnlinePcaSession(kDim, o), Catch::Contains("unknown learner 'pca'"));
   o.learners = {"oja", "fpl", "oja"};
   CHECK_THROWS_WITH(OnlinePcaSession(kDim, o), Catch::Contains("'oja' is listed twice"));
+  // What the front ends read from the table: every learner in the help, with its label in reports;
+  // the facts a front end plans by (the stream's length, memory) come from the listed kinds.
+  const std::string help = session::describe_learners();
+  for (const std::string& name : session::known_learners()) CHECK_THAT(help, Catch::Contains(name + " ("));
+  CHECK(session::learner_label("power") == "streaming noisy power method");
+  CHECK(session::learner_label("ftl") == "follow-the-leader (non-private)");
+  CHECK(session::row_learners_need_length({"fpl", "power"}));
+  CHECK_FALSE(session::row_learners_need_length({"fpl", "oja", "gauss"}));
+  CHECK(session::row_learner_matrices({"fpl", "oja", "power", "gauss"}) == 5);
 }
 
 TEST_CASE("FullProjections: the reader's full releases, projected by two threads, bit for bit as the reader would") {

@@ -27,10 +27,16 @@
 //  * streaming, through an adapter: the online-PCA protocol (FplOnlinePca following a continual
 //    covariance, the row-fed learners, follow-the-leader, the regret meter) is
 //    session::OnlinePcaSession (session/online_pca_session.hpp): blocks in (next_slot/publish, or
-//    run()), its learners' subspaces out, save()/load as a list of parts (session/session_parts.hpp),
-//    one part per stateful object, each that object's own save;
-//  * not yet fitted: pca::StreamingPrivatePca (update + subscribe, no save/load), the completion
-//    estimators (train / refresh / add_user): they keep their call shapes until they get adapters.
+//    run(); or rows in chunks of any size by ingest(), as Python's OnlinePCA feeds it), its learners'
+//    subspaces out, save()/load as a list of parts (session/session_parts.hpp), one part per
+//    stateful object, each that object's own save;
+//  * one-shot, through an adapter: the completion trainers (PrivateAls, DpamAls, PrivateFrankWolfe,
+//    PrivateBaseline) as completion::OneShot<T> (completion/estimator_adapters.hpp): release(ratings,
+//    budget) is their train(); they keep train() for their many call sites;
+//  * streaming without persistence (FedStream), through an adapter: StreamingCompletion and the
+//    online Recommender as completion::UserStream<S> (same header): update_block(users), subscribe,
+//    flush; neither keeps a checkpoint, so save/load do not apply yet;
+//  * not yet fitted: pca::StreamingPrivatePca (update + subscribe, no save/load).
 #pragma once
 
 #include <concepts>
@@ -42,9 +48,10 @@
 
 namespace dpstream {
 
-// A one-shot estimator (the header comment): release(rows, budget).
-template <class E>
-concept OneShotEstimator = requires(const E& e, const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& budget) {
+// A one-shot estimator (the header comment): release(rows, budget), on rows of type Data (a ratings
+// matrix for the completion estimators). Not const: a release may advance the estimator's noise.
+template <class E, class Data = Eigen::MatrixXd>
+concept OneShotEstimator = requires(E& e, const Data& rows, privacy::PrivacyAccountant& budget) {
   e.release(rows, budget);
 };
 
@@ -55,6 +62,14 @@ concept StreamingEstimator = requires(E& e, const E& saved, const Eigen::MatrixX
   e.subscribe(s);
   { saved.serialize() } -> std::convertible_to<std::string>;
   &E::deserialize;
+};
+
+// The feed of a streaming estimator alone (update_block and subscribe, on batches of type Batch):
+// what the streaming estimators that keep no checkpoint yet fit (the completion streams).
+template <class E, class Batch = Eigen::MatrixXd>
+concept FedStream = requires(E& e, const Batch& batch, typename E::Subscriber s) {
+  e.update_block(batch);
+  e.subscribe(s);
 };
 
 }  // namespace dpstream

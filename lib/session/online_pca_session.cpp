@@ -64,6 +64,7 @@ void OnlinePcaSession::start_workers() {
 }
 
 std::vector<LearnerFigures> OnlinePcaSession::learner_figures() const {
+  if (!meter_) return {};  // evaluation = none: no figures
   std::vector<LearnerFigures> row_figures;
   if (rows_) row_figures = rows_->figures(*meter_);
   std::vector<LearnerFigures> out;
@@ -87,6 +88,7 @@ OnlinePcaSession::~OnlinePcaSession() {
 }
 
 MatrixXd* OnlinePcaSession::next_slot(std::uint64_t rows) {
+  if (ingesting_) throw InvalidParameter("online PCA: next_slot: this session is fed by ingest()");
   const std::uint64_t b = produced_;
   const std::uint64_t ring = slots_.ring;
   if (b >= ring) {
@@ -134,6 +136,53 @@ void OnlinePcaSession::run(const Eigen::Ref<const MatrixXd>& rows) {
   finish();
 }
 
+void OnlinePcaSession::start_ingesting(const char* fn) {
+  if (options_.threaded || produced_ > 0)
+    throw InvalidParameter(std::string("online PCA: ") + fn +
+                           ": needs an unthreaded session (threaded = false) fed by ingest() and add_aggregate() alone");
+  if (ingesting_) return;
+  ingesting_ = true;
+  // The block path's slots between the workers are not used here (a release is followed as it is made).
+  std::vector<MatrixXd>().swap(release_copy_);
+  std::vector<Eigen::VectorXd>().swap(exact_sums_);
+}
+
+std::uint64_t OnlinePcaSession::rows_pending() const { return sum_ ? sum_->rows_pending() : ingested_ % block_; }
+
+void OnlinePcaSession::ingest(const Eigen::Ref<const MatrixXd>& rows) {
+  start_ingesting("ingest");
+  for (Index done = 0; done < rows.rows();) {
+    const auto room = std::min<std::uint64_t>(block_ - rows_pending(), static_cast<std::uint64_t>(rows.rows() - done));
+    const auto take = static_cast<Index>(room);
+    ingest_piece(rows.middleRows(done, take));
+    done += take;
+  }
+}
+
+// Rows within one block, in the order of the block path's steps: scored by the private learner
+// (the subspace of the releases before this block), by follow-the-leader and the row-fed learners,
+// observed, then streamed (on_release follows a release at once: ingesting_).
+void OnlinePcaSession::ingest_piece(const Eigen::Ref<const MatrixXd>& piece) {
+  if (meter_) {
+    if (private_) meter_->add_gains(private_index_, private_->gains(piece));
+    if (ftl_) meter_->add_gains(ftl_index_, ftl_->gains(piece));
+    if (rows_) rows_->step(piece, *meter_);
+    meter_->observe(piece);
+    if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
+    rows_done_.store(meter_->rows(), std::memory_order_relaxed);
+  }
+  if (sum_) sum_->update_block(piece);
+  ingested_ += static_cast<std::uint64_t>(piece.rows());
+}
+
+void OnlinePcaSession::add_aggregate(const stream::BlockAggregate& part) {
+  start_ingesting("add_aggregate");
+  if (meter_) throw InvalidParameter("online PCA: add_aggregate: the regret meter needs the rows (evaluation = none)");
+  if (!sum_) throw InvalidParameter("online PCA: add_aggregate: no private stream (fpl is not listed)");
+  sum_->add_aggregate(part);
+  ingested_ += part.rows;
+}
+
 void OnlinePcaSession::close() {
   produced_signal_.fetch_or(kClosed, std::memory_order_release);
   produced_signal_.notify_all();
@@ -144,6 +193,7 @@ void OnlinePcaSession::close() {
 
 void OnlinePcaSession::finish() {
   if (sum_) sum_->flush();
+  if (!meter_) return;
   meter_->finish();
   if (rows_) rows_->finish(*meter_);
 }
@@ -227,7 +277,7 @@ void OnlinePcaSession::on_release(const stream::ContinualCovariance::Release& r)
     linalg::pack_lower(r.noisy_prefix, packed_release_);  // releases are exactly symmetric: nothing is lost
     stationary_->add(r.step, packed_release_);
   }
-  if (!running_) {
+  if (!running_ || ingesting_) {
     MatrixXd followed;
     copy_followed(r.noisy_prefix, followed);
     follow(followed, followed_noise_norm(r), 0);
@@ -313,7 +363,11 @@ bool OnlinePcaSession::projection_step(std::uint64_t) { return projections_->hel
 bool OnlinePcaSession::evaluation_step(std::uint64_t b) {
   if (!wait_until(private_ ? ready_ : produced_signal_, b + 1)) return false;
   const MatrixXd& m = ring_[b % slots_.ring];
-  meter_->add_gains(ftl_index_, ftl_->gains(m));
+  if (!meter_) {  // evaluation = none: nothing to score, nothing to observe
+    signal(evaluation_done_, b + 1);
+    return true;
+  }
+  if (ftl_) meter_->add_gains(ftl_index_, ftl_->gains(m));
   if (private_) meter_->add_gains(private_index_, gains_[b % slots_.ring]);
   if (rows_) rows_->step(m, *meter_);
   if (private_) {
@@ -325,7 +379,7 @@ bool OnlinePcaSession::evaluation_step(std::uint64_t b) {
   // FTL's leader is the exact Σ a aᵀ the meter already holds, and the meter solves its top k for the
   // curve anyway (RegretMeter::leader): FTL takes that solution rather than accumulating a second
   // copy of the sum and solving it again. At each multiple of B rows, as refresh_every = B.
-  if (meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
+  if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
   rows_done_.store(meter_->rows(), std::memory_order_relaxed);
   signal(evaluation_done_, b + 1);
   return true;

@@ -33,6 +33,8 @@ Message parsed(const SessionParts& from, const char* name) {
 }  // namespace
 
 SessionParts OnlinePcaSession::save() const {
+  if (ingesting_ || !ftl_)  // the parts are of a block boundary of the block path, with its whole evaluation
+    throw InvalidParameter("online PCA: save() needs a session fed by next_slot/publish with the meter and follow-the-leader");
   SessionParts out;
   out.blocks = produced_;
   if (sum_) {

@@ -21,6 +21,35 @@ const std::vector<std::string>& known_learners() {
   return names;
 }
 
+std::string describe_learners() {
+  std::string out = "fpl (follow-the-perturbed-leader on the continual covariance release)";
+  for (const RowLearnerKind& kind : row_learner_kinds()) out += std::string(", ") + kind.name + " (" + kind.summary + ")";
+  return out;
+}
+
+namespace {
+bool listed(const std::vector<std::string>& learners, const char* name) {
+  return std::find(learners.begin(), learners.end(), name) != learners.end();
+}
+}  // namespace
+
+bool row_learners_need_length(const std::vector<std::string>& learners) {
+  for (const RowLearnerKind& kind : row_learner_kinds())
+    if (kind.needs_length && listed(learners, kind.name)) return true;
+  return false;
+}
+
+double row_learner_matrices(const std::vector<std::string>& learners) {
+  double matrices = 0;
+  for (const RowLearnerKind& kind : row_learner_kinds())
+    if (listed(learners, kind.name)) matrices += kind.memory_matrices;
+  return matrices;
+}
+
+Eigen::VectorXd RowLearner::gains(const Eigen::Ref<const Eigen::MatrixXd>& rows) const {
+  return (rows * basis()).rowwise().squaredNorm();
+}
+
 bool OnlinePcaOptions::has_learner(const char* name) const {
   return std::find(learners.begin(), learners.end(), name) != learners.end();
 }

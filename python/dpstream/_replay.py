@@ -23,7 +23,7 @@ def replay(input=None, *, out=None, **settings):
     settings: dpstream-replay's flags as keywords (k=10, epsilon=1.0, delta=1e-6, mechanism='blt',
     block=128, noise_shape='goe', blt_error='max', seed=None, limit=0, normalize='unit', clip_norm,
     calibration='tight', shuffle=None, format='auto', nonnegative=False, nonprivate=False,
-    learner='fpl' (comma-separated: fpl, oja, power, gauss), minibatch=1000).
+    learner='fpl' (comma-separated, the library's learners: @LEARNERS@), minibatch=1000).
     out: the folder for regret.csv (None: a temporary folder, removed). Python writes regret.csv
     only, not the tool's regret.svg (a plot is presentation, the tool's): "svg" is None.
 
@@ -45,3 +45,7 @@ def replay(input=None, *, out=None, **settings):
         return _core.replay(dict(args, out=str(out)))
     with tempfile.TemporaryDirectory(prefix="dpstream-replay-") as folder:
         return _core.replay(dict(args, out=folder))
+
+
+# The learners and what each is, from the library's table (a new learner is listed with nothing added here).
+replay.__doc__ = replay.__doc__.replace("@LEARNERS@", _core.describe_learners())

@@ -1,56 +1,54 @@
-// dpstream._core._OnlinePCA (RowGuard → ContinualCovariance → FplOnlinePca, with the RegretMeter of
-// the online-PCA session's protocol) and _PrivatePCA (the library's one-shot methods,
-// pca/private_pca_method.hpp, as dpstream-pca runs them).
+// dpstream._core._OnlinePCA (RowGuard → the library's online-PCA session, fed by ingest) and
+// _PrivatePCA (the library's one-shot methods, pca/private_pca_method.hpp, as dpstream-pca runs them).
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <limits>
 
 #include "bindings.hpp"
 #include "interrupt.hpp"
-#include "dpstream/eval/regret.hpp"
-#include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/base/errors.hpp"
+#include "dpstream/eval/regret.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
-#include "dpstream/stream/block_aggregate.hpp"
-#include "dpstream/stream/separable_noise.hpp"
-#include "dpstream/stream/stationary_estimate.hpp"
 #include "dpstream/pca/private_pca_method.hpp"
-#include "dpstream/session/followed_release.hpp"
+#include "dpstream/session/online_pca_session.hpp"
+#include "dpstream/stream/block_aggregate.hpp"
 
 namespace dpstream::python {
 
 namespace {
 
-// The protocol of the online-PCA session (dpstream/session/online_pca_session.hpp) on one thread and
-// on rows in any chunks: each block is scored with the subspace of the releases before it, then
-// observed by the meter, then given to the stream, whose release the learner follows (the stationary
-// estimate under separable; every release projected exactly under nonnegative), as the session does
-// on its threads.
+// Python's OnlinePCA: rows through the guard, in chunks of any size, into the library's online-PCA
+// session (session/online_pca_session.hpp: ingest, on the caller's thread), which holds the protocol
+// — each block scored with the subspace of the releases before it, observed by the meter, then
+// streamed, its release followed (the stationary estimate under separable; every release read
+// exactly doubly nonnegative under nonnegative) — as dpstream-replay drives it block by block.
+session::OnlinePcaOptions online_pca_options(const StreamArgs& a, Eigen::Index k, bool regret, bool baseline) {
+  using Evaluation = session::OnlinePcaOptions::Evaluation;
+  session::OnlinePcaOptions o;
+  o.k = k;
+  o.block = a.block;
+  o.nonnegative = a.nonnegative;
+  o.stream = a.options();
+  o.threaded = false;  // ingest() on the caller's thread, the GIL released
+  o.evaluation = !regret ? Evaluation::none : baseline ? Evaluation::meter_and_ftl : Evaluation::meter_only;
+  o.curve_every = 0;  // the final figures only
+  o.nonnegative_refresh_ratio = 0;  // every release read exactly (a full projection)
+  if (a.horizon) {  // the session sizes a fixed horizon from the stream's length
+    if (a.block != 0 && *a.horizon > std::numeric_limits<std::uint64_t>::max() / a.block)
+      throw InvalidParameter("horizon " + std::to_string(*a.horizon) + " releases of " + std::to_string(a.block) +
+                             " rows: more rows than 2^64");
+    o.known_rows = *a.horizon * a.block;
+  }
+  return o;
+}
+
 class PyOnlinePca {
  public:
   PyOnlinePca(const StreamArgs& a, Eigen::Index k, bool regret, bool baseline, SharedAccountant accountant)
       : accountant_(std::move(accountant)), guard_(a.guard()), block_(a.block),
-        sum_(a.dim, a.options(), budget_of(accountant_, "OnlinePCA")), nonnegative_(a.nonnegative) {
-    pca::FplOptions p;
-    p.k = k;
-    p.mode = pca::FplMode::private_tree;
-    learner_ = std::make_unique<pca::FplOnlinePca>(a.dim, p);
-    if (const auto* separable = dynamic_cast<const stream::SeparableNoise*>(&sum_.noise()))
-      stationary_.emplace(separable->strategy());
-    sum_.subscribe([this](const stream::ContinualCovariance::Release& r) { follow(r); });
-    if (!regret) return;
-    std::vector<std::string> names{"private"};
-    if (baseline) names.push_back("ftl");
-    meter_ = std::make_unique<eval::RegretMeter>(a.dim, k, names);
-    if (baseline) {
-      pca::FplOptions f;
-      f.k = k;
-      f.mode = pca::FplMode::follow_the_leader;
-      f.refresh_every = a.block;
-      ftl_ = std::make_unique<pca::FplOnlinePca>(a.dim, f);
-    }
-  }
+        session_(a.dim, online_pca_options(a, k, regret, baseline), budget_of(accountant_, "OnlinePCA")) {}
 
   void partial_fit(const RowArray& rows) {
     const auto start = std::chrono::steady_clock::now();
@@ -61,86 +59,64 @@ class PyOnlinePca {
       double& total;
       ~Timer() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
     } timer{start, library_seconds_};
-    ingest_interruptibly(block, block_, sum_.rows_pending(),
-                         [this](const Eigen::Ref<const Eigen::MatrixXd>& piece) { ingest(piece); }, guard_, before,
-                         rows);
+    ingest_interruptibly(block, block_, session_.rows_pending(),
+                         [this](const Eigen::Ref<const Eigen::MatrixXd>& piece) { session_.ingest(piece); }, guard_,
+                         before, rows);
   }
   // A part of the current block summed by a worker (dpstream.dask): the stream checks it and
   // releases at the block's end, which the learner follows. The meter is not fed here (its rows
   // are on the workers: dpstream.dask scores them there).
   void add_aggregate(const py::bytes& bytes) {
     const stream::BlockAggregate part = stream::parse_block_aggregate(std::string(bytes));
-    if (meter_) throw InvalidParameter("add_aggregate: this OnlinePCA meters its regret from rows (track_regret=True)");
+    if (session_.has_meter())
+      throw InvalidParameter("add_aggregate: this OnlinePCA meters its regret from rows (track_regret=True)");
     require_guard_policy(part, guard_.options());
     {
       py::gil_scoped_release unlocked;
-      sum_.add_aggregate(part);
+      session_.add_aggregate(part);
     }
     aggregated_ += part.counts;
   }
   void finish() {
     py::gil_scoped_release unlocked;
-    sum_.flush();
-    if (meter_) meter_->finish();
+    session_.finish();
   }
   Eigen::MatrixXd transform(const RowArray& rows) const {
-    if (rows.ndim() != 2 || rows.shape(1) != learner_->dimension())
-      throw InvalidParameter("transform: expected rows of dimension " + std::to_string(learner_->dimension()));
+    if (rows.ndim() != 2 || rows.shape(1) != learner().dimension())
+      throw InvalidParameter("transform: expected rows of dimension " + std::to_string(learner().dimension()));
     const auto view = rows.unchecked<2>();
     Eigen::MatrixXd x(view.shape(0), view.shape(1));
     for (Eigen::Index i = 0; i < x.rows(); ++i)
       for (Eigen::Index j = 0; j < x.cols(); ++j) x(i, j) = view(i, j);
-    return x * learner_->basis();
+    return x * learner().basis();
   }
   py::dict regret() const {
-    if (!meter_) throw InvalidParameter("regret: this OnlinePCA was built with track_regret=False");
+    if (!session_.has_meter()) throw InvalidParameter("regret: this OnlinePCA was built with track_regret=False");
+    const eval::RegretMeter& meter = session_.meter();
     py::dict d;
-    const std::size_t p = meter_->learner("private");
-    d["rows"] = meter_->rows(), d["opt"] = meter_->opt(), d["gain"] = meter_->gain(p);
-    d["regret"] = meter_->regret(p), d["regret_over_opt"] = meter_->regret_over_opt(p);
-    d["nonprivate_regret_over_opt"] = ftl_ ? py::object(py::float_(meter_->regret_over_opt(meter_->learner("ftl"))))
-                                           : py::object(py::none());
+    const std::size_t p = meter.learner("private");
+    d["rows"] = meter.rows(), d["opt"] = meter.opt(), d["gain"] = meter.gain(p);
+    d["regret"] = meter.regret(p), d["regret_over_opt"] = meter.regret_over_opt(p);
+    d["nonprivate_regret_over_opt"] = session_.has_follow_the_leader()
+                                          ? py::object(py::float_(meter.regret_over_opt(meter.learner("ftl"))))
+                                          : py::object(py::none());
     return d;
   }
-  const pca::FplOnlinePca& learner() const { return *learner_; }
-  const stream::ContinualCovariance& sum() const { return sum_; }
+  const pca::FplOnlinePca& learner() const { return *session_.private_learner(); }
+  const stream::ContinualCovariance& sum() const { return *session_.sum(); }
   stream::RowGuardCounts counts() const {
     stream::RowGuardCounts c = guard_.counts();
     return c += aggregated_;
   }
 
  private:
-  // Rows inside one block: scored, observed, then streamed (a release at the block's end).
-  void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
-    if (meter_) {
-      meter_->add_gains(meter_->learner("private"), learner_->gains(rows));
-      if (ftl_) meter_->add_gains(meter_->learner("ftl"), ftl_->gains(rows));
-      meter_->observe(rows);
-      if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
-    }
-    sum_.update_block(rows);
-  }
-  void follow(const stream::ContinualCovariance::Release& r) {
-    if (stationary_) stationary_->add(r.step, r.noisy_prefix);
-    followed_ = stationary_ ? Eigen::MatrixXd(stationary_->prefix()) : r.noisy_prefix;
-    if (nonnegative_) pca::project_doubly_nonnegative(followed_, session::kNonnegativeRounds);
-    std::optional<double> stationary_variance;
-    if (stationary_) stationary_variance = stationary_->prefix_variance(sum_.noise().draw_sigma());
-    learner_->follow(followed_, session::followed_noise_norm(learner_->dimension(), r, stationary_variance, nonnegative_));
-  }
-
-  SharedAccountant accountant_;  // before sum_, which points at it
+  SharedAccountant accountant_;  // before session_, which charges it
   stream::RowGuard guard_;
   std::uint64_t block_;
-  stream::ContinualCovariance sum_;
-  bool nonnegative_;
-  std::unique_ptr<pca::FplOnlinePca> learner_, ftl_;
-  std::optional<stream::StationaryEstimate<Eigen::MatrixXd>> stationary_;
-  std::unique_ptr<eval::RegretMeter> meter_;
-  Eigen::MatrixXd followed_;
+  session::OnlinePcaSession session_;
   stream::RowGuardCounts aggregated_;  // counts of the rows that came as aggregates
  public:
-  double library_seconds_ = 0;  // partial_fit's time inside C++ (RowGuard, stream, learner, meter)
+  double library_seconds_ = 0;  // partial_fit's time inside C++ (RowGuard, session)
 };
 
 // The library's one-shot methods (pca/private_pca_method.hpp), the rows through the same guard the

@@ -187,7 +187,7 @@ void Replay::size_stream() {
     return;
   }
   options.known_rows = expected;
-  if (!options.fixed_horizon() && !options.power_needs_length()) return;
+  if (!options.fixed_horizon() && !options.learners_need_length()) return;
   std::error_code ec;
   if (!expected && !in.is_default && std::filesystem::is_regular_file(a.input, ec)) {
     io::OpenedRows again = io::open_rows({a.input, a.format, "auto", false});
@@ -305,6 +305,7 @@ py::dict replay(const py::dict& settings) {
 }  // namespace
 
 void bind_replay(py::module_& m) {
+  m.def("describe_learners", &session::describe_learners);  // the learner table, for replay()'s docstring
   m.def("replay", &replay, py::arg("settings"),
         "A replay through the online-PCA session with replay()'s settings (every key); returns the report dict.");
 }

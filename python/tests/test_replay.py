@@ -136,3 +136,16 @@ def test_replay_refuses_an_output_it_would_destroy_before_any_row(rows_csv, tmp_
     with pytest.raises(dpstream.InvalidParameter, match="destroy the input"):
         dpstream.replay(own, out=tmp_path / "in", seed=1, format="csv")
     assert own.read_bytes() == rows_csv.read_bytes()
+
+
+def test_replay_documents_every_learner_of_the_library_table():
+    # The docstring's list is the library's table (a learner added there is listed with nothing
+    # added to Python), as the tool's --learner help is.
+    assert "@LEARNERS@" not in dpstream.replay.__doc__
+    listed = dpstream._core.describe_learners()
+    assert listed in dpstream.replay.__doc__
+    help_text = " ".join(subprocess.run([os.environ["DPSTREAM_REPLAY"], "--help"], capture_output=True, text=True,
+                                        check=True).stdout.split())
+    assert listed in help_text
+    for name in ("fpl", "oja", "power", "gauss"):
+        assert name + " (" in listed

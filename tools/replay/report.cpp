@@ -21,14 +21,6 @@ namespace {
 
 using ull = unsigned long long;
 
-std::string learner_label(const std::string& name) {
-  if (name == "fpl" || name == "private") return "private FPL";
-  if (name == "oja") return "streaming private Oja (DP-PCA)";
-  if (name == "power") return "streaming noisy power method";
-  if (name == "gauss") return "Analyze Gauss (offline)";
-  return "follow-the-leader (non-private)";
-}
-
 std::string privacy_subtitle(const ReplaySettings& s, const stream::ContinualCovariance& sum) {
   return "; private: " + mechanism_text(sum) + (s.noise_shape == "goe" ? " (GOE noise)" : "") +
          ", ε = " + base::format_value(s.privacy.epsilon) + ", δ = " + base::format_value(s.privacy.delta) + " (" +
@@ -116,10 +108,10 @@ std::string regret_table(const ReplayRun& run) {
   if (p.sum())
     t += format("  %-34s %14.6g %14.6g %11.3f%%\n", "private FPL", meter.gain(p.private_index()),
                 meter.regret(p.private_index()), 100 * meter.regret_over_opt(p.private_index()));
-  for (const char* name : {"oja", "power"})
-    if (const auto& n = meter.learners(); std::find(n.begin(), n.end(), name) != n.end())
-      t += format("  %-34s %14.6g %14.6g %11.3f%%\n", learner_label(name).c_str(), meter.gain(meter.learner(name)),
-                  meter.regret(meter.learner(name)), 100 * meter.regret_over_opt(meter.learner(name)));
+  for (const std::string& name : p.row_learners() ? p.row_learners()->meter_names() : std::vector<std::string>{})
+    t += format("  %-34s %14.6g %14.6g %11.3f%%\n", session::learner_label(name).c_str(),
+                meter.gain(meter.learner(name)), meter.regret(meter.learner(name)),
+                100 * meter.regret_over_opt(meter.learner(name)));
   t += format("  %-34s %14.6g %14.6g %11.3f%%\n", "follow-the-leader (non-private)", meter.gain(p.ftl_index()),
               meter.regret(p.ftl_index()), 100 * meter.regret_over_opt(p.ftl_index()));
   return t;
@@ -132,10 +124,13 @@ std::string learners_text(const ReplayRun& run) {
   std::string t = format("  %-50s %15s %11s %10s\n", "learner (each an equal GDP share of the budget)",
                          "captured/top-k", "regret/OPT", "eps share");
   for (const session::LearnerFigures& f : p.learner_figures())
-    t += format("  %-50s %14.3f%% %10.3f%% %10.4g\n", (f.name + ": " + learner_label(f.name)).c_str(),
+    t += format("  %-50s %14.3f%% %10.3f%% %10.4g\n", (f.name + ": " + session::learner_label(f.name)).c_str(),
                 100 * f.captured_ratio, 100 * f.regret_over_opt, f.epsilon_share);
-  if (run.settings().has_learner("gauss"))
-    t += "  (gauss is offline, from all rows: its regret/OPT is its fixed subspace's in hindsight, 1 − captured)\n";
+  const std::vector<std::string>& scored = p.meter().learners();
+  for (const session::LearnerFigures& f : p.learner_figures())
+    if (f.name != "fpl" && std::find(scored.begin(), scored.end(), f.name) == scored.end())
+      t += "  (" + f.name + " is offline, from all rows: its regret/OPT is its fixed subspace's in hindsight, " +
+           "1 − captured)\n";
   return t;
 }
 
@@ -196,7 +191,7 @@ ReportFiles write_report_files(const ReplayRun& run) {
   for (const std::string& name : p.meter().learners())
     labels.push_back(name == "private" && s.learner == "fpl"
                          ? "private FPL (ε = " + base::format_value(s.privacy.epsilon) + ")"
-                         : learner_label(name));
+                         : session::learner_label(name));
   // One set: both are written and fsynced before either replaces the old one (a full disk leaves the
   // old pair whole). 0600: OPT is a non-private statistic.
   base::write_files_atomically(

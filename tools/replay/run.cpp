@@ -43,8 +43,8 @@ double replay_bytes(const ReplaySettings& s, Index d, std::optional<std::uint64_
   const double blocks = static_cast<double>(slots.ring + 1) * static_cast<double>(s.block);
   const double deeper = extra_slot_matrices(slots);  // the 16 matrices above count the defaults' slots
   const double held_rows = s.shuffle && rows ? static_cast<double>(*rows) : 0;
-  // --learner power keeps its own exact Σ and workspace; gauss's release makes Ĉ and its eigensolve.
-  const double learners = s.nonprivate ? 0 : (s.has_learner("power") ? 2 : 0) + (s.has_learner("gauss") ? 3 : 0);
+  // The row-fed learners' own matrices (power: its exact Σ and workspace; gauss: Ĉ and its eigensolve).
+  const double learners = s.nonprivate ? 0 : session::row_learner_matrices(s.learners());
   return 8.0 * (static_cast<double>(d) * (blocks + held_rows) +
                 dd * (16 + deeper + learners + (s.nonprivate ? 0 : held / 2)));
 }
@@ -171,9 +171,9 @@ void ReplayRun::size_stream() {
     return;
   }
   known_rows_ = expected;
-  // A fixed-horizon continual release (fpl) and the noisy power method (power) are calibrated for the
-  // stream's length.
-  const bool power = !s_.nonprivate && s_.has_learner("power");
+  // A fixed-horizon continual release (fpl) and a row-fed learner such as the noisy power method
+  // (power) are calibrated for the stream's length.
+  const bool power = !s_.nonprivate && session::row_learners_need_length(s_.learners());
   const bool fixed = !s_.nonprivate && s_.has_learner("fpl") &&
                      stream::needs_fixed_horizon(stream::parse_noise_strategy(s_.mechanism));
   if (!power && !fixed) return;

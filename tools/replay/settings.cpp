@@ -174,9 +174,8 @@ std::function<void()> add_replay_options(CLI::App& app, ReplaySettings& s) {
       ->capture_default_str();
   app.add_option("--learner", s.learner,
                  "private learners, comma-separated, run side by side on one stream, each scored by the regret meter "
-                 "and calibrated to an equal Gaussian DP share (mu^2 split) of (--epsilon, --delta): fpl (follow-the-perturbed-leader on the "
-                 "continual covariance, --mechanism), oja (streaming private Oja, DP-PCA), power (streaming noisy power "
-                 "method; needs the stream's length), gauss (Analyze Gauss, offline on all rows: hindsight only)")
+                 "and calibrated to an equal Gaussian DP share (mu^2 split) of (--epsilon, --delta) (fpl's release: "
+                 "--mechanism): " + session::describe_learners())
       ->capture_default_str();
   app.add_option("--minibatch", s.minibatch, "rows per step of oja and per refresh of power")->capture_default_str();
   app.add_option("--block", s.block, "rows per release (B)")->capture_default_str();

@@ -18,6 +18,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/session/followed_release.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 
 namespace dpstream::session {
@@ -25,6 +26,12 @@ namespace dpstream::session {
 // The learners a session knows, in the order their noise seeds are numbered (learner_seed): fpl (on
 // the continual covariance) first, then the row-fed ones (row_learners.hpp).
 const std::vector<std::string>& known_learners();
+// Every known learner with what it is, "fpl (…), oja (…), …": the front ends' help.
+std::string describe_learners();
+// Whether one of `learners` is calibrated for the stream's length (RowLearnerKind::needs_length).
+bool row_learners_need_length(const std::vector<std::string>& learners);
+// The d × d matrices `learners` hold beside the session's own (RowLearnerKind::memory_matrices).
+double row_learner_matrices(const std::vector<std::string>& learners);
 
 struct OnlinePcaOptions {
   Eigen::Index k = 10;                     // the dimension of every learned subspace
@@ -41,16 +48,28 @@ struct OnlinePcaOptions {
   // thread, before the learner reads it. Empty: none.
   std::function<void(const stream::ContinualCovariance::Release&)> release_observer;
   // Workers on threads of their own (stream, learner, evaluation, projection), or every step run by
-  // the caller in publish(): the same steps in the same order, so the same bits.
+  // the caller in publish() or ingest(): the same steps in the same order, so the same bits.
   bool threaded = true;
+  // The evaluation beside the private learners (raw rows: evaluation output, never a release): the
+  // regret meter and follow-the-leader, the meter alone, or neither (a caller that wants only the
+  // private subspaces, or feeds pre-summed blocks: add_aggregate). The row-fed learners and
+  // `nonprivate` need the meter; save() needs both.
+  enum class Evaluation { meter_and_ftl, meter_only, none };
+  Evaluation evaluation = Evaluation::meter_and_ftl;
+  // The regret curve: a point every this many rows (0: no curve, the final figures only); unset:
+  // about 200 points over known_rows, a point a block if the length is unknown.
+  std::optional<std::uint64_t> curve_every;
+  // nonnegative: the reader's refresh ratio α (pca::DoublyNonnegativeReader; 0: every release read
+  // exactly, by a full projection).
+  double nonnegative_refresh_ratio = kNonnegativeRefreshRatio;
 
   bool has_learner(const char* name) const;
   // fpl runs (a private stream is built): listed and not nonprivate.
   bool private_stream() const { return !nonprivate && has_learner("fpl"); }
   // fpl's continual release is calibrated for the stream's length (stream::needs_fixed_horizon).
   bool fixed_horizon() const;
-  // The noisy power method (power) is calibrated for the stream's length too.
-  bool power_needs_length() const { return !nonprivate && has_learner("power"); }
+  // A listed row-fed learner is calibrated for the stream's length too (the noisy power method).
+  bool learners_need_length() const { return !nonprivate && row_learners_need_length(learners); }
 };
 
 // InvalidParameter naming the learner: unknown, listed twice, or an empty list.

@@ -2,7 +2,8 @@
 // follow-the-perturbed-leader learner on a continual covariance release (and the row-fed learners
 // beside it: row_learners.hpp), follow-the-leader and the regret meter — with its workers on four
 // threads (five under nonnegative), or all run by the caller (OnlinePcaOptions::threaded = false:
-// the same steps in the same order, the same bits). dpstream-replay and bench_scale drive it.
+// the same steps in the same order, the same bits). dpstream-replay and bench_scale drive it block by
+// block; Python's OnlinePCA feeds it rows in chunks of any size (ingest(): the same steps, per piece).
 //
 //   reader ─▶ blocks of B rows ─┬─▶ ContinualCovariance ─release─▶ FplOnlinePca (private)
 //                              └─▶ RegretMeter + FplOnlinePca (follow-the-leader)
@@ -82,6 +83,8 @@
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/fpl_online_pca.hpp"
 #include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
+#include "dpstream/stream/block_aggregate.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/session/full_projections.hpp"
 #include "dpstream/session/online_pca_options.hpp"
@@ -97,6 +100,9 @@ class OnlinePcaSession {
   // `from`: continue from these saved parts (save()). The library validates the options
   // (InvalidParameter, before any noise is drawn); CorruptInput if the parts do not fit.
   OnlinePcaSession(Eigen::Index d, const OnlinePcaOptions& o, const SessionParts* from = nullptr);
+  // The same, charging `budget` (the caller's accountant, which may hold other charges, or an
+  // unaccounted budget) instead of an accountant of the session's own with o.stream.target.
+  OnlinePcaSession(Eigen::Index d, const OnlinePcaOptions& o, privacy::Budget budget);
   OnlinePcaSession(const OnlinePcaSession&) = delete;
   OnlinePcaSession& operator=(const OnlinePcaSession&) = delete;
   ~OnlinePcaSession();
@@ -115,6 +121,18 @@ class OnlinePcaSession {
   // then close() and finish().
   void run(const Eigen::Ref<const Eigen::MatrixXd>& rows);
 
+  // Rows in chunks of any size, on the caller's thread (threaded = false, instead of
+  // next_slot/publish): cut where a release ends, each piece is scored by the learners, observed by
+  // the meter, then streamed, and a release is followed as it is made — the steps above, per piece.
+  // finish() closes a partial last block. An error leaves the stream as it was (the meter has
+  // already seen the piece, as the block path's evaluation would have).
+  void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  // A pre-summed part of the current block (stream/block_aggregate.hpp; distributed ingestion), in
+  // row order: to the stream, its release followed. Needs evaluation = none (the meter needs rows).
+  void add_aggregate(const stream::BlockAggregate& part);
+  // Rows of the current, unfinished block (ingest, add_aggregate).
+  std::uint64_t rows_pending() const;
+
   // Reader: waits until every worker is done with every published block; false if a worker failed.
   bool drain();
   // Reader, after drain(): the state as a list of parts (the header comment, "Saving").
@@ -123,9 +141,13 @@ class OnlinePcaSession {
   std::uint64_t blocks_published() const { return produced_; }
   std::uint64_t rows_done() const { return rows_done_.load(std::memory_order_relaxed); }
   const OnlinePcaOptions& options() const { return options_; }
+  // The meter (evaluation != none).
   eval::RegretMeter& meter() { return *meter_; }
   const eval::RegretMeter& meter() const { return *meter_; }
-  const privacy::PrivacyAccountant* accountant() const { return accountant_ ? &*accountant_ : nullptr; }
+  bool has_meter() const { return meter_ != nullptr; }
+  bool has_follow_the_leader() const { return ftl_ != nullptr; }
+  // The accountant charged (the session's own, or the one of the budget given); nullptr if none.
+  const privacy::PrivacyAccountant* accountant() const { return budget_ ? budget_->accountant() : nullptr; }
   const stream::ContinualCovariance* sum() const { return sum_.get(); }
   const pca::FplOnlinePca* private_learner() const { return private_.get(); }
   const pca::FplOnlinePca& follow_the_leader() const { return *ftl_; }
@@ -154,7 +176,10 @@ class OnlinePcaSession {
   static constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;  // "no more" flag of a counter
   using Step = bool (OnlinePcaSession::*)(std::uint64_t);
 
-  void build_learners(Eigen::Index d);
+  void build(Eigen::Index d, const SessionParts* from);
+  void build_evaluation(Eigen::Index d);
+  void ingest_piece(const Eigen::Ref<const Eigen::MatrixXd>& piece);
+  void start_ingesting(const char* fn);
   void build_private(Eigen::Index d, std::uint64_t steps, const SessionParts* from);
   void start_workers();
   bool wait_until(std::atomic<std::uint64_t>& counter, std::uint64_t target);
@@ -180,7 +205,8 @@ class OnlinePcaSession {
   std::uint64_t block_;
   std::unique_ptr<eval::RegretMeter> meter_;
   std::unique_ptr<pca::FplOnlinePca> ftl_;
-  std::optional<privacy::PrivacyAccountant> accountant_;  // before sum_, which points at it
+  std::optional<privacy::PrivacyAccountant> accountant_;  // the session's own; before sum_, which points at it
+  std::optional<privacy::Budget> budget_;                  // what every private learner charges
   std::unique_ptr<stream::ContinualCovariance> sum_;
   std::unique_ptr<pca::FplOnlinePca> private_;
   std::unique_ptr<RowLearners> rows_;  // oja, power, gauss (the evaluation thread feeds them)
@@ -209,6 +235,8 @@ class OnlinePcaSession {
   std::vector<Eigen::VectorXd> exact_sums_;  // stream → evaluation: the exact sum after block b (exact_sum_slot)
   std::uint64_t first_block_ = 0;  // 0, or the block a resumed session starts from
   std::uint64_t produced_ = 0;     // the reader's count of published blocks
+  bool ingesting_ = false;         // fed by ingest()/add_aggregate(): each release followed as it is made
+  std::uint64_t ingested_ = 0;     // rows ingest()/add_aggregate() took
   // Counters (with the kClosed flag): blocks published, releases copied, releases followed, private
   // gains ready, blocks done by the stream, the learner and the evaluation; rows the meter has seen
   // (progress only).

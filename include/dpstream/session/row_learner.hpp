@@ -1,7 +1,10 @@
 // One private learner of an online-PCA session fed the guarded rows themselves (row_learners.hpp
 // runs them side by side): what a learner must do to be one, and the table of those the session
-// knows. Adding a learner: one file in lib/session/learners/ that defines its class and its maker,
-// and its line in row_learner_kinds() (row_learner_kinds.cpp); the front ends list the name.
+// knows. Adding a learner: one file, lib/session/learners/<stem>.cpp, that defines its class and
+// its entry `const RowLearnerKind <stem>_learner{.name = …, …, .make = make_learner<Class>}`, and
+// its stem in lib/meson.build's list `row_learners`, from which the build writes the table. The
+// front ends read the table (known_learners, describe_learners: online_pca_options.hpp): their
+// --learner / learner= lists, checks and help come from it, with nothing to add there.
 //
 // A learner is built with its share of the budget (RowLearnerSetup::share) and its own noise seed,
 // and must charge every release to the session's accountant within that share (Gaussian
@@ -49,10 +52,20 @@ class RowLearner {
 };
 
 struct RowLearnerKind {
-  const char* name;  // as listed in OnlinePcaOptions::learners
+  const char* name;     // as listed in OnlinePcaOptions::learners
+  const char* label;    // its name in a report and a plot's legend (session_labels.hpp)
+  const char* summary;  // what it is, in a few words, for the front ends' help
+  bool needs_length;    // calibrated for the stream's length (OnlinePcaOptions::known_rows)
+  double memory_matrices;  // d × d matrices it holds at most, for a front end's memory estimate
   std::unique_ptr<RowLearner> (*make)(const RowLearnerSetup&);  // checks its options before any noise
 };
-// The row-fed learners, in the order they are built, stepped and numbered for their seeds.
+// A kind's maker: the learner built from its setup.
+template <class Learner>
+std::unique_ptr<RowLearner> make_learner(const RowLearnerSetup& setup) {
+  return std::make_unique<Learner>(setup);
+}
+// The row-fed learners, in the order they are built, stepped and numbered for their seeds (the
+// order of lib/meson.build's list; the build writes this table from it).
 const std::vector<RowLearnerKind>& row_learner_kinds();
 
 }  // namespace dpstream::session

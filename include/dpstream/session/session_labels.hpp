@@ -1,6 +1,6 @@
-// The privacy labels of an online-PCA session's report, for every front end (dpstream-replay's JSON
-// line, Python's replay() dict): the neighbouring relation its private subspaces hold for, and which
-// of the reported figures are exact evaluation on the raw rows, NOT private.
+// The labels of an online-PCA session's report, for every front end (dpstream-replay's JSON line and
+// text, Python's replay() dict): the neighbouring relation its private subspaces hold for, which of
+// the reported figures are exact evaluation on the raw rows, NOT private, and the learners' names.
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/session/online_pca_session.hpp"
+#include "dpstream/session/row_learner.hpp"
 
 namespace dpstream::session {
 
@@ -16,6 +17,15 @@ namespace dpstream::session {
 // for the run).
 inline privacy::Neighbours session_relation(const OnlinePcaSession& p) {
   return p.sum() ? p.sum()->options().relation : privacy::Neighbours::zero_out_row;
+}
+
+// A learner's name in a report or a plot's legend: the private FPL ("fpl", or "private", its name
+// in the meter), a row-fed learner's table label (row_learner.hpp), follow-the-leader ("ftl").
+inline std::string learner_label(const std::string& name) {
+  if (name == "fpl" || name == "private") return "private FPL";
+  for (const RowLearnerKind& kind : row_learner_kinds())
+    if (name == kind.name) return kind.label;
+  return "follow-the-leader (non-private)";
 }
 
 // The report's keys that hold exact figures (row counts, OPT, gains, regrets, captured ratios,

@@ -50,8 +50,12 @@ class GaussLearner final : public RowLearner {
 
 }  // namespace
 
-std::unique_ptr<RowLearner> make_gauss_learner(const RowLearnerSetup& setup) {
-  return std::make_unique<GaussLearner>(setup);
-}
+extern const RowLearnerKind gauss_learner;  // the table's entry (row_learner.hpp)
+const RowLearnerKind gauss_learner{.name = "gauss",
+                                   .label = "Analyze Gauss (offline)",
+                                   .summary = "Analyze Gauss, offline on all rows: hindsight only",
+                                   .needs_length = false,
+                                   .memory_matrices = 3,  // Ĉ and its eigensolve at the release
+                                   .make = make_learner<GaussLearner>};
 
 }  // namespace dpstream::session

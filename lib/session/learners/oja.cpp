@@ -50,8 +50,12 @@ class OjaLearner final : public RowLearner {
 
 }  // namespace
 
-std::unique_ptr<RowLearner> make_oja_learner(const RowLearnerSetup& setup) {
-  return std::make_unique<OjaLearner>(setup);
-}
+extern const RowLearnerKind oja_learner;  // the table's entry (row_learner.hpp)
+const RowLearnerKind oja_learner{.name = "oja",
+                                 .label = "streaming private Oja (DP-PCA)",
+                                 .summary = "streaming private Oja, DP-PCA",
+                                 .needs_length = false,
+                                 .memory_matrices = 0,
+                                 .make = make_learner<OjaLearner>};
 
 }  // namespace dpstream::session

@@ -50,8 +50,12 @@ class PowerLearner final : public RowLearner {
 
 }  // namespace
 
-std::unique_ptr<RowLearner> make_power_learner(const RowLearnerSetup& setup) {
-  return std::make_unique<PowerLearner>(setup);
-}
+extern const RowLearnerKind power_learner;  // the table's entry (row_learner.hpp)
+const RowLearnerKind power_learner{.name = "power",
+                                   .label = "streaming noisy power method",
+                                   .summary = "streaming noisy power method; needs the stream's length",
+                                   .needs_length = true,
+                                   .memory_matrices = 2,  // its own exact Σ and workspace
+                                   .make = make_learner<PowerLearner>};
 
 }  // namespace dpstream::session
