@@ -223,7 +223,8 @@ std::uint64_t StreamingPrivateOja::planned_rows(std::uint64_t step) const noexce
 // horizon (take_rest_next; streaming_oja_plan.hpp). The inputs are releases and public numbers.
 void StreamingPrivateOja::plan_rest(const MatrixXd& published_before, const VectorXd& ritz, double batch,
                                     double clip) {
-  if (options_.step_rule != StepRule::power || final_step_ != 0 || last_clip_ == 0.0) return;
+  if (options_.step_rule != StepRule::power || plan_.planned_steps() == 0 || final_step_ != 0 || last_clip_ == 0.0)
+    return;  // no horizon, or already decided: nothing to read
   StepReading reading;
   reading.ritz = ritz;
   reading.sigma = sigma_at(clip);
