@@ -200,8 +200,8 @@ TEST_CASE("streaming oja: the scale bins and the clip set to the quantile's edge
   CHECK(StreamingPrivateOja::scale_bin(1e-300, 1.0) == StreamingPrivateOja::kScaleBins - 1);
   CHECK(StreamingPrivateOja::scale_bin(1.0 + 1e-15, 1.0) == 0);
   // Every row 0.999·e₁ in d = 1000: all updates share the norm 0.999²·|W_{t−1}(0)|, i.e. one bin; the
-  // histogram noise (σ_h = σ₁/√0.5 ≈ 6.2 a bin, ≈ 43 over all 48) is far from moving the 0.9·1000
-  // crossing off that bin (20 standard deviations), so C_{t+1} is the bin's upper edge.
+  // histogram noise (σ_h = σ₁/√0.5 ≈ 6.2 a bin, ≈ 43 even over all 48) is far from moving the count
+  // above an edge across 0.1·1000 (20 standard deviations), so C_{t+1} is the bin's upper edge.
   auto o = seeded_options(1, 1000, 3);
   o.scale_share = 0.5;
   StreamingPrivateOja oja(1000, o, test_budget::unaccounted());

@@ -33,6 +33,13 @@ std::uint64_t OjaBatchPlan::boundary(std::uint64_t step) const noexcept {
       std::round(static_cast<double>(horizon_) * std::expm1(t * std::log(r)) / std::expm1(big_t * std::log(r))));
 }
 
+std::uint64_t OjaBatchPlan::rows_through(std::uint64_t step) const noexcept {
+  if (steps_ > 0 && step <= steps_) return boundary(step);
+  std::uint64_t total = 0;
+  for (std::uint64_t s = 1; s <= step; ++s) total += rows_of(s);
+  return total;
+}
+
 std::uint64_t OjaBatchPlan::rows_of(std::uint64_t step) const noexcept {
   if (growth_ <= 1.0) return first_;
   if (steps_ > 0) {
@@ -61,6 +68,33 @@ ResolvableGap resolvable_gap(std::uint64_t rows, Eigen::Index dimension, double 
   const double one_pass = growth > 1.0 ? floor * growth / (growth - 1.0) / std::sqrt(1.0 - scale_share)
                                        : std::numeric_limits<double>::infinity();
   return {one_pass, floor};
+}
+
+bool take_rest_next(const OjaBatchPlan& plan, std::uint64_t step, Eigen::Index k, Eigen::Index dimension,
+                    const StepReading& r) noexcept {
+  const std::uint64_t last = plan.planned_steps();
+  const Eigen::Index p = r.ritz.size();
+  if (last == 0 || step < 2 || step + 1 >= last || p <= k || r.rows == 0 || r.previous_rows == 0) return false;
+  const double rows = static_cast<double>(r.rows), n = static_cast<double>(plan.horizon());
+  // The header's derivation: Ritz noise, conservative gap and contraction.
+  const double nu = std::sqrt(2.0 * static_cast<double>(p)) * r.sigma / rows;
+  const double top = r.ritz(k - 1), next = r.ritz(k), bottom = r.ritz(p - 1);
+  const double gap = top - next - 2.0 * nu;
+  if (!(gap > 0.0) || !(top - nu > 0.0)) return false;
+  const double spread = std::sqrt(static_cast<double>(dimension)) + std::sqrt(static_cast<double>(p));
+  const double floor_now = r.sigma * spread / (rows * gap);
+  const double floor_before = r.previous_sigma * spread / (static_cast<double>(r.previous_rows) * gap);
+  if (!(floor_now + floor_before < 1.0 && r.change <= floor_now + floor_before)) return false;
+  const double c = std::clamp((bottom + nu) / (top - nu), 0.0, 1.0);
+  // E(s) in units of τ_t: W_s at its floor τ_t·B_t/B_s, contracted once, plus one step on n − n_s rows.
+  auto predicted = [&](std::uint64_t s) {
+    const double left = n - static_cast<double>(plan.rows_through(s));
+    return c * rows / static_cast<double>(plan.rows_of(s)) + (left > 0.0 ? rows / left : std::numeric_limits<double>::infinity());
+  };
+  const double now = predicted(step);
+  for (std::uint64_t s = step + 1; s < last; ++s)
+    if (!(now < predicted(s))) return false;
+  return true;
 }
 
 }  // namespace dpstream::pca

@@ -79,7 +79,28 @@ MatrixXd orthonormalized(const MatrixXd& m) {
   return q;
 }
 
+// ‖sin Θ(V_new, V_old)‖₂ for orthonormal d × k bases: the largest singular value of (I − V_old V_oldᵀ)V_new.
+double subspace_change(const MatrixXd& from, const MatrixXd& to) {
+  const MatrixXd off = to - from * (from.transpose() * to);
+  const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(off.transpose() * off, Eigen::EigenvaluesOnly);
+  return std::sqrt(std::clamp(eig.eigenvalues().maxCoeff(), 0.0, 1.0));
+}
+
 }  // namespace
+
+// The γ-quantile of the B slots' ‖g‖ (an empty slot's is 0), rounded up to an edge L²·2^{−i}: the
+// smallest edge whose noisy count of rows strictly above it, bins 0..i−1, stays within (1 − γ)·B,
+// scanning down from L². Counted from the top, the count the rule compares carries the noise of the
+// i bins above the edge (√i·σ_h, i ≈ log₂(L²/C)), the tail the share's derivation sizes σ_h for;
+// counted from the bottom it would carry the noise of the up to 47 mostly empty bins below.
+double StreamingPrivateOja::quantile_edge(const VectorXd& noisy_histogram, double quantile, double batch,
+                                          double l2) noexcept {
+  const double tail = (1.0 - quantile) * batch;
+  double above = 0.0;
+  Index edge = 0;
+  while (edge + 1 < noisy_histogram.size() && above + noisy_histogram[edge] <= tail) above += noisy_histogram[edge++];
+  return std::ldexp(l2, -static_cast<int>(edge));
+}
 
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options, NoCharge)
     : dimension_(dimension),
@@ -155,8 +176,10 @@ StreamingPrivateOja& StreamingPrivateOja::operator=(StreamingPrivateOja&&) noexc
 
 void StreamingPrivateOja::subscribe(Subscriber subscriber) { subscribers_.push_back(std::move(subscriber)); }
 
-double StreamingPrivateOja::gradient_sigma() const noexcept {
-  const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? 2.0 * clip_ : clip_;
+double StreamingPrivateOja::gradient_sigma() const noexcept { return sigma_at(clip_); }
+
+double StreamingPrivateOja::sigma_at(double clip) const noexcept {
+  const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? 2.0 * clip : clip;
   return sensitivity * unit_sigma_ / std::sqrt(1.0 - scale_share());
 }
 
@@ -180,13 +203,38 @@ double StreamingPrivateOja::step_size(std::uint64_t step) const noexcept {
 
 // The published k columns: with oversampling (p > k), the top k Ritz directions of the step — the
 // eigenvectors U_k of sym(W_{t−1}ᵀS̃_t) ≈ B·W_{t−1}ᵀΣ̂W_{t−1} — carried through S̃_t: qr(S̃_t·U_k).
-// Post-processing of the release S̃_t and the public W_{t−1}.
-MatrixXd StreamingPrivateOja::published_basis() const {
+// Post-processing of the release S̃_t and the public W_{t−1}. `ritz` receives the Ritz values of the
+// step, sym(W_{t−1}ᵀS̃_t)/B_t, descending (empty when p = k).
+MatrixXd StreamingPrivateOja::published_basis(double batch, VectorXd& ritz) const {
+  ritz.resize(0);
   if (width_ == options_.k) return iterate_;
   MatrixXd rayleigh = previous_.transpose() * noisy_;
   rayleigh = 0.5 * (rayleigh + rayleigh.transpose()).eval();
   const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(rayleigh);  // ascending eigenvalues
+  ritz = eig.eigenvalues().reverse() / batch;
   return orthonormalized(noisy_ * eig.eigenvectors().rightCols(options_.k).rowwise().reverse());
+}
+
+std::uint64_t StreamingPrivateOja::planned_rows(std::uint64_t step) const noexcept {
+  return final_step_ != 0 && step >= final_step_ ? final_rows_ : plan_.rows_of(step);
+}
+
+// After a power step of a planned pass: whether the next minibatch takes every row left to the
+// horizon (take_rest_next; streaming_oja_plan.hpp). The inputs are releases and public numbers.
+void StreamingPrivateOja::plan_rest(const MatrixXd& published_before, const VectorXd& ritz, double batch,
+                                    double clip) {
+  if (options_.step_rule != StepRule::power || plan_.planned_steps() == 0 || final_step_ != 0 || last_clip_ == 0.0)
+    return;  // no horizon, or already decided: nothing to read
+  StepReading reading;
+  reading.ritz = ritz;
+  reading.sigma = sigma_at(clip);
+  reading.previous_sigma = sigma_at(last_clip_);
+  reading.rows = static_cast<std::uint64_t>(batch);
+  reading.previous_rows = steps_ >= 2 ? planned_rows(steps_ - 1) : 0;
+  reading.change = subspace_change(published_before, basis_);
+  if (!take_rest_next(plan_, steps_, options_.k, dimension_, reading) || rows_ >= plan_.horizon()) return;
+  final_step_ = steps_ + 1;
+  final_rows_ = plan_.horizon() - rows_;
 }
 
 PrivateSubspace StreamingPrivateOja::current() const { return PrivateSubspace{basis_, {}, "streaming-oja"}; }
@@ -278,14 +326,14 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
 
 void StreamingPrivateOja::after_row() {
   ++rows_;
-  if (++pending_rows_ == plan_.rows_of(steps_ + 1)) step();
+  if (++pending_rows_ == planned_rows(steps_ + 1)) step();
 }
 
 void StreamingPrivateOja::flush() {
   journal_.require_usable("streaming Oja");
   if (pending_rows_ == 0) return;
   // A power step on a small remainder would replace the estimate by a noisier one (the header).
-  if (options_.step_rule == StepRule::power && 2 * pending_rows_ < plan_.rows_of(steps_ + 1)) return;
+  if (options_.step_rule == StepRule::power && 2 * pending_rows_ < planned_rows(steps_ + 1)) return;
   step();
 }
 
@@ -321,19 +369,14 @@ void StreamingPrivateOja::step() {
   iterate_ = options_.step_rule == StepRule::power ? orthonormalized(noisy_)
                                                    : orthonormalized(previous_ + (eta / batch) * noisy_);
   if (sparse_layout_) iterate_rows_ = iterate_;
-  basis_ = published_basis();
+  VectorXd ritz;
+  MatrixXd published_before = std::move(basis_);
+  basis_ = published_basis(batch, ritz);
+  plan_rest(published_before, ritz, batch, clip);
+  last_clip_ = clip;
   if (scale_share() > 0.0) {
-    // The smallest edge L²·2^{−i} with at least γ·B noisy counts at or below it (bins i..last).
-    const double l2 = options_.row_norm_bound * options_.row_norm_bound;
-    double below = 0.0;
-    clip_ = l2;
-    for (Index i = kScaleBins - 1; i >= 0; --i) {
-      below += noisy_histogram_[i];
-      if (below >= options_.clip_quantile * batch) {
-        clip_ = std::ldexp(l2, -static_cast<int>(i));
-        break;
-      }
-    }
+    clip_ = quantile_edge(noisy_histogram_, options_.clip_quantile, batch,
+                          options_.row_norm_bound * options_.row_norm_bound);
     histogram_.setZero();
   }
   if (sparse_layout_)

@@ -64,6 +64,9 @@ std::string StreamingPrivateOja::serialize() const {
   put_matrix(basis_, msg.mutable_published());
   msg.set_oversampling(options_.oversampling);
   put_matrix(pending_sum(), msg.mutable_sum());
+  msg.set_final_step(final_step_);
+  msg.set_final_rows(final_rows_);
+  msg.set_last_clip(last_clip_);
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
   return base::seal_message(msg.SerializeAsString());
@@ -114,12 +117,23 @@ StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, I
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
   const double l2 = options.row_norm_bound * options.row_norm_bound;
-  if (msg.pending_rows() >= oja.plan_.rows_of(msg.steps() + 1) || msg.pending_rows() > msg.rows() || msg.steps() > msg.rows() ||
-      !(msg.clip() > 0.0 && msg.clip() <= l2) || msg.histogram_size() != oja.histogram_.size())
+  // The rest's minibatch: decided after a step, so it is at most the next one, and ends by the horizon.
+  const bool final_ok = msg.final_step() == 0
+                            ? msg.final_rows() == 0
+                            : msg.final_step() >= 2 && msg.final_step() <= msg.steps() + 1 && msg.final_rows() > 0 &&
+                                  msg.final_rows() <= options.horizon;
+  oja.final_step_ = final_ok ? msg.final_step() : 0;
+  oja.final_rows_ = final_ok ? msg.final_rows() : 0;
+  if (!final_ok || msg.pending_rows() >= oja.planned_rows(msg.steps() + 1) || msg.pending_rows() > msg.rows() ||
+      msg.steps() > msg.rows() || !(msg.clip() > 0.0 && msg.clip() <= l2) ||
+      !(msg.last_clip() >= 0.0 && msg.last_clip() <= l2) || msg.histogram_size() != oja.histogram_.size())
     throw CorruptInput("streaming Oja checkpoint: inconsistent progress (rows " + std::to_string(msg.rows()) +
                        ", pending " + std::to_string(msg.pending_rows()) + ", steps " + std::to_string(msg.steps()) +
-                       ", clip " + format_value(msg.clip()) + ", histogram bins " +
+                       ", clip " + format_value(msg.clip()) + ", last clip " + format_value(msg.last_clip()) +
+                       ", final step " + std::to_string(msg.final_step()) + " of " +
+                       std::to_string(msg.final_rows()) + " rows, histogram bins " +
                        std::to_string(msg.histogram_size()) + ")");
+  oja.last_clip_ = msg.last_clip();
   MatrixXd read;
   get_matrix(msg.basis(), dimension, oja.width_, "basis", read);
   oja.iterate_ = read;

@@ -43,7 +43,13 @@
 //    hence ε, δ — cancels; each later minibatch doubles B, so its count error halves. Capped at
 //    f_max = 1/4 (the gradient noise rises at most 1/√(3/4) ≈ 1.15×, whatever the clip saves), which
 //    binds at d ≤ 400 for γ = 0.9.
-#pragma once
+//  * The rest in one minibatch (take_rest_next, below): with a declared horizon, the planned last
+//    minibatch holds n/2 rows only because the plan cannot know when the iterate will have settled.
+//    Once the releases say it has (a public test at this step's own noise level), a last minibatch
+//    of all n − n_t remaining rows has the floor σ√d/((n − n_t)·gap), up to 2× lower, at the price
+//    of starting that step from W_t instead of W_{T−1}. The choice is post-processing of the
+//    releases: each row still enters exactly one Gaussian release (streaming_private_oja.hpp says
+//    why the pass stays one mechanism when the partition depends on earlier releases).
 #pragma once
 
 #include <cstdint>
@@ -67,6 +73,9 @@ class OjaBatchPlan {
   std::uint64_t rows_of(std::uint64_t step) const noexcept;
   // Minibatches that end at the horizon (0 without one).
   std::uint64_t planned_steps() const noexcept { return steps_; }
+  // Rows in minibatches 1 … step (with a horizon, step ≤ planned_steps()).
+  std::uint64_t rows_through(std::uint64_t step) const noexcept;
+  std::uint64_t horizon() const noexcept { return horizon_; }
 
  private:
   std::uint64_t boundary(std::uint64_t step) const noexcept;  // rows before minibatch step + 1
@@ -90,12 +99,47 @@ double derived_scale_share(Eigen::Index dimension, double clip_quantile) noexcep
 // are not resolved by one pass at this n, d, ε; the second says what Analyze Gauss would need. With a
 // private clip scale (scale_share f > 0) the one-pass figure is the worst case, the clip staying at
 // L²: its noise is σ₁L²/√(1 − f), so the floor rises by 1/√(1 − f); a clip C < L² lowers it by C/L²,
-// which depends on the rows and is not known before the run.
+// which depends on the rows and is not known before the run. The rest in one minibatch
+// (take_rest_next) does not move this figure: at a gap g at this reach the last step that can
+// decide it, T − 2 (B ≈ n/8), has the floor σ√d/(B·g) ≈ 1.2 > 1, so it cannot find the pass
+// settled; only gaps several times the reach settle early enough for a last minibatch of up to
+// ~3n/4 rows (floor 4/3 of Analyze Gauss's instead of 2).
 struct ResolvableGap {
   double one_pass;
   double analyze_gauss;
 };
 ResolvableGap resolvable_gap(std::uint64_t rows, Eigen::Index dimension, double unit_sigma, double growth,
                              double tolerance, double scale_share = 0.0) noexcept;
+
+// What one power step t of a planned pass made public, for take_rest_next: every number is the
+// plan's, an option's, or post-processing of releases.
+struct StepReading {
+  Eigen::VectorXd ritz;          // Ritz values of sym(W_{t−1}ᵀS̃_t)/B_t, descending (p of them)
+  double sigma = 0.0;            // σ_g of step t (at its clip)
+  double previous_sigma = 0.0;   // σ_g of step t − 1
+  std::uint64_t rows = 0;        // B_t
+  std::uint64_t previous_rows = 0;  // B_{t−1}
+  double change = 1.0;           // ‖sin Θ(V_t, V_{t−1})‖₂ between the published top-k of t and t − 1
+};
+
+// Whether minibatch t + 1 should hold every row left to the horizon instead of the plan's size
+// (false without a horizon, before step 2, with p = k, or when t + 1 is the planned last anyway).
+// The derivation (noisy power method per column, gap g = λ_k − λ_{k+1}, c = λ_{p+1}/λ_k the
+// contraction of one step with p columns):
+//  * Ritz values carry the noise of W_{t−1}ᵀZ/B_t, a p × p Gaussian matrix symmetrised: spectral
+//    norm ν ≈ √(2p)·σ_t/B_t. Estimates: ĝ = θ_k − θ_{k+1} − 2ν (nothing settles unless ĝ > 0),
+//    c = (θ_p + ν)/(θ_k − ν) (θ_p stands for λ_{p+1} ≤ λ_p; the margins make both conservative).
+//  * A step's floor (the spectral norm of its noise over the gap): τ_t = σ_t(√d + √p)/(B_t·ĝ).
+//    Settled: τ_{t−1} + τ_t < 1 and the published estimate moved by no more than both floors
+//    explain, change ≤ τ_{t−1} + τ_t — so W_t sits at its floor, not still converging.
+//  * Taking the rest after step s (rows n_s, B_s its minibatch) leaves, in units of τ_t,
+//    E(s) = c·B_t/B_s + B_t/(n − n_s): the settled W_s's error contracted once, plus the floor of
+//    one step on n − n_s rows (future clips taken equal to this one's). s = T − 1 is the plan.
+//    Take the rest now iff E(t) < E(s) for every later s ≤ T − 1: the jump that minimises the
+//    predicted final error, made when it is now. With c ≥ 1/6 it never beats the plan (a jump
+//    needs c < y/(2(1 − y)), y = B_t/B_T ≤ 1/4), so a pass that never settles, or settles only
+//    slowly, keeps the geometric sizes.
+bool take_rest_next(const OjaBatchPlan& plan, std::uint64_t step, Eigen::Index k, Eigen::Index dimension,
+                    const StepReading& reading) noexcept;
 
 }  // namespace dpstream::pca

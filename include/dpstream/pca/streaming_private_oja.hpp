@@ -29,14 +29,18 @@
 //  * Minibatch sizes (streaming_oja_plan.hpp, which derives them): geometric by default, B_t =
 //    B₁·2^{t−1} from B₁ = ⌈σ₁·√(d·k)⌉, or ending exactly at a declared horizon; the last minibatch
 //    then holds half the rows, so the last step's noise floor is twice Analyze Gauss's at any n,
-//    where fixed minibatches of n/T rows leave T times it. Sizes depend on public numbers only.
+//    where fixed minibatches of n/T rows leave T times it. With a horizon and power steps, once the
+//    releases say the iterate has settled (take_rest_next), the next minibatch is every row left
+//    to the horizon (final_step()): its floor is Analyze Gauss's × n/(n − n_t). Sizes depend on
+//    public numbers, positions and earlier releases only.
 //  * Clip scale (scale_share f > 0; by default f = derived_scale_share(d, γ), streaming_oja_plan.hpp
 //    says why; f = 0 turns it off): C_1 = initial_clip (default L²). Each minibatch also
 //    counts its rows' update norms in kScaleBins geometric bins — bin i holds L²·2^{−i−1} < ‖g‖ ≤
 //    L²·2^{−i} (the last bin everything smaller; rows with g = 0 are not counted) — and releases the
-//    histogram with Gaussian noise; C_{t+1} = L²·2^{−i} for the largest i whose noisy count of rows
-//    at or below that edge reaches γ·B (L² if none): the γ-quantile of ‖g‖ rounded up to a power of
-//    2. This is DP-PCA's private range estimate (a private histogram over geometric bins) made a
+//    histogram with Gaussian noise; C_{t+1} = L²·2^{−i} for the largest i such that the noisy count
+//    of rows above each edge down to it stays within (1 − γ)·B (quantile_edge): the γ-quantile of
+//    ‖g‖ over the B slots rounded up to a power of 2, counted from the top so that the count compared
+//    carries the noise of the few bins above the edge, not of the ~47 mostly empty ones below. This is DP-PCA's private range estimate (a private histogram over geometric bins) made a
 //    Gaussian release, so the whole pass stays one Gaussian mechanism (below), and taken from the
 //    previous minibatch rather than half of the current one, so no row is buffered. With f = 0
 //    nothing is estimated and C = initial_clip throughout; the default C = L² then never clips. The
@@ -49,9 +53,10 @@
 //  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
 //    zero_out_row (default): one slot holds a row in one stream and a zero row in the other, as in
 //    ContinualSum (continual_sum.hpp); replace_row: the slot's row differs; add_remove_row is refused
-//    (InvalidParameter). Minibatches are fixed slots
-//    t·B … t·B + B − 1 of the stream; a removal that shifted every later row into other minibatches
-//    would touch all of them and is NOT covered. Every row ‖x‖₂ ≤ L, checked on entry (InvalidRow
+//    (InvalidParameter). Positions are public: minibatch t is the slots b_{t−1} … b_t − 1 of the
+//    stream, its boundary b_t fixed before its first row from public numbers and earlier releases;
+//    a removal that shifted every later row into other minibatches would touch all of them and is
+//    NOT covered. Every row ‖x‖₂ ≤ L, checked on entry (InvalidRow
 //    naming the row, before anything is added or drawn; use RowGuard to clip or scale first).
 //  * Sensitivity, per minibatch, of (S, h) — the clipped sum and the histogram:
 //      S: ‖clip_C(g)‖_F ≤ C, so Δ_g = C add/remove, 2C replace (‖g − g'‖ ≤ ‖g‖ + ‖g'‖).
@@ -63,18 +68,25 @@
 //    pair of releases is one Gaussian mechanism with (Δ_g/σ_g)² + (Δ_h/σ_h)² = 1/σ₁²: μ = 1/σ₁,
 //    exactly the target. Each release is snapped to the grid snap_granularity(its σ) (snap.hpp).
 //  * Why the whole pass is one (ε, δ): a row lies in exactly one minibatch. The pass is an adaptive
-//    sequence of mechanisms M_t(minibatch t; W_{t−1}, C_t); for neighbours differing in minibatch t*,
-//    every M_t with t ≠ t* is the same function of the earlier releases in both streams, so the
-//    privacy loss is that of M_{t*} alone (parallel composition, which holds under adaptivity for
-//    disjoint data): μ-GDP with μ = 1/σ₁, for any number of rows — no horizon. W_t, C_t and the
-//    published estimates are post-processing of (S̃_s, b̃_s)_{s≤t}.
+//    sequence of mechanisms M_t(minibatch t; W_{t−1}, C_t, b_t), every argument after the first a
+//    function of earlier releases and public numbers. For neighbours differing in slot i, let t* be
+//    the step whose minibatch holds slot i — a function of the releases before it, since b_t is
+//    fixed before minibatch t's first row. Releases before t* do not read slot i: same distribution
+//    in both streams. Given them, M_{t*} is one Gaussian mechanism of sensitivity ≤ Δ at noise σ
+//    (below: μ = 1/σ₁). Releases after t* are, given the earlier ones, the same kernels of rows other
+//    than slot i in both streams. So the privacy loss of the whole transcript is that of M_{t*} given
+//    its history, whichever step t* turns out to be: μ-GDP with μ = 1/σ₁ for any number of rows —
+//    no horizon (parallel composition under adaptivity; the general form, adaptively chosen μ_t with
+//    Σμ_t² ≤ μ² on every path, is Smith & Thakurta, "Fully adaptive composition for Gaussian
+//    differential privacy", 2022). W_t, C_t, b_t and the published estimates are post-processing of
+//    (S̃_s, h̃_s)_{s≤t}.
 //  * Accounting: one charge at construction, before any row is seen: charge_gaussian(label, 1, σ₁,
 //    target) (BudgetExhausted then, and nothing is built).
 //  * Noise source: secure (libsodium) unless options.seed is set (seeded: reproducible, NOT secure).
 //    The secure source is ratcheted after every minibatch, as ContinualSum's.
 //
 // Checkpoints (serialize / deserialize, lib/proto/streaming_oja.proto, CRC-32 sealed) hold W, C, the
-// step count, the partial minibatch's exact sum and histogram (raw data: as sensitive as the rows)
+// step count, the rest's decision (final step, its rows, the last step's clip), the partial minibatch's exact sum and histogram (raw data: as sensitive as the rows)
 // and the noise source's state, so a restored estimator continues bit-identically and a step
 // published after the last checkpoint is made again with the same noise, never a fresh draw (which
 // would let an observer average two draws of one release). Other options: CorruptInput. Fed other
@@ -189,9 +201,15 @@ class StreamingPrivateOja {
   double histogram_sigma() const noexcept;                     // σ_h (+inf when f = 0)
   double scale_share() const noexcept { return *options_.scale_share; }  // f as resolved
   static Eigen::Index scale_bin(double update_norm, double l2) noexcept;  // bin of ‖g‖ > 0
+  // The next clip from a step's noisy histogram h̃ of B rows (header: the γ-quantile's edge).
+  static double quantile_edge(const Eigen::VectorXd& noisy_histogram, double quantile, double batch,
+                              double l2) noexcept;
   double step_size(std::uint64_t step) const noexcept;         // η_t (+inf: power steps)
   std::uint64_t first_batch() const noexcept { return first_batch_; }  // B₁ as resolved
-  std::uint64_t planned_rows(std::uint64_t step) const noexcept { return plan_.rows_of(step); }
+  // Rows of minibatch `step`: the plan's, or, once the pass has settled (take_rest_next), the rest.
+  std::uint64_t planned_rows(std::uint64_t step) const noexcept;
+  // The step whose minibatch takes every row left to the horizon (0: none decided).
+  std::uint64_t final_step() const noexcept { return final_step_; }
   Eigen::Index dimension() const noexcept { return dimension_; }
   const StreamingPrivateOjaOptions& options() const noexcept { return options_; }  // scale_share resolved
   bool is_secure() const noexcept { return source_->is_secure(); }
@@ -214,7 +232,9 @@ class StreamingPrivateOja {
   std::string clip_label() const;
   void use_sparse_layout();
   Eigen::MatrixXd pending_sum() const;  // S, column-major (a copy)
-  Eigen::MatrixXd published_basis() const;
+  Eigen::MatrixXd published_basis(double batch, Eigen::VectorXd& ritz) const;
+  void plan_rest(const Eigen::MatrixXd& published_before, const Eigen::VectorXd& ritz, double batch, double clip);
+  double sigma_at(double clip) const noexcept;
 
   Eigen::Index dimension_;
   StreamingPrivateOjaOptions options_;
@@ -247,6 +267,10 @@ class StreamingPrivateOja {
   std::uint64_t rows_ = 0;
   std::uint64_t pending_rows_ = 0;
   std::uint64_t steps_ = 0;
+  // Set from releases only (plan_rest): the step taking the rest and its rows; the last step's clip.
+  std::uint64_t final_step_ = 0;
+  std::uint64_t final_rows_ = 0;
+  double last_clip_ = 0.0;  // 0: no step yet
   std::vector<Subscriber> subscribers_;
   base::StreamJournal journal_;  // none unless options' journal names one
 };
