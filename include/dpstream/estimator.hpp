@@ -11,9 +11,11 @@
 //  * A streaming estimator is fed rows and publishes releases as it goes:
 //        update_block(rows)     rows in, in order (a release when a step completes)
 //        subscribe(subscriber)  called with each release as it is published
-//        serialize()            save: its whole state as bytes (raw data: as sensitive as the rows)
-//        deserialize(bytes, …)  load: the same state back, from its options (static; the accountant
-//                               given takes the saved ledger and is never lowered)
+//        save()                 its whole state as sealed bytes (raw data: as sensitive as the rows)
+//        load(bytes, …)         the same state back, from what it was built from (static; the
+//                               accountant given takes the saved ledger and is never lowered)
+//    save/load are the bytes of its save(message) / load(message, …) pair in the library's one
+//    sealed envelope (base/message_seal.hpp says the pattern every stateful type follows).
 //    Its header states the same privacy facts for the sequence of releases, and what a restored
 //    estimator may publish again (the release journal, stream/continual_sum.hpp).
 //
@@ -35,6 +37,7 @@
 
 #include <concepts>
 #include <string>
+#include <utility>
 
 #include <Eigen/Core>
 
@@ -48,13 +51,15 @@ concept OneShotEstimator = requires(const E& e, const Eigen::MatrixXd& rows, pri
   e.release(rows, budget);
 };
 
-// A streaming estimator (the header comment): update_block, subscribe, serialize, deserialize.
-template <class E>
-concept StreamingEstimator = requires(E& e, const E& saved, const Eigen::MatrixXd& rows, typename E::Subscriber s) {
+// A streaming estimator (the header comment): update_block, subscribe, save, and load from the bytes
+// and what it is built from (`BuiltFrom`: its dimension, options and, where it charges, a budget).
+template <class E, class... BuiltFrom>
+concept StreamingEstimator = requires(E& e, const E& saved, const Eigen::MatrixXd& rows, typename E::Subscriber s,
+                                      const std::string& bytes, BuiltFrom&&... built_from) {
   e.update_block(rows);
   e.subscribe(s);
-  { saved.serialize() } -> std::convertible_to<std::string>;
-  &E::deserialize;
+  { saved.save() } -> std::convertible_to<std::string>;
+  { E::load(bytes, std::forward<BuiltFrom>(built_from)...) } -> std::same_as<E>;
 };
 
 }  // namespace dpstream
