@@ -234,8 +234,8 @@ static_assert(OneShotEstimator<pca::PrivatePcaMethod>);
 static_assert(StreamingEstimator<stream::ContinualCovariance, Eigen::Index, const stream::ContinualSumOptions&,
                                  const privacy::Budget&>);
 static_assert(StreamingEstimator<pca::StreamingPrivateOja, Eigen::Index, const pca::StreamingPrivateOjaOptions&>);
-static_assert(!StreamingEstimator<pca::StreamingPrivatePca, Eigen::Index, const pca::StreamingPrivatePcaOptions&,
-                                  const privacy::Budget&>);
+static_assert(StreamingEstimator<pca::StreamingPrivatePca, Eigen::Index, const pca::StreamingPrivatePcaOptions&,
+                                 const privacy::Budget&>);
 static_assert(!OneShotEstimator<stream::ContinualCovariance>);
 
 TEST_CASE("the learner table: fpl and the row-fed learners; an unknown or repeated one is refused by name") {

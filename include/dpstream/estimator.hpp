@@ -25,14 +25,15 @@
 //    over one pass, PrivateFindAndProject, InputPerturbation), whose own call shapes (release with a
 //    nullable accountant, run, run_components, release with a noise source) stay as they are: their
 //    call sites are many, and the adapter is what front ends use;
-//  * streaming, as is: stream::ContinualSum (continual covariance and sums), pca::StreamingPrivateOja;
+//  * streaming, as is: stream::ContinualSum (continual covariance and sums), pca::StreamingPrivateOja,
+//    pca::StreamingPrivatePca;
 //  * streaming, through an adapter: the online-PCA protocol (FplOnlinePca following a continual
 //    covariance, the row-fed learners, follow-the-leader, the regret meter) is
 //    session::OnlinePcaSession (session/online_pca_session.hpp): blocks in (next_slot/publish, or
 //    run()), its learners' subspaces out, save()/load as a list of parts (session/session_parts.hpp),
 //    one part per stateful object, each that object's own save;
-//  * not yet fitted: pca::StreamingPrivatePca (update + subscribe, no save/load), the completion
-//    estimators (train / refresh / add_user): they keep their call shapes until they get adapters.
+//  * not yet fitted: the completion estimators (train / refresh / add_user): they keep their call
+//    shapes until they get adapters.
 #pragma once
 
 #include <concepts>
