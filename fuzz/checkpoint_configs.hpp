@@ -1,8 +1,8 @@
 // The fixed configurations fuzz_checkpoint.cpp restores into, shared with make_corpus.cpp (which
-// writes the seed checkpoints with the library's own serialize/save). An input's first byte picks the
+// writes the seed checkpoints with the library's own save). An input's first byte picks the
 // configuration (byte % kConfigs); the rest are the checkpoint bytes.
 //
-//   0-5  ContinualSum::deserialize (vector or covariance sum; plain / Honaker / unbounded trees,
+//   0-5  ContinualSum::load (vector or covariance sum; plain / Honaker / unbounded trees,
 //        square-root Toeplitz, BLT; seeded or secure source; with an accountant whose ledger the
 //        checkpoint replaces)
 //   6-9  ContinualNoise::load of a proto::ContinualNoiseState (TreeNoise Honaker, EpochTreeNoise,

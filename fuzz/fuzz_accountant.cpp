@@ -1,11 +1,11 @@
-// libFuzzer target: privacy::PrivacyAccountant::deserialize (include/dpstream/privacy/accountant.hpp).
+// libFuzzer target: privacy::PrivacyAccountant::load (include/dpstream/privacy/accountant.hpp).
 //
 // Documented errors: CorruptInput only. When it succeeds:
 //  * the ledger is in the documented domain (ρ finite > 0 when present, ε not NaN and ≥ 0, ε = +inf
-//    only with ρ, δ in [0, 1)), and spent() is within the budget (deserialize refuses the rest);
-//  * serialize → deserialize gives an identical ledger (budget, conversion, every charge's label,
+//    only with ρ, δ in [0, 1)), and spent() is within the budget (load refuses the rest);
+//  * save → load gives an identical ledger (budget, conversion, every charge's label,
 //    ρ, ε, δ), and serializing that again gives the same bytes.
-// spent() and remaining_epsilon() must not throw on a ledger deserialize accepted.
+// spent() and remaining_epsilon() must not throw on a ledger load accepted.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -40,7 +40,7 @@ bool same_ledger(const PrivacyAccountant& a, const PrivacyAccountant& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   try {
-    const PrivacyAccountant acc = PrivacyAccountant::deserialize(bytes);
+    const PrivacyAccountant acc = PrivacyAccountant::load(bytes);
     for (const auto& c : acc.ledger()) {
       if (c.rho) FUZZ_CHECK(std::isfinite(*c.rho) && *c.rho > 0);
       FUZZ_CHECK(!std::isnan(c.epsilon) && c.epsilon >= 0);
@@ -51,17 +51,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!std::isnan(spent.epsilon));
     (void)acc.remaining_epsilon();
 
-    const std::string once = acc.serialize();
+    const std::string once = acc.save();
     PrivacyAccountant back = [&] {
       try {
-        return PrivacyAccountant::deserialize(once);
+        return PrivacyAccountant::load(once);
       } catch (const CorruptInput& e) {
-        std::fprintf(stderr, "re-deserialize failed: %s\n", e.what());
-        dpstream_fuzz::fuzz_fail("a ledger deserialize accepted does not read back after serialize");
+        std::fprintf(stderr, "re-load failed: %s\n", e.what());
+        dpstream_fuzz::fuzz_fail("a ledger load accepted does not read back after save");
       }
     }();
-    if (!same_ledger(acc, back)) dpstream_fuzz::fuzz_fail("serialize -> deserialize changed the ledger");
-    if (back.serialize() != once) dpstream_fuzz::fuzz_fail("serialize is not stable across a round trip");
+    if (!same_ledger(acc, back)) dpstream_fuzz::fuzz_fail("save -> load changed the ledger");
+    if (back.save() != once) dpstream_fuzz::fuzz_fail("save is not stable across a round trip");
   } catch (const CorruptInput&) {
   }
   return 0;

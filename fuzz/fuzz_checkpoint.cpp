@@ -2,14 +2,14 @@
 // (include/dpstream/stream/continual_sum.hpp, tree_noise.hpp, factorization_noise.hpp,
 // continual_noise.hpp). Input: first byte = configuration (checkpoint_configs.hpp), rest = bytes.
 //
-// ContinualSum::deserialize (configs 0-5). Documented errors: CorruptInput ("Restoring with other
+// ContinualSum::load (configs 0-5). Documented errors: CorruptInput ("Restoring with other
 // options, or from corrupt or truncated bytes, throws CorruptInput naming the field"). On success:
-//  * round trip: serialize() of the restored stream must deserialize again (the library must read
-//    what it writes) and re-serialize to the same bytes;
+//  * round trip: save() of the restored stream must load again (the library must read
+//    what it writes) and save again to the same bytes;
 //  * the restored stream is usable: latest() if it has a release; then rows up to past the next
 //    release and flush(). Documented there: BudgetExhausted past a fixed horizon; for an unbounded
 //    stream, InvalidParameter only at 2^64 - 1 steps (EpochTreeNoise::advance);
-//  * after those rows, serialize → deserialize must still succeed.
+//  * after those rows, save → load must still succeed.
 // ContinualNoise::load (configs 6-9) of a parsed proto::ContinualNoiseState. Documented errors:
 // CorruptInput. On success: save → load into a fresh object → save gives the same bytes; steps() ≤
 // horizon(); advance() until past the horizon throws InvalidParameter only there (documented); the
@@ -36,17 +36,17 @@ namespace {
 template <class Sum>
 std::string round_trip(const Sum& sum, Eigen::Index dimension, const dpstream::stream::ContinualSumOptions& options,
                        const char* when) {
-  const std::string once = sum.serialize();
+  const std::string once = sum.save();
   auto acc = dpstream_fuzz::fuzz_accountant();
   try {
-    const Sum back = Sum::deserialize(once, dimension, options, acc);
-    if (back.serialize() != once) {
-      std::fprintf(stderr, "%s: re-serialized checkpoint differs\n", when);
-      fuzz_fail("checkpoint serialize -> deserialize -> serialize is not stable");
+    const Sum back = Sum::load(once, dimension, options, acc);
+    if (back.save() != once) {
+      std::fprintf(stderr, "%s: re-saved checkpoint differs\n", when);
+      fuzz_fail("checkpoint save -> load -> save is not stable");
     }
   } catch (const CorruptInput& e) {
     std::fprintf(stderr, "%s: the library refuses its own checkpoint: %s\n", when, e.what());
-    fuzz_fail("serialize() of a restored stream does not deserialize");
+    fuzz_fail("save() of a restored stream does not load");
   }
   return once;
 }
@@ -57,7 +57,7 @@ void restore_sum(const std::string& bytes, const dpstream_fuzz::SumConfig& confi
   auto acc = dpstream_fuzz::fuzz_accountant();
   std::optional<Sum> sum;
   try {
-    sum.emplace(Sum::deserialize(bytes, config.dimension, options, acc));
+    sum.emplace(Sum::load(bytes, config.dimension, options, acc));
   } catch (const CorruptInput&) {
     return;
   }

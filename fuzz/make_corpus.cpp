@@ -1,5 +1,5 @@
 // Writes the seed corpora fuzz/corpus/<target>/ with the library's own writers (RowLogWriter,
-// CsvRowWriter, PrivacyAccountant::serialize, ContinualSum::serialize, ContinualNoise::save) or,
+// CsvRowWriter, PrivacyAccountant::save, ContinualSum::save, ContinualNoise::save) or,
 // for the text and IDX formats, by hand. Every file is a VALID input, under 4 KB.
 //
 // Not built by scripts/fuzz.sh (the corpus is committed). To regenerate, after a fuzz build:
@@ -192,14 +192,14 @@ void accountants() {
   a.charge_approx("approx release", privacy::EpsDelta(0.25, 1e-7));
   a.charge_zcdp("zcdp only", 0.01);
   a.charge_gaussian("gaussian, rho only", 2.0, 20.0);
-  put("fuzz_accountant", "mixed.ledger", a.serialize());
+  put("fuzz_accountant", "mixed.ledger", a.save());
 
   privacy::PrivacyAccountant s(privacy::EpsDelta(1.0, 1e-6), privacy::ZcdpConversion::standard);
   s.charge_zcdp("one", 0.001);
   s.charge_zcdp("two", 0.002);
-  put("fuzz_accountant", "standard.ledger", s.serialize());
+  put("fuzz_accountant", "standard.ledger", s.save());
 
-  put("fuzz_accountant", "empty.ledger", privacy::PrivacyAccountant(privacy::EpsDelta(0.5, 0.0)).serialize());
+  put("fuzz_accountant", "empty.ledger", privacy::PrivacyAccountant(privacy::EpsDelta(0.5, 0.0)).save());
 }
 
 // ---- checkpoints ------------------------------------------------------------------------------------------
@@ -219,16 +219,16 @@ void sum_checkpoints(unsigned config) {
   Sum sum(c.dimension, c.options, acc);
   const std::string prefix(1, static_cast<char>(config));
   const std::string name = "config" + std::to_string(config);
-  put("fuzz_checkpoint", name + "_fresh.ckpt", prefix + trimmed(sum.serialize()));
+  put("fuzz_checkpoint", name + "_fresh.ckpt", prefix + trimmed(sum.save()));
   Eigen::VectorXd row(c.dimension);
   for (Eigen::Index j = 0; j < c.dimension; ++j) row[j] = 0.5 / static_cast<double>(j + 1) * (j % 2 ? -1 : 1);
   const std::uint64_t rows = 3 * c.options.block_rows + (c.options.block_rows > 1 ? 1 : 0);
   for (std::uint64_t i = 0; i < rows; ++i) sum.update(row * (1.0 - 0.1 * static_cast<double>(i % 5)));
-  put("fuzz_checkpoint", name + "_progress.ckpt", prefix + trimmed(sum.serialize()));
+  put("fuzz_checkpoint", name + "_progress.ckpt", prefix + trimmed(sum.save()));
   // Without an accountant: no ledger in the checkpoint.
-  Sum plain(c.dimension, c.options);
+  Sum plain(c.dimension, c.options, dpstream::privacy::Budget::unaccounted("a corpus checkpoint without a ledger"));
   plain.update(row);
-  put("fuzz_checkpoint", name + "_noledger.ckpt", prefix + trimmed(plain.serialize()));
+  put("fuzz_checkpoint", name + "_noledger.ckpt", prefix + trimmed(plain.save()));
 }
 
 void noise_states() {

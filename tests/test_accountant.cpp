@@ -75,7 +75,7 @@ std::string ledger_bytes(std::uint32_t version, double budget_eps, double budget
     if (c.gaussian) m.u(6, 1);
     w.bytes(5, m.out);
   }
-  return dpstream::base::seal_message(w.out);  // sealed as serialize() does, so the checks behind the seal run
+  return dpstream::base::seal_message(w.out);  // sealed as save() does, so the checks behind the seal run
 }
 
 bool same_ledger(const PrivacyAccountant& a, const PrivacyAccountant& b) {
@@ -118,7 +118,7 @@ TEST_CASE("k Gaussian charges at the composed sigma spend exactly the budget", "
     CHECK(acc.remaining_epsilon() < 1e-6);
 
     // One more is refused, names the label, the ε it would reach and the budget; the ledger is unchanged.
-    const std::string before = acc.serialize();
+    const std::string before = acc.save();
     Charge extra{"x", gaussian_rho(1.0, sigma), kInf, 0.0};
     extra.gaussian = true;
     REQUIRE_THROWS_AS(acc.charge_gaussian("one too many", 1.0, sigma), BudgetExhausted);
@@ -126,7 +126,7 @@ TEST_CASE("k Gaussian charges at the composed sigma spend exactly the budget", "
                         Contains("one too many") && Contains("(epsilon=1, delta=1e-06)") &&
                             Contains(format_value(acc.spent_with(extra).epsilon)) && Contains("GDP"));
     CHECK(acc.ledger().size() == static_cast<std::size_t>(k));
-    CHECK(acc.serialize() == before);
+    CHECK(acc.save() == before);
     CHECK(acc.spent().epsilon == s.epsilon);
   }
 }
@@ -153,7 +153,7 @@ TEST_CASE("GDP bound: only when every charge is Gaussian; it survives a round tr
   CHECK(std::isinf(mixed.spent().gdp_epsilon));
   CHECK(mixed.spent().epsilon == std::min(mixed.spent().basic_epsilon, mixed.spent().zcdp_epsilon));
   // The flag travels in the ledger: the restored accountant still composes under GDP.
-  const PrivacyAccountant back = PrivacyAccountant::deserialize(gdp.serialize());
+  const PrivacyAccountant back = PrivacyAccountant::load(gdp.save());
   CHECK(back.ledger()[0].gaussian);
   CHECK(back.spent().epsilon == gdp.spent().epsilon);
 }
@@ -329,29 +329,29 @@ TEST_CASE("ledger serialization round trip", "[accountant][serialize]") {
   acc.charge_pure("laplace \xCE\xB5", 0.25);  // UTF-8 label
   acc.charge_approx("svt", EpsDelta(0.1, 1e-6));
   acc.charge_zcdp("", 0.001);
-  const std::string bytes = acc.serialize();
-  const PrivacyAccountant back = PrivacyAccountant::deserialize(bytes);
+  const std::string bytes = acc.save();
+  const PrivacyAccountant back = PrivacyAccountant::load(bytes);
   CHECK(same_ledger(acc, back));
   CHECK(back.ledger()[0].epsilon == kInf);
   CHECK_FALSE(back.ledger()[3].rho.has_value());
   CHECK(back.spent().epsilon == acc.spent().epsilon);
   CHECK(back.spent().rho == acc.spent().rho);
-  CHECK(back.serialize() == bytes);
+  CHECK(back.save() == bytes);
 
   // An empty ledger and the default conversion round-trip too.
   const PrivacyAccountant empty(EpsDelta(1.0, 0.0));
-  CHECK(same_ledger(empty, PrivacyAccountant::deserialize(empty.serialize())));
+  CHECK(same_ledger(empty, PrivacyAccountant::load(empty.save())));
 
   // The independent wire writer agrees with the library's format.
   const std::string crafted = ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"c", true, 0.01, kInf, 0.0}});
-  const PrivacyAccountant parsed = PrivacyAccountant::deserialize(crafted);
+  const PrivacyAccountant parsed = PrivacyAccountant::load(crafted);
   REQUIRE(parsed.ledger().size() == 1);
   CHECK(parsed.ledger()[0].rho == 0.01);
   CHECK(parsed.budget().delta() == 1e-6);
   CHECK(parsed.conversion() == ZcdpConversion::cks2020);
 
   // A resumed ledger keeps refusing at the same point.
-  PrivacyAccountant resumed = PrivacyAccountant::deserialize(bytes);
+  PrivacyAccountant resumed = PrivacyAccountant::load(bytes);
   REQUIRE_THROWS_AS(resumed.charge_pure("big", 5.0), BudgetExhausted);
 }
 
@@ -362,53 +362,53 @@ TEST_CASE("charge ids: drawn per charge, kept by a round trip; ledgers without t
   REQUIRE(acc.ledger().size() == 2);
   CHECK(acc.ledger()[0].id != 0);
   CHECK(acc.ledger()[0].id != acc.ledger()[1].id);  // 2^-64 to collide by chance
-  const PrivacyAccountant back = PrivacyAccountant::deserialize(acc.serialize());
+  const PrivacyAccountant back = PrivacyAccountant::load(acc.save());
   CHECK(back.ledger()[0].id == acc.ledger()[0].id);
   CHECK(back.ledger()[1].id == acc.ledger()[1].id);
 
   // A ledger written before ids (the wire writer writes none): its entries read as id 0, and a
   // restore of it onto an accountant resumed from it finds the common prefix by the fields alone.
   const std::string old = ledger_bytes(1, 3.0, 1e-6, 0, {RawCharge{"old", true, 0.01, kInf, 0.0}});
-  PrivacyAccountant resumed = PrivacyAccountant::deserialize(old);
+  PrivacyAccountant resumed = PrivacyAccountant::load(old);
   CHECK(resumed.ledger()[0].id == 0);
   resumed.charge_pure("new", 0.5);
   resumed.restore(old);
   CHECK(resumed.ledger().size() == 2);
 }
 
-TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant][serialize]") {
+TEST_CASE("load rejects corrupt ledgers with CorruptInput", "[accountant][serialize]") {
   const auto bad = [](const std::string& bytes) {
-    REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(bytes), CorruptInput);
+    REQUIRE_THROWS_AS(PrivacyAccountant::load(bytes), CorruptInput);
   };
   SECTION("unparsable bytes") {
     bad(std::string("\xFF\xFF\xFF\xFF\xFF", 5));  // an unterminated varint tag
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
     acc.charge_pure("x", 0.1);
-    const std::string good = acc.serialize();
+    const std::string good = acc.save();
     bad(good.substr(0, good.size() - 3));  // truncated inside the seal
   }
   SECTION("cut at any byte, or one bit flipped: the seal refuses it") {
     // Before the seal, a ledger cut after a charge parsed as a shorter valid ledger (spent budget lost).
     PrivacyAccountant acc(EpsDelta(1.0, 1e-6));
     for (int i = 0; i < 3; ++i) acc.charge_pure("c" + std::to_string(i), 0.1);
-    const std::string good = acc.serialize();
+    const std::string good = acc.save();
     for (std::size_t n = 0; n < good.size(); ++n) {
       INFO("cut to " << n << " of " << good.size() << " bytes");
-      REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(good.substr(0, n)), CorruptInput);
+      REQUIRE_THROWS_AS(PrivacyAccountant::load(good.substr(0, n)), CorruptInput);
     }
     for (std::size_t bit = 0; bit < 8 * good.size(); ++bit) {
       std::string flipped = good;
       flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
       INFO("bit " << bit << " flipped");
-      REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(flipped), CorruptInput);  // CRC-32 catches every 1-bit error
+      REQUIRE_THROWS_AS(PrivacyAccountant::load(flipped), CorruptInput);  // CRC-32 catches every 1-bit error
     }
-    REQUIRE_THROWS_WITH(PrivacyAccountant::deserialize(good.substr(0, good.size() - 6)), Contains("CRC-32 trailer"));
+    REQUIRE_THROWS_WITH(PrivacyAccountant::load(good.substr(0, good.size() - 6)), Contains("CRC-32 trailer"));
   }
   SECTION("wrong format_version") {
     bad(ledger_bytes(0, 1.0, 1e-6, 0, {}));
     bad(ledger_bytes(2, 1.0, 1e-6, 0, {}));
     bad(std::string());  // all defaults: version 0
-    REQUIRE_THROWS_WITH(PrivacyAccountant::deserialize(ledger_bytes(2, 1.0, 1e-6, 0, {})),
+    REQUIRE_THROWS_WITH(PrivacyAccountant::load(ledger_bytes(2, 1.0, 1e-6, 0, {})),
                         Contains("format_version 2"));
   }
   SECTION("bad budget or conversion") {
@@ -434,12 +434,12 @@ TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant]
     bad(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"c", false, 0.01, 0.1, 0.0}}));  // rho without has_rho
     bad(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"c", false, 0.0, kInf, 0.0}}));  // unbounded, no rho
     REQUIRE_THROWS_WITH(
-        PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"named", true, 0.01, kNaN, 0.0}})),
+        PrivacyAccountant::load(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"named", true, 0.01, kNaN, 0.0}})),
         Contains("named") && Contains("epsilon"));
   }
   SECTION("ledger over its own budget") {
     // Control: within budget parses.
-    REQUIRE_NOTHROW(PrivacyAccountant::deserialize(
+    REQUIRE_NOTHROW(PrivacyAccountant::load(
         ledger_bytes(1, 1.0, 0.0, 0, {RawCharge{"a", true, 0.125, 0.5, 0.0}, RawCharge{"b", true, 0.125, 0.5, 0.0}})));
     bad(ledger_bytes(1, 1.0, 0.0, 0,
                      {RawCharge{"a", true, 0.125, 0.5, 0.0}, RawCharge{"b", true, 0.125, 0.5, 0.0},
@@ -447,7 +447,7 @@ TEST_CASE("deserialize rejects corrupt ledgers with CorruptInput", "[accountant]
     bad(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"z", true, 1.0, kInf, 0.0}}));  // ρ = 1 ⇒ ε ≈ 7.8 > 1
     bad(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"d", false, 0.0, 0.1, 2e-6}}));  // δ over budget
     REQUIRE_THROWS_WITH(
-        PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"z", true, 1.0, kInf, 0.0}})),
+        PrivacyAccountant::load(ledger_bytes(1, 1.0, 1e-6, 0, {RawCharge{"z", true, 1.0, kInf, 0.0}})),
         Contains("budget"));
   }
 }
@@ -466,11 +466,11 @@ TEST_CASE("a pure budget and Gaussian charges: no GDP bound, never InvalidParame
   }
   SECTION("a ledger's bytes: CorruptInput (its Gaussian charges spend ε = +inf of a pure budget)") {
     RawCharge g{"g", true, 0.01, kInf, 0.0, true};
-    REQUIRE_THROWS_AS(PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 0.0, 0, {g})), CorruptInput);
-    REQUIRE_THROWS_WITH(PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 0.0, 1, {g, g})),
+    REQUIRE_THROWS_AS(PrivacyAccountant::load(ledger_bytes(1, 1.0, 0.0, 0, {g})), CorruptInput);
+    REQUIRE_THROWS_WITH(PrivacyAccountant::load(ledger_bytes(1, 1.0, 0.0, 1, {g, g})),
                         Contains("more than its own budget"));
     // Control: the same charge under a budget with δ > 0 reads, and its GDP bound is finite.
-    const PrivacyAccountant ok = PrivacyAccountant::deserialize(ledger_bytes(1, 1.0, 1e-6, 0, {g}));
+    const PrivacyAccountant ok = PrivacyAccountant::load(ledger_bytes(1, 1.0, 1e-6, 0, {g}));
     CHECK(std::isfinite(ok.spent().gdp_epsilon));
   }
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dpstream/base/atomic_file.hpp"
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/staged_file.hpp"
 #include "dpstream/io/csv_rows.hpp"
 #include "dpstream/io/row_log.hpp"
@@ -114,7 +115,7 @@ TEST_CASE("a write that fails throws naming the path and leaves the target and t
   CHECK(read_bytes((target / "inside").string()) == "kept");
 }
 
-TEST_CASE("ContinualSum::save_checkpoint removes its own temporary and no look-alike of someone's") {
+TEST_CASE("base::save_file (a ContinualSum checkpoint) removes its own temporary and no look-alike of someone's") {
   TempDir dir;
   const std::string path = dir.file("stream.ckpt");
   // A user's files named like temporaries (regular, owned by us, 0644 and 0600): never ours to remove.
@@ -126,8 +127,8 @@ TEST_CASE("ContinualSum::save_checkpoint removes its own temporary and no look-a
   options.seed = 1;
   dpstream::stream::ContinualVectorSum sum(2, options, test_budget::unaccounted());
   sum.update(Eigen::Vector2d(0.5, 0.5));
-  sum.save_checkpoint(path);
-  sum.save_checkpoint(path);
+  dpstream::base::save_file(path, sum);
+  dpstream::base::save_file(path, sum);
   CHECK(entries(dir.path) == std::set<std::string>{"stream.ckpt", "stream.ckpt.tmp-backup", "stream.ckpt.tmp-q1w2e3"});
   CHECK(read_bytes(dir.file("stream.ckpt.tmp-backup")) == "my backup");
   CHECK(mode_of(path) == 0600);

@@ -679,10 +679,10 @@ TEST_CASE("bad input: an empty file", "[bad-input][empty-file]") {
   write_text(comments, "# nothing\nuserId,movieId,rating\n");
   EXPECT_THROWS_NAMING(CorruptInput, completion::read_ratings(comments), comments, "no rating");
 
-  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::load_checkpoint(ckpt, 3, sum_options(), test_budget::unaccounted()),
+  EXPECT_THROWS_NAMING(CorruptInput, base::load_file<stream::ContinualVectorSum>(ckpt, 3, sum_options(), test_budget::unaccounted()),
                        "checkpoint " + ckpt, "0 bytes without the CRC-32 trailer");
-  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::deserialize("", 3, sum_options(), test_budget::unaccounted()), "0 bytes");
-  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(""), "privacy ledger",
+  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualVectorSum::load("", 3, sum_options(), test_budget::unaccounted()), "0 bytes");
+  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::load(""), "privacy ledger",
                        "0 bytes without the CRC-32 trailer");
 }
 
@@ -895,7 +895,7 @@ namespace {
 std::string vector_checkpoint(privacy::PrivacyAccountant& acc, int rows = 5) {
   stream::ContinualVectorSum sum(3, sum_options(), acc);
   for (int i = 0; i < rows; ++i) sum.update(small_row(3, 0.1 * (i + 1)));
-  return sum.serialize();
+  return sum.save();
 }
 
 }  // namespace
@@ -906,17 +906,17 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   const std::string bytes = vector_checkpoint(acc);
 
   using Sum = stream::ContinualVectorSum;
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(std::string("\xff\xff\xff\xff\xff", 5), 3, sum_options(), test_budget::unaccounted()),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(std::string("\xff\xff\xff\xff\xff", 5), 3, sum_options(), test_budget::unaccounted()),
                        "continual sum checkpoint", "without the CRC-32 trailer");
   EXPECT_THROWS_NAMING(CorruptInput,
-                       Sum::deserialize(base::seal_message(std::string("\xff\xff\xff\xff\xff", 5)), 3, sum_options(), test_budget::unaccounted()),
+                       Sum::load(base::seal_message(std::string("\xff\xff\xff\xff\xff", 5)), 3, sum_options(), test_budget::unaccounted()),
                        "continual sum checkpoint", "do not parse");
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes.substr(0, bytes.size() / 2), 3, sum_options(), test_budget::unaccounted()),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(bytes.substr(0, bytes.size() / 2), 3, sum_options(), test_budget::unaccounted()),
                        "continual sum checkpoint");
   // Damaged bytes: the CRC-32 seal names the damage.
   std::string flipped = bytes;
   flipped[bytes.size() / 3] = static_cast<char>(flipped[bytes.size() / 3] ^ 0x10);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(flipped, 3, sum_options(), test_budget::unaccounted()), "continual sum checkpoint",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(flipped, 3, sum_options(), test_budget::unaccounted()), "continual sum checkpoint",
                        "CRC-32 mismatch");
   // Tampered messages are sealed again, so the checks behind the seal are the ones that refuse them.
   auto resealed = [](proto::ContinualSumCheckpoint m) {
@@ -927,49 +927,49 @@ TEST_CASE("bad input: a corrupt checkpoint or ledger", "[bad-input][corrupt-chec
   proto::ContinualSumCheckpoint msg;
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_format_version(2);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "format_version 2");
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "format_version 2");
   // Inconsistent progress; a wrong-length sum; a broken seeded state; a corrupt ledger inside.
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_rows(100);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "inconsistent progress",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "inconsistent progress",
                        "rows 100");
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_exact_sum()->RemoveLast();
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "exact_sum holds 2 values",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "exact_sum holds 2 values",
                        "expected 3");
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_source()->mutable_generator()->RemoveLast();
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "3 generator words",
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "3 generator words",
                        "expected 4");
   REQUIRE(msg.ParseFromString(bytes));
   for (auto& w : *msg.mutable_source()->mutable_generator()) w = 0;
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "all zero");
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(resealed(msg), 3, sum_options(), test_budget::unaccounted()), "all zero");
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_ledger(base::seal_message("\xff\xff\xff"));
   privacy::PrivacyAccountant restored(privacy::EpsDelta(2.0, 1e-6));
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(resealed(msg), 3, sum_options(), restored),
+  EXPECT_THROWS_NAMING(CorruptInput, Sum::load(resealed(msg), 3, sum_options(), restored),
                        "privacy ledger", "not a PrivacyLedger message");
 
   // Files: the path is named; a missing file too.
   const std::string path = dir.file("sum.ckpt");
   testing::write_bytes(path, bytes.substr(0, bytes.size() - 7));
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(path, 3, sum_options(), test_budget::unaccounted()), "checkpoint " + path);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(dir.file("missing.ckpt"), 3, sum_options(), test_budget::unaccounted()),
+  EXPECT_THROWS_NAMING(CorruptInput, base::load_file<Sum>(path, 3, sum_options(), test_budget::unaccounted()), "checkpoint " + path);
+  EXPECT_THROWS_NAMING(CorruptInput, base::load_file<Sum>(dir.file("missing.ckpt"), 3, sum_options(), test_budget::unaccounted()),
                        "checkpoint " + dir.file("missing.ckpt"), "cannot open");
 
   // Every proper prefix of the checkpoint is refused (the seal goes first).
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("checkpoint cut to " << n << " of " << bytes.size() << " bytes");
-    CHECK_THROWS_AS(Sum::deserialize(bytes.substr(0, n), 3, sum_options(), test_budget::unaccounted()), CorruptInput);
+    CHECK_THROWS_AS(Sum::load(bytes.substr(0, n), 3, sum_options(), test_budget::unaccounted()), CorruptInput);
   }
 
   // The accountant's own ledger.
-  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(std::string("\xff\xff\xff", 3)),
+  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::load(std::string("\xff\xff\xff", 3)),
                        "privacy ledger", "without the CRC-32 trailer");
-  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::deserialize(base::seal_message("\xff\xff\xff")),
+  EXPECT_THROWS_NAMING(CorruptInput, privacy::PrivacyAccountant::load(base::seal_message("\xff\xff\xff")),
                        "privacy ledger", "not a PrivacyLedger message");
-  const std::string ledger = acc.serialize();
-  REQUIRE(privacy::PrivacyAccountant::deserialize(ledger).ledger().size() == 1);
+  const std::string ledger = acc.save();
+  REQUIRE(privacy::PrivacyAccountant::load(ledger).ledger().size() == 1);
 }
 
 // Found here: a checkpoint cut at a field boundary before any release (steps = 0) lost its ledger
@@ -981,14 +981,14 @@ TEST_CASE("bad input: a truncated checkpoint or ledger is refused at every cut",
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("checkpoint cut to " << n << " of " << bytes.size() << " bytes");
     privacy::PrivacyAccountant restored(privacy::EpsDelta(2.0, 1e-6));
-    CHECK_THROWS_AS(stream::ContinualVectorSum::deserialize(bytes.substr(0, n), 3, sum_options(), restored),
+    CHECK_THROWS_AS(stream::ContinualVectorSum::load(bytes.substr(0, n), 3, sum_options(), restored),
                     CorruptInput);
   }
   acc.charge_pure("second", 0.1);
-  const std::string ledger = acc.serialize();
+  const std::string ledger = acc.save();
   for (std::size_t n = 0; n < ledger.size(); ++n) {
     INFO("ledger cut to " << n << " of " << ledger.size() << " bytes");
-    CHECK_THROWS_AS(privacy::PrivacyAccountant::deserialize(ledger.substr(0, n)), CorruptInput);
+    CHECK_THROWS_AS(privacy::PrivacyAccountant::load(ledger.substr(0, n)), CorruptInput);
   }
 }
 
@@ -1006,7 +1006,7 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   auto refused = [&](const stream::ContinualSumOptions& o, Index d, const std::string& field, const std::string& got,
                      const std::string& want) {
     INFO("field " << field);
-    EXPECT_THROWS_NAMING(CorruptInput, Sum::deserialize(bytes, d, o, test_budget::unaccounted()), field + " is " + got,
+    EXPECT_THROWS_NAMING(CorruptInput, Sum::load(bytes, d, o, test_budget::unaccounted()), field + " is " + got,
                          "the stream being restored has " + want, "other parameters");
   };
   refused(base, 4, "dimension", "3", "4");
@@ -1045,14 +1045,14 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   o.seed.reset();
   refused(o, 3, "noise source", "seeded", "secure");
   // A vector sum's checkpoint restored as a covariance.
-  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualCovariance::deserialize(bytes, 3, base, test_budget::unaccounted()), "value_kind is vector",
+  EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualCovariance::load(bytes, 3, base, test_budget::unaccounted()), "value_kind is vector",
                        "has covariance");
   // Through a file: the path is named too.
   const std::string path = dir.file("sum.ckpt");
   testing::write_bytes(path, bytes);
-  EXPECT_THROWS_NAMING(CorruptInput, Sum::load_checkpoint(path, 4, base, test_budget::unaccounted()), "checkpoint " + path, "dimension is 3");
+  EXPECT_THROWS_NAMING(CorruptInput, base::load_file<Sum>(path, 4, base, test_budget::unaccounted()), "checkpoint " + path, "dimension is 3");
   // The right parameters restore it.
-  CHECK(Sum::load_checkpoint(path, 3, base, test_budget::unaccounted()).rows() == 5);
+  CHECK(base::load_file<Sum>(path, 3, base, test_budget::unaccounted()).rows() == 5);
 }
 
 // =================================================================================================

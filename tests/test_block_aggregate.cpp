@@ -81,7 +81,7 @@ TEST_CASE("parts from partitions that straddle blocks give a single process's re
       if (!parts.empty() && mergeable(parts.back(), p))
         parts.back() = merge_aggregates(parts.back(), p);
       else
-        parts.push_back(parse_block_aggregate(serialize(p)));  // over the wire and back
+        parts.push_back(BlockAggregate::load(p.save()));  // over the wire and back
     }
   }
   REQUIRE(parts.size() == 7);
@@ -170,13 +170,13 @@ TEST_CASE("workers name bad rows by their place in the stream; the wire format r
   REQUIRE(parts.size() == 2);  // rows 6, 7 | 8, 9
   CHECK(parts[0].rows == 2);
   CHECK(parts[1].first_row == 8);
-  std::string bytes = serialize(parts[1]);
-  const BlockAggregate back = parse_block_aggregate(bytes);
+  std::string bytes = parts[1].save();
+  const BlockAggregate back = BlockAggregate::load(bytes);
   CHECK(back.packed_sum == parts[1].packed_sum);
   CHECK(back.counts.clipped == parts[1].counts.clipped);
   bytes[bytes.size() / 2] ^= 1;
-  CHECK_THROWS_AS(parse_block_aggregate(bytes), CorruptInput);
-  CHECK_THROWS_AS(parse_block_aggregate(bytes.substr(0, 10)), CorruptInput);
+  CHECK_THROWS_AS(BlockAggregate::load(bytes), CorruptInput);
+  CHECK_THROWS_AS(BlockAggregate::load(bytes.substr(0, 10)), CorruptInput);
 }
 
 }  // namespace test_block_aggregate

@@ -39,11 +39,11 @@ TEST_CASE("a ContinualCovariance checkpoint and ledger of the earlier build load
   const std::string ledger = bytes_of(compat_fixtures::kLedger);
 
   // The ledger alone, and as the checkpoint carries it: a fresh accountant adopts it.
-  const PrivacyAccountant saved = PrivacyAccountant::deserialize(ledger);
+  const PrivacyAccountant saved = PrivacyAccountant::load(ledger);
   REQUIRE(saved.ledger().size() == 1);
   PrivacyAccountant fresh(EpsDelta(4.0, 1e-6));
-  stream::ContinualCovariance restored = stream::ContinualCovariance::deserialize(checkpoint, 3, o, fresh);
-  CHECK(fresh.serialize() == saved.serialize());
+  stream::ContinualCovariance restored = stream::ContinualCovariance::load(checkpoint, 3, o, fresh);
+  CHECK(fresh.save() == saved.save());
   CHECK(restored.steps() == 2);
   CHECK(restored.rows() == 5);
 

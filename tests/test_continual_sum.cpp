@@ -222,16 +222,16 @@ TEST_CASE("a checkpoint written before zero_out_row existed (relation add_remove
   ContinualVectorSum sum(3, options, test_budget::unaccounted());
   sum.update_block(bounded_rows(5, 3, 8));
   proto::ContinualSumCheckpoint msg;
-  REQUIRE(msg.ParseFromString(sum.serialize()));
+  REQUIRE(msg.ParseFromString(sum.save()));
   REQUIRE(msg.relation() == "zero_out_row");
   msg.set_relation("add_remove_row");  // what the streams wrote for the same relation before the name
   msg.clear_crc32();
   const std::string old = base::seal_message(msg.SerializeAsString());
-  ContinualVectorSum back = ContinualVectorSum::deserialize(old, 3, options, test_budget::unaccounted());
+  ContinualVectorSum back = ContinualVectorSum::load(old, 3, options, test_budget::unaccounted());
   CHECK(back.rows() == 5);
   CHECK(back.options().relation == privacy::Neighbours::zero_out_row);
   options.relation = privacy::Neighbours::replace_row;  // another relation: still refused
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(old, 3, options, test_budget::unaccounted()),
+  CHECK_THROWS_WITH(ContinualVectorSum::load(old, 3, options, test_budget::unaccounted()),
                     Catch::Contains("relation is zero_out_row, the stream being restored has replace_row"));
 }
 
@@ -305,7 +305,7 @@ TEST_CASE("kept_releases: release t stays where it was for that many releases, w
   }
   REQUIRE(where.size() == 20);
   // A checkpoint restores the latest release into the buffer the step maps to.
-  ContinualCovariance restored = ContinualCovariance::deserialize(three.serialize(), d, options, test_budget::unaccounted());
+  ContinualCovariance restored = ContinualCovariance::load(three.save(), d, options, test_budget::unaccounted());
   CHECK(restored.noisy_prefix() == three.noisy_prefix());
   for (std::uint32_t bad : {0u, 65u}) {
     options.kept_releases = bad;
@@ -327,9 +327,9 @@ TEST_CASE("checkpoint mid-block: the restored stream continues bit-identically",
       privacy::PrivacyAccountant accountant(EpsDelta(2.0, 1e-5));
       ContinualCovariance original(d, options, accountant);
       for (Eigen::Index i = 0; i < 95; ++i) original.update(a.row(i).transpose());  // 31 steps + 2 pending
-      const std::string bytes = original.serialize();
+      const std::string bytes = original.save();
       privacy::PrivacyAccountant fresh(EpsDelta(2.0, 1e-5));
-      ContinualCovariance restored = ContinualCovariance::deserialize(bytes, d, options, fresh);
+      ContinualCovariance restored = ContinualCovariance::load(bytes, d, options, fresh);
       CHECK(fresh.ledger().size() == 1);  // the ledger came back; restoring charged nothing new
       CHECK(restored.steps() == 31);
       CHECK(restored.rows_pending() == 2);
@@ -350,26 +350,26 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   ContinualSumOptions options = seeded(32, 2, 8);
   ContinualVectorSum sum(4, options, test_budget::unaccounted());
   for (int i = 0; i < 9; ++i) sum.update(Eigen::Vector4d(0.1 * i, 0.1, -0.2, 0.3));
-  sum.save_checkpoint(path);
+  base::save_file(path, sum);
   struct stat info {};
   REQUIRE(::stat(path.c_str(), &info) == 0);
   CHECK((info.st_mode & 0777) == 0600);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
-  ContinualVectorSum back = ContinualVectorSum::load_checkpoint(path, 4, options, test_budget::unaccounted());
+  ContinualVectorSum back = base::load_file<ContinualVectorSum>(path, 4, options, test_budget::unaccounted());
   CHECK(back.noisy_prefix() == sum.noisy_prefix());
 
-  const std::string bytes = sum.serialize();
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, bytes.size() / 2), 4, options, test_budget::unaccounted()), CorruptInput);
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize("", 4, options, test_budget::unaccounted()), CorruptInput);
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize("not a checkpoint at all", 4, options, test_budget::unaccounted()), CorruptInput);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 5, options, test_budget::unaccounted()), Catch::Contains("dimension is 4"));
+  const std::string bytes = sum.save();
+  CHECK_THROWS_AS(ContinualVectorSum::load(bytes.substr(0, bytes.size() / 2), 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::load("", 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::load("not a checkpoint at all", 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_WITH(ContinualVectorSum::load(bytes, 5, options, test_budget::unaccounted()), Catch::Contains("dimension is 4"));
   ContinualSumOptions other = options;
   other.target = EpsDelta(0.5, 1e-6);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("epsilon is 1"));
+  CHECK_THROWS_WITH(ContinualVectorSum::load(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("epsilon is 1"));
   other = options;
   other.seed.reset();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("noise source is seeded"));
-  CHECK_THROWS_WITH(ContinualCovariance::deserialize(bytes, 4, options, test_budget::unaccounted()), Catch::Contains("value_kind"));
+  CHECK_THROWS_WITH(ContinualVectorSum::load(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("noise source is seeded"));
+  CHECK_THROWS_WITH(ContinualCovariance::load(bytes, 4, options, test_budget::unaccounted()), Catch::Contains("value_kind"));
   // Tampered messages are sealed again (resealed) so the checks behind the seal are what refuses them.
   auto resealed = [](proto::ContinualSumCheckpoint m) {
     m.clear_crc32();
@@ -379,38 +379,38 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   proto::ContinualSumCheckpoint msg;
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_noise()->mutable_tree()->mutable_held()->RemoveLast();
-  CHECK_THROWS_AS(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()), CorruptInput);
+  CHECK_THROWS_AS(ContinualVectorSum::load(resealed(msg), 4, options, test_budget::unaccounted()), CorruptInput);
   REQUIRE(msg.ParseFromString(bytes));
   msg.set_format_version(2);
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()), Catch::Contains("format_version 2"));
+  CHECK_THROWS_WITH(ContinualVectorSum::load(resealed(msg), 4, options, test_budget::unaccounted()), Catch::Contains("format_version 2"));
   REQUIRE(msg.ParseFromString(bytes));
   msg.mutable_exact_sum()->RemoveLast();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()), Catch::Contains("exact_sum"));
+  CHECK_THROWS_WITH(ContinualVectorSum::load(resealed(msg), 4, options, test_budget::unaccounted()), Catch::Contains("exact_sum"));
   // Any cut or any single flipped bit is refused by the seal (a cut just before the ledger used to
   // restore the stream without its ledger: fuzz and bad-input finding).
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("cut to " << n << " of " << bytes.size() << " bytes");
-    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(bytes.substr(0, n), 4, options, test_budget::unaccounted()), CorruptInput);
+    REQUIRE_THROWS_AS(ContinualVectorSum::load(bytes.substr(0, n), 4, options, test_budget::unaccounted()), CorruptInput);
   }
   for (std::size_t bit = 0; bit < 8 * bytes.size(); bit += 7) {
     std::string flipped = bytes;
     flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
     INFO("bit " << bit << " flipped");
-    REQUIRE_THROWS_AS(ContinualVectorSum::deserialize(flipped, 4, options, test_budget::unaccounted()), CorruptInput);
+    REQUIRE_THROWS_AS(ContinualVectorSum::load(flipped, 4, options, test_budget::unaccounted()), CorruptInput);
   }
   REQUIRE(msg.ParseFromString(bytes));  // parsed and sealed again unchanged: accepted, same stream
-  REQUIRE(ContinualVectorSum::deserialize(resealed(msg), 4, options, test_budget::unaccounted()).noisy_prefix() == sum.noisy_prefix());
+  REQUIRE(ContinualVectorSum::load(resealed(msg), 4, options, test_budget::unaccounted()).noisy_prefix() == sum.noisy_prefix());
   // A secure stream's checkpoint must carry its source state (without it a restart would draw the
   // noise of releases made after the checkpoint again: tests/audit).
   ContinualSumOptions secure_options = options;
   secure_options.seed.reset();
   ContinualVectorSum secure(4, secure_options, test_budget::unaccounted());
   secure.update(Eigen::VectorXd::Constant(4, 0.1));
-  REQUIRE(msg.ParseFromString(secure.serialize()));
+  REQUIRE(msg.ParseFromString(secure.save()));
   REQUIRE(msg.secure_source().key().size() == 32);
   msg.clear_secure_source();
-  CHECK_THROWS_WITH(ContinualVectorSum::deserialize(resealed(msg), 4, secure_options, test_budget::unaccounted()), Catch::Contains("source key"));
-  CHECK_THROWS_WITH(ContinualVectorSum::load_checkpoint((dir / "missing").string(), 4, options, test_budget::unaccounted()), Catch::Contains("missing"));
+  CHECK_THROWS_WITH(ContinualVectorSum::load(resealed(msg), 4, secure_options, test_budget::unaccounted()), Catch::Contains("source key"));
+  CHECK_THROWS_WITH(base::load_file<ContinualVectorSum>((dir / "missing").string(), 4, options, test_budget::unaccounted()), Catch::Contains("missing"));
   std::filesystem::remove_all(dir);
 }
 

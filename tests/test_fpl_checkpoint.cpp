@@ -141,7 +141,7 @@ TEST_CASE("FplOnlinePca state: a private_tree learner and its stream restored fr
   original.attach(original_sum);
   original_sum.update_block(rows.topRows(160));  // 10 releases
 
-  stream::ContinualCovariance restored_sum = stream::ContinualCovariance::deserialize(original_sum.serialize(), kDim, so, test_budget::unaccounted());
+  stream::ContinualCovariance restored_sum = stream::ContinualCovariance::load(original_sum.save(), kDim, so, test_budget::unaccounted());
   FplOnlinePca restored(kDim, options(FplMode::private_tree, 1));
   restored.restore(original.state());
   restored.attach(restored_sum);

@@ -232,9 +232,11 @@ TEST_CASE("the session's threads carry the names of what they do") {
 // The estimator contract (estimator.hpp), checked at compile time: the types it names fit the kind
 // it says, and one it says is not yet fitted does not.
 static_assert(OneShotEstimator<pca::PrivatePcaMethod>);
-static_assert(StreamingEstimator<stream::ContinualCovariance>);
-static_assert(StreamingEstimator<pca::StreamingPrivateOja>);
-static_assert(!StreamingEstimator<pca::StreamingPrivatePca>);
+static_assert(StreamingEstimator<stream::ContinualCovariance, Eigen::Index, const stream::ContinualSumOptions&,
+                                 const privacy::Budget&>);
+static_assert(StreamingEstimator<pca::StreamingPrivateOja, Eigen::Index, const pca::StreamingPrivateOjaOptions&>);
+static_assert(StreamingEstimator<pca::StreamingPrivatePca, Eigen::Index, const pca::StreamingPrivatePcaOptions&,
+                                 const privacy::Budget&>);
 static_assert(!OneShotEstimator<stream::ContinualCovariance>);
 
 TEST_CASE("the learner table: fpl and the row-fed learners; an unknown or repeated one is refused by name") {

@@ -52,23 +52,23 @@ TEST_CASE("restore_publication: a lowered ledger is merged, a missing one charge
           "[restore][privacy]") {
   PrivacyAccountant saved(EpsDelta(3.0, 1e-6));
   saved.charge_pure("the stream", 0.5);
-  const std::string checkpoint_ledger = saved.serialize();
+  const std::string checkpoint_ledger = saved.save();
 
   // The accountant has spent more since the checkpoint: the checkpoint's ledger is lower, and
   // adopting it would drop the later charge. Merged: unchanged.
-  PrivacyAccountant later = PrivacyAccountant::deserialize(checkpoint_ledger);
+  PrivacyAccountant later = PrivacyAccountant::load(checkpoint_ledger);
   later.charge_pure("since the checkpoint", 1.0);
-  const std::string later_before = later.serialize();
+  const std::string later_before = later.save();
   int afresh = 0;
   const auto count = [&] { ++afresh; };
   restore_publication({3, "", checkpoint_ledger}, "", later, count, "test checkpoint");
-  CHECK(later.serialize() == later_before);
+  CHECK(later.save() == later_before);
   CHECK(later.spent().basic_epsilon == Approx(1.5));
 
   // A fresh accountant adopts it; one charged elsewhere keeps both.
   PrivacyAccountant fresh(EpsDelta(3.0, 1e-6));
   restore_publication({3, "", checkpoint_ledger}, "", fresh, count, "test checkpoint");
-  CHECK(fresh.serialize() == checkpoint_ledger);
+  CHECK(fresh.save() == checkpoint_ledger);
   PrivacyAccountant elsewhere(EpsDelta(3.0, 1e-6));
   elsewhere.charge_pure("elsewhere", 0.25);
   restore_publication({3, "", checkpoint_ledger}, "", elsewhere, count, "test checkpoint");
@@ -84,10 +84,10 @@ TEST_CASE("restore_publication: a lowered ledger is merged, a missing one charge
   // Over the budget together: refused, naming the rule, the accountant unchanged.
   PrivacyAccountant full(EpsDelta(3.0, 1e-6));
   full.charge_pure("most of it", 2.75);
-  const std::string full_before = full.serialize();
+  const std::string full_before = full.save();
   CHECK_THROWS_NAMING(restore_publication({3, "", checkpoint_ledger}, "", full, count, "test checkpoint"),
                       BudgetExhausted, Contains("test checkpoint: restore refused") && Contains("lowers"));
-  CHECK(full.serialize() == full_before);
+  CHECK(full.save() == full_before);
 }
 
 TEST_CASE("restore_publication: the journal is checked first, a refusal leaves the accountant as it was",
@@ -96,17 +96,17 @@ TEST_CASE("restore_publication: the journal is checked first, a refusal leaves t
   PrivacyAccountant saved(EpsDelta(3.0, 1e-6));
   saved.charge_pure("the stream", 0.5);
   PrivacyAccountant accountant(EpsDelta(3.0, 1e-6));
-  const std::string empty = accountant.serialize();
+  const std::string empty = accountant.save();
   const auto never = [] { FAIL("charged before the journal was checked"); };
   const std::string id(32, 'x');  // a stream that kept a journal
   // Kept one, given none; kept none, given one; given a file that is not there.
-  CHECK_THROWS_NAMING(restore_publication({1, id, saved.serialize()}, "", accountant, never, "ck"), CorruptInput,
+  CHECK_THROWS_NAMING(restore_publication({1, id, saved.save()}, "", accountant, never, "ck"), CorruptInput,
                       Contains("ck: restore refused") && Contains("release journal"));
   CHECK_THROWS_NAMING(restore_publication({1, "", ""}, dir.file("j"), accountant, never, "ck"), CorruptInput,
                       Contains("ck: restore refused") && Contains("release journal"));
-  CHECK_THROWS_NAMING(restore_publication({1, id, saved.serialize()}, dir.file("missing"), accountant, never, "ck"),
+  CHECK_THROWS_NAMING(restore_publication({1, id, saved.save()}, dir.file("missing"), accountant, never, "ck"),
                       CorruptInput, Contains("ck: restore refused") && Contains("other rows"));
-  CHECK(accountant.serialize() == empty);
+  CHECK(accountant.save() == empty);
 }
 
 TEST_CASE("every stream restored from a checkpoint goes through the restore rules", "[restore][journal][privacy]") {
@@ -120,15 +120,15 @@ TEST_CASE("every stream restored from a checkpoint goes through the restore rule
     {
       ContinualCovariance sum(2, o, shared);
       sum.update(row);
-      checkpoint = sum.serialize();
+      checkpoint = sum.save();
     }
     shared.charge_pure("since the checkpoint", 0.5);  // the checkpoint's ledger is now the lower one
     const double spent = shared.spent().basic_epsilon;
-    ContinualCovariance restored = ContinualCovariance::deserialize(checkpoint, 2, o, shared);
+    ContinualCovariance restored = ContinualCovariance::load(checkpoint, 2, o, shared);
     CHECK(shared.spent().basic_epsilon == spent);
     ContinualCovariance other(2, sum_options(dir.file("other.journal")), test_budget::unaccounted());
     const ContinualSumOptions elsewhere = sum_options(dir.file("other.journal"));
-    CHECK_THROWS_NAMING(ContinualCovariance::deserialize(checkpoint, 2, elsewhere, shared),
+    CHECK_THROWS_NAMING(ContinualCovariance::load(checkpoint, 2, elsewhere, shared),
                         CorruptInput, Contains("continual sum checkpoint: restore refused") && Contains("other rows"));
     CHECK(shared.spent().basic_epsilon == spent);
   }
@@ -139,13 +139,13 @@ TEST_CASE("every stream restored from a checkpoint goes through the restore rule
     {
       pca::StreamingPrivateOja oja(2, o, test_budget::unaccounted());
       oja.update_block(Eigen::MatrixXd::Constant(2, 2, 0.5));
-      checkpoint = oja.serialize();
+      checkpoint = oja.save();
     }
-    pca::StreamingPrivateOja restored = pca::StreamingPrivateOja::deserialize(checkpoint, 2, o);
+    pca::StreamingPrivateOja restored = pca::StreamingPrivateOja::load(checkpoint, 2, o);
     pca::StreamingPrivateOja other(2, oja_options(dir.file("other.journal")), test_budget::unaccounted());
-    CHECK_THROWS_NAMING(pca::StreamingPrivateOja::deserialize(checkpoint, 2, oja_options(dir.file("other.journal"))),
+    CHECK_THROWS_NAMING(pca::StreamingPrivateOja::load(checkpoint, 2, oja_options(dir.file("other.journal"))),
                         CorruptInput, Contains("streaming Oja checkpoint: restore refused") && Contains("other rows"));
-    CHECK_THROWS_NAMING(pca::StreamingPrivateOja::deserialize(checkpoint, 2, oja_options("")), CorruptInput,
+    CHECK_THROWS_NAMING(pca::StreamingPrivateOja::load(checkpoint, 2, oja_options("")), CorruptInput,
                         Contains("streaming Oja checkpoint: restore refused") && Contains("release journal"));
   }
 }

@@ -171,7 +171,7 @@ TEST_CASE("separable stream: checkpoint round trip continues bit-identically; ba
     whole.update(rows[static_cast<std::size_t>(i)]);
     first.update(rows[static_cast<std::size_t>(i)]);
   }
-  ContinualCovariance resumed = ContinualCovariance::deserialize(first.serialize(), d, options, test_budget::unaccounted());
+  ContinualCovariance resumed = ContinualCovariance::load(first.save(), d, options, test_budget::unaccounted());
   for (int i = 4; i < 10; ++i) {
     whole.update(rows[static_cast<std::size_t>(i)]);
     resumed.update(rows[static_cast<std::size_t>(i)]);

@@ -84,11 +84,11 @@ TEST_CASE("the stationary estimate's checkpoint: packed sums as they are; an ear
   };
 
   proto::StationaryEstimate written;
-  stream::save(state, written);
+  state.save(written);
   CHECK(written.packed_numerator().size() == 6);
   CHECK(written.packed_numerator().lower_size() == 21);  // 6·7/2 values, not 36
   CHECK(written.numerator().values_size() == 0);
-  CHECK(same(stream::load(written, "stationary"), state));  // bit for bit
+  CHECK(same(State::load(written, "stationary"), state));  // bit for bit
 
   // What versions before packed checkpoints wrote: the full matrices in fields 2-4.
   proto::StationaryEstimate earlier;
@@ -97,24 +97,24 @@ TEST_CASE("the stationary estimate's checkpoint: packed sums as they are; an ear
   put_full(random_symmetric(2, 6), *earlier.mutable_previous_release());
   put_full(random_symmetric(3, 6), *earlier.mutable_numerator());
   earlier.set_denominator(state.denominator);
-  CHECK(same(stream::load(earlier, "stationary"), state));
+  CHECK(same(State::load(earlier, "stationary"), state));
   CHECK(written.ByteSizeLong() < 0.65 * static_cast<double>(earlier.ByteSizeLong()));
 
   // A full matrix that is not exactly symmetric cannot be packed: refused, not half read.
   earlier.mutable_numerator()->set_values(1, earlier.numerator().values(1) + 1e-12);
-  CHECK_THROWS_AS(stream::load(earlier, "stationary"), CorruptInput);
-  CHECK_THROWS_WITH(stream::load(earlier, "stationary"),
+  CHECK_THROWS_AS(State::load(earlier, "stationary"), CorruptInput);
+  CHECK_THROWS_WITH(State::load(earlier, "stationary"),
                     Catch::Contains("stationary.numerator") && Catch::Contains("not exactly symmetric"));
 
   written.mutable_packed_numerator()->mutable_lower()->RemoveLast();
-  CHECK_THROWS_AS(stream::load(written, "stationary"), CorruptInput);
-  CHECK_THROWS_WITH(stream::load(written, "stationary"),
+  CHECK_THROWS_AS(State::load(written, "stationary"), CorruptInput);
+  CHECK_THROWS_WITH(State::load(written, "stationary"),
                     Catch::Contains("stationary.numerator") && Catch::Contains("20 values"));
 
   State not_packed = state;
   not_packed.numerator = Eigen::VectorXd::Ones(5);  // no d(d+1)/2
   proto::StationaryEstimate refused;
-  CHECK_THROWS_WITH(stream::save(not_packed, refused), Catch::Contains("numerator") && Catch::Contains("5 values"));
+  CHECK_THROWS_WITH(not_packed.save(refused), Catch::Contains("numerator") && Catch::Contains("5 values"));
 }
 
 TEST_CASE("the nonnegative reader's checkpoint: counts and the packed correction, bit for bit; a short one refused") {
@@ -125,21 +125,21 @@ TEST_CASE("the nonnegative reader's checkpoint: counts and the packed correction
   const Eigen::MatrixXd& n = state.correction;
   REQUIRE(n == n.transpose());  // as the reader's N is: exactly symmetric
   proto::DoublyNonnegativeReader written;
-  pca::save(state, written);
+  state.save(written);
   CHECK(written.correction().lower_size() == 15);  // 5·6/2
-  const State read = pca::load(written, "nonnegative");
+  const State read = State::load(written, "nonnegative");
   CHECK(read.releases == 9);
   CHECK(read.full_solves == 6);
   CHECK(read.last_full == 8);
   CHECK(read.correction == state.correction);
   written.mutable_correction()->mutable_lower()->RemoveLast();
-  CHECK_THROWS_WITH(pca::load(written, "nonnegative"),
+  CHECK_THROWS_WITH(State::load(written, "nonnegative"),
                     Catch::Contains("nonnegative.correction") && Catch::Contains("14 values"));
   // Not exactly symmetric: refused when written (the reader never makes one).
   State skewed = state;
   skewed.correction(0, 1) += 1e-12;
   proto::DoublyNonnegativeReader refused;
-  CHECK_THROWS_AS(pca::save(skewed, refused), InvalidParameter);
+  CHECK_THROWS_AS(skewed.save(refused), InvalidParameter);
 }
 
 }  // namespace test_state_messages

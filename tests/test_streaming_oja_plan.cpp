@@ -115,7 +115,7 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
   proto::StreamingOjaCheckpoint msg;
-  REQUIRE(msg.ParseFromString(oja.serialize()));
+  REQUIRE(msg.ParseFromString(oja.save()));
   msg.clear_batch_growth();
   msg.clear_horizon();
   msg.clear_step_rule();
@@ -123,10 +123,10 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   msg.clear_published();
   msg.clear_crc32();
   const std::string old = base::seal_message(msg.SerializeAsString());
-  CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
+  CHECK(StreamingPrivateOja::load(old, 4, o).rows() == 25);
   auto power = o;
   power.step_rule = StepRule::power;
-  CHECK_THROWS_AS(StreamingPrivateOja::deserialize(old, 4, power), CorruptInput);
+  CHECK_THROWS_AS(StreamingPrivateOja::load(old, 4, power), CorruptInput);
 }
 
 TEST_CASE("streaming oja plan: the private clip share is derived by default and the split adds up",
@@ -182,17 +182,17 @@ TEST_CASE("streaming oja plan: a checkpoint written with share 0 restores only w
   o.scale_share = 0.0;  // the default before the derived share
   StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
-  const std::string old = oja.serialize();
-  CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
+  const std::string old = oja.save();
+  CHECK(StreamingPrivateOja::load(old, 4, o).rows() == 25);
   auto now = o;
   now.scale_share.reset();  // today's default: derived, 0.25 at d = 4
-  CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(old, 4, now), CorruptInput,
+  CHECK_THROWS_NAMING(StreamingPrivateOja::load(old, 4, now), CorruptInput,
                       Contains("scale_share is 0, the estimator being restored has 0.25 (derived"));
   // Written with the default, restored with the default.
   StreamingPrivateOja current(4, now, test_budget::unaccounted());
   current.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
-  CHECK(StreamingPrivateOja::deserialize(current.serialize(), 4, now).scale_share() == 0.25);
-  CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(current.serialize(), 4, o), CorruptInput,
+  CHECK(StreamingPrivateOja::load(current.save(), 4, now).scale_share() == 0.25);
+  CHECK_THROWS_NAMING(StreamingPrivateOja::load(current.save(), 4, o), CorruptInput,
                       Contains("scale_share is 0.25, the estimator being restored has 0;"));
 }
 

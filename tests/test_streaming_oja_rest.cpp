@@ -167,8 +167,8 @@ TEST_CASE("streaming oja rest: checkpoints inside the rest's minibatch continue;
   });
   for (Index i = 0; i < Index(n) && (cut == 0 || i < cut); ++i) first.update(rows.row(i).transpose());
   REQUIRE(first.final_step() == first.steps() + 1);
-  const std::string saved = first.serialize();
-  StreamingPrivateOja resumed = StreamingPrivateOja::deserialize(saved, d, o);
+  const std::string saved = first.save();
+  StreamingPrivateOja resumed = StreamingPrivateOja::load(saved, d, o);
   CHECK(resumed.planned_rows(resumed.steps() + 1) == first.planned_rows(first.steps() + 1));
   resumed.update_block(rows.bottomRows(Index(n) - cut));
   CHECK(resumed.steps() == whole.steps());
@@ -180,13 +180,13 @@ TEST_CASE("streaming oja rest: checkpoints inside the rest's minibatch continue;
     msg.clear_final_step();
     msg.clear_final_rows();
     msg.clear_last_clip();
-    StreamingPrivateOja old = StreamingPrivateOja::deserialize(base::seal_message(msg.SerializeAsString()), d, o);
+    StreamingPrivateOja old = StreamingPrivateOja::load(base::seal_message(msg.SerializeAsString()), d, o);
     CHECK(old.final_step() == 0);
     CHECK(old.rows() == first.rows());
   }
   SECTION("a rest decided past the next step is refused, naming it") {
     msg.set_final_step(msg.steps() + 2);
-    CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(base::seal_message(msg.SerializeAsString()), d, o),
+    CHECK_THROWS_NAMING(StreamingPrivateOja::load(base::seal_message(msg.SerializeAsString()), d, o),
                         CorruptInput, Contains("final step"));
   }
 }

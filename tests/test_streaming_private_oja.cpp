@@ -162,15 +162,15 @@ TEST_CASE("streaming oja: a checkpoint written before zero_out_row (add_remove_r
   StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, {0.5}, 3));
   dpstream::proto::StreamingOjaCheckpoint msg;
-  REQUIRE(msg.ParseFromString(oja.serialize()));
+  REQUIRE(msg.ParseFromString(oja.save()));
   REQUIRE(msg.relation() == "zero_out_row");
   msg.set_relation("add_remove_row");  // the old name of the same relation
   msg.clear_crc32();
   const std::string old = base::seal_message(msg.SerializeAsString());
-  CHECK(StreamingPrivateOja::deserialize(old, 4, o).rows() == 25);
+  CHECK(StreamingPrivateOja::load(old, 4, o).rows() == 25);
   auto replace = o;
   replace.relation = privacy::Neighbours::replace_row;
-  CHECK_THROWS_AS(StreamingPrivateOja::deserialize(old, 4, replace), CorruptInput);
+  CHECK_THROWS_AS(StreamingPrivateOja::load(old, 4, replace), CorruptInput);
 }
 
 TEST_CASE("streaming oja: the noise split keeps the minibatch at mu = 1/sigma1; replace scales both",
@@ -308,8 +308,8 @@ TEST_CASE("streaming oja: a restored estimator continues bit for bit (seeded)", 
   whole.flush();
   StreamingPrivateOja first(d, o, test_budget::unaccounted());
   first.update_block(rows.topRows(253));  // mid-minibatch: the partial sum is in the checkpoint
-  const std::string bytes = first.serialize();
-  StreamingPrivateOja resumed = StreamingPrivateOja::deserialize(bytes, d, o);
+  const std::string bytes = first.save();
+  StreamingPrivateOja resumed = StreamingPrivateOja::load(bytes, d, o);
   CHECK(resumed.rows() == 253);
   CHECK(resumed.rows_pending() == 253 % 40);
   resumed.update_block(rows.bottomRows(530 - 253));
@@ -320,12 +320,12 @@ TEST_CASE("streaming oja: a restored estimator continues bit for bit (seeded)", 
 
   auto other = o;
   other.batch_rows = 41;
-  CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(bytes, d, other), CorruptInput, Contains("batch_rows"));
+  CHECK_THROWS_NAMING(StreamingPrivateOja::load(bytes, d, other), CorruptInput, Contains("batch_rows"));
   other = o;
   other.seed = 18;
-  CHECK_THROWS_NAMING(StreamingPrivateOja::deserialize(bytes, d, other), CorruptInput, Contains("seed"));
-  CHECK_THROWS_AS(StreamingPrivateOja::deserialize(bytes.substr(0, bytes.size() / 2), d, o), CorruptInput);
-  CHECK_THROWS_AS(StreamingPrivateOja::deserialize(bytes, d + 1, o), CorruptInput);
+  CHECK_THROWS_NAMING(StreamingPrivateOja::load(bytes, d, other), CorruptInput, Contains("seed"));
+  CHECK_THROWS_AS(StreamingPrivateOja::load(bytes.substr(0, bytes.size() / 2), d, o), CorruptInput);
+  CHECK_THROWS_AS(StreamingPrivateOja::load(bytes, d + 1, o), CorruptInput);
 }
 
 // The iterate and the sum change layout at the first sparse row (the header): the switch must be
@@ -355,7 +355,7 @@ TEST_CASE("streaming oja: dense and sparse rows mixed, restored after the layout
   feed(whole, 0, 400);
   dense.update_block(rows);
   feed(first, 0, 75);  // mid-minibatch, after the first sparse rows
-  StreamingPrivateOja resumed = StreamingPrivateOja::deserialize(first.serialize(), d, o);
+  StreamingPrivateOja resumed = StreamingPrivateOja::load(first.save(), d, o);
   feed(resumed, 75, 400);
   REQUIRE(whole.steps() == 10);
   CHECK(resumed.steps() == whole.steps());
@@ -372,9 +372,9 @@ TEST_CASE("streaming oja: two restarts from one secure checkpoint publish the sa
   StreamingPrivateOja oja(d, o, test_budget::unaccounted());
   REQUIRE(oja.is_secure());
   oja.update_block(rows.topRows(30));
-  const std::string bytes = oja.serialize();
+  const std::string bytes = oja.save();
   auto restart = [&] {
-    StreamingPrivateOja r = StreamingPrivateOja::deserialize(bytes, d, o);
+    StreamingPrivateOja r = StreamingPrivateOja::load(bytes, d, o);
     r.update_block(rows.bottomRows(30));
     return MatrixXd(r.basis());
   };

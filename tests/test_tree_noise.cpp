@@ -341,7 +341,7 @@ TEST_CASE("trees: draw_sigma is the node sigma (the latest epoch's when unbounde
     }
     CHECK(epochs.draw_sigma() == epochs.epoch_sigma(6));  // step 70 is in [64, 128)
     CHECK(epochs.epoch_sigma(6) != epochs.epoch_sigma(5));
-    const ContinualVectorSum back = ContinualVectorSum::deserialize(sum.serialize(), 2, o, test_budget::unaccounted());
+    const ContinualVectorSum back = ContinualVectorSum::load(sum.save(), 2, o, test_budget::unaccounted());
     CHECK(back.noise().draw_sigma() == replay_sigma(sum));
   }
 }

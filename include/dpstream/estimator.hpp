@@ -11,9 +11,11 @@
 //  * A streaming estimator is fed rows and publishes releases as it goes:
 //        update_block(rows)     rows in, in order (a release when a step completes)
 //        subscribe(subscriber)  called with each release as it is published
-//        serialize()            save: its whole state as bytes (raw data: as sensitive as the rows)
-//        deserialize(bytes, …)  load: the same state back, from its options (static; the accountant
-//                               given takes the saved ledger and is never lowered)
+//        save()                 its whole state as sealed bytes (raw data: as sensitive as the rows)
+//        load(bytes, …)         the same state back, from what it was built from (static; the
+//                               accountant given takes the saved ledger and is never lowered)
+//    save/load are the bytes of its save(message) / load(message, …) pair in the library's one
+//    sealed envelope (base/message_seal.hpp says the pattern every stateful type follows).
 //    Its header states the same privacy facts for the sequence of releases, and what a restored
 //    estimator may publish again (the release journal, stream/continual_sum.hpp).
 //
@@ -23,7 +25,8 @@
 //    over one pass, PrivateFindAndProject, InputPerturbation), whose own call shapes (release with a
 //    nullable accountant, run, run_components, release with a noise source) stay as they are: their
 //    call sites are many, and the adapter is what front ends use;
-//  * streaming, as is: stream::ContinualSum (continual covariance and sums), pca::StreamingPrivateOja;
+//  * streaming, as is: stream::ContinualSum (continual covariance and sums), pca::StreamingPrivateOja,
+//    pca::StreamingPrivatePca;
 //  * streaming, through an adapter: the online-PCA protocol (FplOnlinePca following a continual
 //    covariance, the row-fed learners, follow-the-leader, the regret meter) is
 //    session::OnlinePcaSession (session/online_pca_session.hpp): blocks in (next_slot/publish, or
@@ -36,11 +39,11 @@
 //  * streaming without persistence (FedStream), through an adapter: StreamingCompletion and the
 //    online Recommender as completion::UserStream<S> (same header): update_block(users), subscribe,
 //    flush; neither keeps a checkpoint, so save/load do not apply yet;
-//  * not yet fitted: pca::StreamingPrivatePca (update + subscribe, no save/load).
 #pragma once
 
 #include <concepts>
 #include <string>
+#include <utility>
 
 #include <Eigen/Core>
 
@@ -55,13 +58,15 @@ concept OneShotEstimator = requires(E& e, const Data& rows, privacy::PrivacyAcco
   e.release(rows, budget);
 };
 
-// A streaming estimator (the header comment): update_block, subscribe, serialize, deserialize.
-template <class E>
-concept StreamingEstimator = requires(E& e, const E& saved, const Eigen::MatrixXd& rows, typename E::Subscriber s) {
+// A streaming estimator (the header comment): update_block, subscribe, save, and load from the bytes
+// and what it is built from (`BuiltFrom`: its dimension, options and, where it charges, a budget).
+template <class E, class... BuiltFrom>
+concept StreamingEstimator = requires(E& e, const E& saved, const Eigen::MatrixXd& rows, typename E::Subscriber s,
+                                      const std::string& bytes, BuiltFrom&&... built_from) {
   e.update_block(rows);
   e.subscribe(s);
-  { saved.serialize() } -> std::convertible_to<std::string>;
-  &E::deserialize;
+  { saved.save() } -> std::convertible_to<std::string>;
+  { E::load(bytes, std::forward<BuiltFrom>(built_from)...) } -> std::same_as<E>;
 };
 
 // The feed of a streaming estimator alone (update_block and subscribe, on batches of type Batch):

@@ -3,7 +3,11 @@
 #include <zlib.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "dpstream/base/errors.hpp"
@@ -57,6 +61,24 @@ void check_message_seal(const std::string& bytes, const std::string& what) {
 #else
   (void)stored;
 #endif
+}
+
+void refuse_format_version(const std::string& what, std::uint32_t version, std::uint32_t reads) {
+  throw CorruptInput(what + ": format_version " + std::to_string(version) + ", this build reads " +
+                     std::to_string(reads));
+}
+
+void refuse_unparsed(const std::string& what, std::size_t bytes, const std::string& type_name) {
+  const std::size_t dot = type_name.rfind('.');
+  throw CorruptInput(what + ": " + std::to_string(bytes) + " bytes do not parse: not a " +
+                     (dot == std::string::npos ? type_name : type_name.substr(dot + 1)) +
+                     " message (truncated, or another file)");
+}
+
+std::string read_saved_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorruptInput("checkpoint " + path + ": cannot open: " + std::strerror(errno));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace dpstream::base

@@ -227,7 +227,8 @@ double RegretMeter::regret_over_opt(std::size_t learner) const {
   return o > 0 ? regret(learner) / o : 0.0;
 }
 
-void save(const RegretMeter::State& s, proto::RegretMeter& out) {
+void RegretMeter::State::save(proto::RegretMeter& out) const {
+  const State& s = *this;
   out.set_rows(s.rows);
   out.mutable_exact_sum()->Add(s.exact_sum.data(), s.exact_sum.data() + s.exact_sum.size());
   out.mutable_gains()->Add(s.gains.begin(), s.gains.end());
@@ -238,18 +239,18 @@ void save(const RegretMeter::State& s, proto::RegretMeter& out) {
     c->set_opt(sample.opt);
     c->mutable_gains()->Add(sample.gains.begin(), sample.gains.end());
   }
-  pca::save(s.opt_tracker, *out.mutable_opt_tracker());
+  s.opt_tracker.save(*out.mutable_opt_tracker());
   out.set_leader_rows(s.leader_rows);
 }
 
-RegretMeter::State load(const proto::RegretMeter& m, const std::string& field) {
-  RegretMeter::State s;
+RegretMeter::State RegretMeter::State::load(const proto::RegretMeter& m, const std::string& field) {
+  State s;
   s.rows = m.rows();
   s.exact_sum = linalg::values_of(m.exact_sum());
   s.gains.assign(m.gains().begin(), m.gains().end());
   s.scored.assign(m.scored().begin(), m.scored().end());
   for (const auto& c : m.curve()) s.curve.push_back({c.rows(), c.opt(), {c.gains().begin(), c.gains().end()}});
-  s.opt_tracker = pca::load(m.opt_tracker(), field + ".opt_tracker");
+  s.opt_tracker = pca::SubspaceTracker::State::load(m.opt_tracker(), field + ".opt_tracker");
   s.leader_rows = m.leader_rows();
   return s;
 }

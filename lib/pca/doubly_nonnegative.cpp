@@ -162,7 +162,8 @@ void DoublyNonnegativeReader::restore(const State& s) {
 }
 
 // The correction is exactly symmetric (doubly_nonnegative.hpp), so it always goes packed.
-void save(const DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeReader& out) {
+void DoublyNonnegativeReader::State::save(proto::DoublyNonnegativeReader& out) const {
+  const State& s = *this;
   out.set_releases(s.releases);
   out.set_full_solves(s.full_solves);
   out.set_last_full(s.last_full);
@@ -175,8 +176,9 @@ void save(const DoublyNonnegativeReader::State& s, proto::DoublyNonnegativeReade
   linalg::pack_lower(n, Eigen::Map<Eigen::VectorXd>(c.mutable_lower()->mutable_data(), c.lower_size()));
 }
 
-DoublyNonnegativeReader::State load(const proto::DoublyNonnegativeReader& m, const std::string& field) {
-  DoublyNonnegativeReader::State s;
+DoublyNonnegativeReader::State DoublyNonnegativeReader::State::load(const proto::DoublyNonnegativeReader& m,
+                                                                    const std::string& field) {
+  State s;
   s.releases = m.releases();
   s.full_solves = m.full_solves();
   s.last_full = m.last_full();

@@ -238,26 +238,27 @@ void FplOnlinePca::restore(const State& s) {
   refreshes_ = s.refreshes;
 }
 
-void save(const FplOnlinePca::State& s, proto::FplLearner& out) {
+void FplOnlinePca::State::save(proto::FplLearner& out) const {
+  const State& s = *this;
   if (s.perturbation_source) throw InvalidParameter("FplLearner: a perturbed_leader learner's state has no message");
   out.set_mode(to_string(s.mode));
   linalg::save(s.basis, *out.mutable_basis());
   out.mutable_leader_values()->Add(s.leader_values.data(), s.leader_values.data() + s.leader_values.size());
   out.set_refreshes(s.refreshes);
-  save(s.tracker, *out.mutable_tracker());
+  s.tracker.save(*out.mutable_tracker());
   out.set_rows(s.rows);
   out.mutable_exact_sum()->Add(s.exact_sum.data(), s.exact_sum.data() + s.exact_sum.size());
 }
 
-FplOnlinePca::State load(const proto::FplLearner& m, FplMode mode, const std::string& field) {
+FplOnlinePca::State FplOnlinePca::State::load(const proto::FplLearner& m, FplMode mode, const std::string& field) {
   if (m.mode() != to_string(mode))
     throw CorruptInput(field + ".mode is '" + m.mode() + "', expected " + to_string(mode));
-  FplOnlinePca::State s;
+  State s;
   s.mode = mode;
   s.basis = linalg::load(m.basis(), field + ".basis");
   s.leader_values = linalg::values_of(m.leader_values());
   s.refreshes = m.refreshes();
-  s.tracker = load(m.tracker(), field + ".tracker");
+  s.tracker = SubspaceTracker::State::load(m.tracker(), field + ".tracker");
   s.rows = m.rows();
   s.exact_sum = linalg::values_of(m.exact_sum());
   return s;

@@ -15,6 +15,8 @@
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/row_guard.hpp"
+#include "privacy/noise_source_state.hpp"
+#include "streaming_pca.pb.h"
 
 namespace dpstream::pca {
 
@@ -154,6 +156,27 @@ PrivateSubspace NoisyPowerMethod::iterate(const Eigen::Ref<const MatrixXd>& cova
     out.values(i) = values(order[static_cast<std::size_t>(i)]);
   }
   return out;
+}
+
+void NoisyPowerMethod::save(proto::NoisyPowerProgress& out) const {
+  out.set_runs_done(runs_done_);
+  privacy::put_noise_source(*noise_, out);
+}
+
+void NoisyPowerMethod::load(const proto::NoisyPowerProgress& in, const std::string& what) {
+  if (in.runs_done() < 0 || in.runs_done() > options_.runs)
+    throw CorruptInput(what + ": " + std::to_string(in.runs_done()) + " runs done, the calibration covers " +
+                       std::to_string(options_.runs));
+  const bool seeded = options_.privacy.noise.seed.has_value();
+  if (in.seeded() != seeded)
+    throw CorruptInput(what + ": noise source is " + (in.seeded() ? "seeded" : "secure") +
+                       ", the method being restored has " + (seeded ? "seeded" : "secure"));
+  if (seeded && in.source().seed() != *options_.privacy.noise.seed)
+    throw CorruptInput(what + ": seed is " + std::to_string(in.source().seed()) + ", the method being restored has " +
+                       std::to_string(*options_.privacy.noise.seed));
+  std::unique_ptr<privacy::NoiseSource> source = privacy::get_noise_source(in, what);
+  runs_done_ = in.runs_done();
+  noise_ = std::move(source);
 }
 
 }  // namespace dpstream::pca

@@ -1,4 +1,4 @@
-// StreamingPrivateOja's checkpoints (serialize / deserialize; the header states what they hold and why).
+// StreamingPrivateOja's checkpoints (save / load; the header states what they hold and why).
 #include "dpstream/pca/streaming_private_oja.hpp"
 
 #include "streaming_oja.pb.h"
@@ -35,10 +35,20 @@ void get_matrix(const google::protobuf::RepeatedField<double>& from, Index rows,
 
 }  // namespace
 
-std::string StreamingPrivateOja::serialize() const {
-  journal_.require_usable("streaming Oja");
+std::string StreamingPrivateOja::save() const {
   proto::StreamingOjaCheckpoint msg;
-  msg.set_format_version(1);
+  save(msg);
+  return base::seal(std::move(msg), kSealed);
+}
+
+StreamingPrivateOja StreamingPrivateOja::load(const std::string& bytes, Index dimension,
+                                              const StreamingPrivateOjaOptions& options) {
+  return load(base::unseal<proto::StreamingOjaCheckpoint>(bytes, kSealed), dimension, options);
+}
+
+void StreamingPrivateOja::save(proto::StreamingOjaCheckpoint& msg) const {
+  journal_.require_usable("streaming Oja");
+  msg.set_format_version(kSealed.format_version);
   msg.set_dimension(dimension_);
   msg.set_k(options_.k);
   msg.set_batch_rows(options_.batch_rows);
@@ -69,18 +79,12 @@ std::string StreamingPrivateOja::serialize() const {
   msg.set_last_clip(last_clip_);
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
-  return base::seal_message(msg.SerializeAsString());
 }
 
-StreamingPrivateOja StreamingPrivateOja::deserialize(const std::string& bytes, Index dimension,
-                                                     const StreamingPrivateOjaOptions& options) {
-  proto::StreamingOjaCheckpoint msg;
-  base::check_message_seal(bytes, "streaming Oja checkpoint");
-  if (bytes.empty() || !msg.ParseFromString(bytes))
-    throw CorruptInput("streaming Oja checkpoint: " + std::to_string(bytes.size()) + " bytes do not parse");
-  if (msg.format_version() != 1)
-    throw CorruptInput("streaming Oja checkpoint: format_version " + std::to_string(msg.format_version()) +
-                       ", this build reads 1");
+StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoint& msg, Index dimension,
+                                              const StreamingPrivateOjaOptions& options) {
+  if (msg.format_version() != kSealed.format_version)
+    base::refuse_format_version(kSealed.name, msg.format_version(), kSealed.format_version);
   auto expect = [](const char* field, const std::string& got, const std::string& want) {
     if (got != want)
       throw CorruptInput(std::string("streaming Oja checkpoint: ") + field + " is " + got +

@@ -26,19 +26,39 @@ NoisyPowerMethodOptions calibrated(const StreamingPrivatePcaOptions& o) {
 }  // namespace
 
 StreamingPrivatePca::StreamingPrivatePca(Index dimension, const StreamingPrivatePcaOptions& options,
-                                         const privacy::Budget& budget)
+                                         const privacy::Budget& budget, NoCharge)
     : dimension_(dimension),
       options_(options),
       planned_((options.horizon_rows + std::max<std::uint64_t>(options.refresh_every, 1) - 1) /
                std::max<std::uint64_t>(options.refresh_every, 1)),
       method_(dimension, calibrated(options)),
-      exact_(dimension) {
-  // One charge for the whole stream: ⌈horizon/B⌉·R rounds of sensitivity Δ and noise σ, i.e. one
-  // Gaussian mechanism with sensitivity μσ (μ = Δ√(runs·R)/σ), exactly the target.
-  if (budget.accounted())
-    budget.accountant()->charge_gaussian("streaming private PCA (" + std::to_string(planned_) + " refreshes of " +
-                                    std::to_string(options_.refresh_every) + " rows)",
-                                method_.mu() * method_.sigma(), method_.sigma(), options_.refresh.privacy.target);
+      exact_(dimension),
+      budget_(budget) {}
+
+StreamingPrivatePca::StreamingPrivatePca(Index dimension, const StreamingPrivatePcaOptions& options,
+                                         const privacy::Budget& budget)
+    : StreamingPrivatePca(dimension, options, budget, NoCharge{}) {
+  journal_ = base::StreamJournal::create(options_.journal);
+  try {
+    charge_stream();
+  } catch (...) {
+    journal_.discard();  // nothing was built: the journal, empty, goes too
+    throw;
+  }
+}
+
+StreamingPrivatePca::StreamingPrivatePca(StreamingPrivatePca&&) noexcept = default;
+StreamingPrivatePca& StreamingPrivatePca::operator=(StreamingPrivatePca&&) noexcept = default;
+StreamingPrivatePca::~StreamingPrivatePca() = default;
+
+// One charge for the whole stream: ⌈horizon/B⌉·R rounds of sensitivity Δ and noise σ, i.e. one
+// Gaussian mechanism with sensitivity μσ (μ = Δ√(runs·R)/σ), exactly the target.
+void StreamingPrivatePca::charge_stream() {
+  if (budget_.accounted())
+    budget_.accountant()->charge_gaussian("streaming private PCA (" + std::to_string(planned_) + " refreshes of " +
+                                              std::to_string(options_.refresh_every) + " rows)",
+                                          method_.mu() * method_.sigma(), method_.sigma(),
+                                          options_.refresh.privacy.target);
 }
 
 void StreamingPrivatePca::subscribe(Subscriber subscriber) { subscribers_.push_back(std::move(subscriber)); }
@@ -51,12 +71,14 @@ void StreamingPrivatePca::check(const Eigen::Ref<const Eigen::VectorXd>& row, st
 }
 
 void StreamingPrivatePca::update(const Eigen::Ref<const Eigen::VectorXd>& row) {
+  journal_.require_usable("streaming private PCA");
   check(row, exact_.rows());
   exact_.update(row);
   if (exact_.rows() % options_.refresh_every == 0 || exact_.rows() == options_.horizon_rows) refresh();
 }
 
 void StreamingPrivatePca::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+  journal_.require_usable("streaming private PCA");
   // Every row is checked before any is taken, so a bad block leaves the stream unchanged.
   for (Index i = 0; i < rows.rows(); ++i) check(rows.row(i).transpose(), exact_.rows() + static_cast<std::uint64_t>(i));
   Index done = 0;
@@ -73,9 +95,22 @@ void StreamingPrivatePca::update_block(const Eigen::Ref<const Eigen::MatrixXd>& 
 void StreamingPrivatePca::refresh() {
   // Warm start from the last release (post-processing); the first refresh starts data-independently.
   current_ = method_.run(exact_, privacy::Budget::unaccounted("every refresh was charged at construction"), refreshes_ > 0 ? &current_.vectors : nullptr);
+  if (journal_.kept()) record_refresh();
   ++refreshes_;
   const Refresh r{refreshes_, exact_.rows(), current_};
   for (const Subscriber& s : subscribers_) s(r);
+}
+
+// Into the journal before any subscriber sees it: the refresh as published (the header).
+void StreamingPrivatePca::record_refresh() {
+  base::ReleaseDigest digest;
+  digest.add(refreshes_ + 1).add(exact_.rows());
+  digest.add(current_.vectors.data(), static_cast<std::size_t>(current_.vectors.size()));
+  digest.add(current_.values.data(), static_cast<std::size_t>(current_.values.size()));
+  journal_.record(refreshes_ + 1, digest, [this] {
+    current_.vectors.setZero();
+    current_.values.setZero();
+  });
 }
 
 }  // namespace dpstream::pca

@@ -292,7 +292,8 @@ void SubspaceTracker::reset() {
   current_ = TopEigen{};
 }
 
-void save(const SubspaceTracker::State& s, proto::SubspaceTracker& out) {
+void SubspaceTracker::State::save(proto::SubspaceTracker& out) const {
+  const State& s = *this;
   linalg::save(s.block, *out.mutable_block());
   linalg::save(s.current.vectors, *out.mutable_current_vectors());
   out.mutable_current_values()->Add(s.current.values.data(), s.current.values.data() + s.current.values.size());
@@ -307,8 +308,8 @@ void save(const SubspaceTracker::State& s, proto::SubspaceTracker& out) {
   st.set_last_residual(s.stats.last_residual);
 }
 
-SubspaceTracker::State load(const proto::SubspaceTracker& m, const std::string& field) {
-  SubspaceTracker::State s;
+SubspaceTracker::State SubspaceTracker::State::load(const proto::SubspaceTracker& m, const std::string& field) {
+  State s;
   s.block = linalg::load(m.block(), field + ".block");
   s.current.vectors = linalg::load(m.current_vectors(), field + ".current_vectors");
   s.current.values = linalg::values_of(m.current_values());

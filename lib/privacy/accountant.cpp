@@ -32,7 +32,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // ρ/k sum to ρ only up to ~k ulps, and the conversion adds a few more; 1e-9 is far above that and far
 // below any meaningful privacy difference.
 constexpr double kSlack = 1e-9;
-constexpr std::uint32_t kFormatVersion = 1;
 
 bool within(double spent, double budget) { return spent <= budget * (1.0 + kSlack); }
 
@@ -240,9 +239,8 @@ void PrivacyAccountant::charge_zcdp(const std::string& label, double rho) {
   charge(std::move(c));
 }
 
-std::string PrivacyAccountant::serialize() const {
-  dpstream::proto::PrivacyLedger msg;
-  msg.set_format_version(kFormatVersion);
+void PrivacyAccountant::save(dpstream::proto::PrivacyLedger& msg) const {
+  msg.set_format_version(kSealed.format_version);
   msg.set_budget_epsilon(budget_.epsilon());
   msg.set_budget_delta(budget_.delta());
   msg.set_conversion(conversion_ == ZcdpConversion::cks2020 ? dpstream::proto::PrivacyLedger::CKS2020
@@ -257,19 +255,21 @@ std::string PrivacyAccountant::serialize() const {
     pc->set_gaussian(c.gaussian);
     pc->set_id(c.id);
   }
-  std::string out;
-  if (!msg.SerializeToString(&out)) throw std::runtime_error("privacy ledger: protobuf serialization failed");
-  return base::seal_message(std::move(out));
 }
 
-PrivacyAccountant PrivacyAccountant::deserialize(const std::string& bytes) {
+std::string PrivacyAccountant::save() const {
   dpstream::proto::PrivacyLedger msg;
-  base::check_message_seal(bytes, "privacy ledger");  // a ledger cut after a charge would parse
-  if (!msg.ParseFromString(bytes)) throw CorruptInput("privacy ledger: bytes are not a PrivacyLedger message");
-  if (msg.format_version() != kFormatVersion) {
-    throw CorruptInput("privacy ledger: format_version " + std::to_string(msg.format_version()) + ", expected " +
-                       std::to_string(kFormatVersion));
-  }
+  save(msg);
+  return base::seal(std::move(msg), kSealed);
+}
+
+PrivacyAccountant PrivacyAccountant::load(const std::string& bytes) {
+  return load(base::unseal<dpstream::proto::PrivacyLedger>(bytes, kSealed));  // a ledger cut after a charge would parse
+}
+
+PrivacyAccountant PrivacyAccountant::load(const dpstream::proto::PrivacyLedger& msg) {
+  if (msg.format_version() != kSealed.format_version)
+    base::refuse_format_version("privacy ledger", msg.format_version(), kSealed.format_version);
   ZcdpConversion conversion;
   switch (msg.conversion()) {
     case dpstream::proto::PrivacyLedger::CKS2020: conversion = ZcdpConversion::cks2020; break;
@@ -328,7 +328,7 @@ bool same_charge(const Charge& a, const Charge& b) {
 }  // namespace
 
 void PrivacyAccountant::restore(const std::string& ledger_bytes) {
-  const PrivacyAccountant saved = deserialize(ledger_bytes);  // CorruptInput for bad bytes
+  const PrivacyAccountant saved = load(ledger_bytes);  // CorruptInput for bad bytes
   if (saved.budget_.epsilon() != budget_.epsilon() || saved.budget_.delta() != budget_.delta() ||
       saved.conversion_ != conversion_)
     throw CorruptInput("privacy ledger: the checkpoint's accountant has budget " + saved.budget_.to_string() + " (" +

@@ -103,7 +103,7 @@ void OnlinePcaSession::build_private(Index d, std::uint64_t steps, const Session
     const SessionPart* saved = from->find("continual_sum");
     if (!saved) throw CorruptInput("the saved session has no continual_sum part");
     sum_ = std::make_unique<stream::ContinualCovariance>(
-        stream::ContinualCovariance::deserialize(saved->bytes, d, o, *budget_));
+        stream::ContinualCovariance::load(saved->bytes, d, o, *budget_));
   } else {
     sum_ = std::make_unique<stream::ContinualCovariance>(d, o, *budget_);
   }

@@ -1,6 +1,6 @@
 // OnlinePcaSession's saved parts (online_pca_session.hpp, "Saving"): save() after drain(), and
 // restore() of a session built from them, before its threads start. Each part is one object's own
-// saving: the stream's serialize(), the others' state messages (each type's save / load) as bytes.
+// save (base/message_seal.hpp): the stream's sealed bytes, the others' messages as bytes.
 #include <string>
 
 #include "dpstream/base/errors.hpp"
@@ -13,10 +13,10 @@ namespace dpstream::session {
 
 namespace {
 
-template <class Message, class State>
-SessionPart part(const char* name, const State& state) {
+template <class Message, class Object>
+SessionPart part(const char* name, const Object& object) {
   Message m;
-  save(state, m);  // the save beside State's type (found by argument-dependent lookup)
+  object.save(m);
   return {name, m.SerializeAsString()};
 }
 
@@ -38,13 +38,13 @@ SessionParts OnlinePcaSession::save() const {
   SessionParts out;
   out.blocks = produced_;
   if (sum_) {
-    out.parts.push_back({"continual_sum", sum_->serialize()});
-    out.parts.push_back(part<proto::FplLearner>("private_learner", private_->state()));
-    if (stationary_) out.parts.push_back(part<proto::StationaryEstimate>("stationary", stationary_->state()));
-    if (nonnegative_) out.parts.push_back(part<proto::DoublyNonnegativeReader>("nonnegative", nonnegative_->state()));
+    out.parts.push_back({"continual_sum", sum_->save()});
+    out.parts.push_back(part<proto::FplLearner>("private_learner", *private_));
+    if (stationary_) out.parts.push_back(part<proto::StationaryEstimate>("stationary", *stationary_));
+    if (nonnegative_) out.parts.push_back(part<proto::DoublyNonnegativeReader>("nonnegative", *nonnegative_));
   }
-  out.parts.push_back(part<proto::FplLearner>("ftl", ftl_->state()));
-  out.parts.push_back(part<proto::RegretMeter>("meter", meter_->state()));
+  out.parts.push_back(part<proto::FplLearner>("ftl", *ftl_));
+  out.parts.push_back(part<proto::RegretMeter>("meter", *meter_));
   return out;
 }
 
@@ -54,18 +54,17 @@ void OnlinePcaSession::restore(const SessionParts& from) {
   using base::from_saved_state;
   const std::uint64_t b = from.blocks;
   from_saved_state("the saved meter part", [&] {
-    meter_->restore(eval::load(parsed<proto::RegretMeter>(from, "meter"), "meter"));
+    meter_->load(parsed<proto::RegretMeter>(from, "meter"), "meter");
   });
   from_saved_state("the saved ftl part", [&] {
-    ftl_->restore(pca::load(parsed<proto::FplLearner>(from, "ftl"), pca::FplMode::follow_the_leader, "ftl"));
+    ftl_->load(parsed<proto::FplLearner>(from, "ftl"), "ftl");
   });
   std::string progress = "blocks " + std::to_string(b) + ", meter rows " + std::to_string(meter_->rows()) +
                          ", follow-the-leader refreshes " + std::to_string(ftl_->refreshes());
   bool consistent = b >= 1 && meter_->rows() == b * block_ && ftl_->refreshes() == b;
   if (private_) {
     from_saved_state("the saved private_learner part", [&] {
-      private_->restore(
-          pca::load(parsed<proto::FplLearner>(from, "private_learner"), pca::FplMode::private_tree, "private_learner"));
+      private_->load(parsed<proto::FplLearner>(from, "private_learner"), "private_learner");
     });
     progress += ", releases " + std::to_string(sum_->steps()) + " of " + std::to_string(sum_->rows()) +
                 " rows, private refreshes " + std::to_string(private_->refreshes()) + ", ledger entries " +
@@ -93,7 +92,7 @@ void OnlinePcaSession::restore(const SessionParts& from) {
 void OnlinePcaSession::restore_readers(const SessionParts& from, std::uint64_t b) {
   if (stationary_) {
     base::from_saved_state("stationary estimate", [&] {
-      stationary_->restore(stream::load(parsed<proto::StationaryEstimate>(from, "stationary"), "stationary"));
+      stationary_->load(parsed<proto::StationaryEstimate>(from, "stationary"), "stationary");
     });
     if (stationary_->steps() != b)
       throw CorruptInput("stationary estimate: " + std::to_string(stationary_->steps()) + " releases, expected " +
@@ -108,7 +107,7 @@ void OnlinePcaSession::restore_readers(const SessionParts& from, std::uint64_t b
       throw CorruptInput("nonnegative reader: no saved state (a checkpoint written before the reader kept its state "
                          "cannot resume --nonnegative)");
     base::from_saved_state("nonnegative reader", [&] {
-      nonnegative_->restore(pca::load(parsed<proto::DoublyNonnegativeReader>(from, "nonnegative"), "nonnegative"));
+      nonnegative_->load(parsed<proto::DoublyNonnegativeReader>(from, "nonnegative"), "nonnegative");
     });
     if (nonnegative_->releases() != b - 1)
       throw CorruptInput("nonnegative reader: " + std::to_string(nonnegative_->releases()) +

@@ -202,9 +202,19 @@ void check_aggregate(const BlockAggregate& part, const AggregateExpectation& str
   check_magnitude(part, stream.norm_bound);
 }
 
-std::string serialize(const BlockAggregate& part) {
+std::string BlockAggregate::save() const {
   proto::BlockAggregate msg;
-  msg.set_format_version(1);
+  save(msg);
+  return base::seal(std::move(msg), kSealed);
+}
+
+BlockAggregate BlockAggregate::load(const std::string& bytes) {
+  return load(base::unseal<proto::BlockAggregate>(bytes, kSealed));
+}
+
+void BlockAggregate::save(proto::BlockAggregate& msg) const {
+  const BlockAggregate& part = *this;
+  msg.set_format_version(kSealed.format_version);
   msg.set_value_kind(part.kind);
   msg.set_dimension(part.dimension);
   msg.set_block_rows(part.block_rows);
@@ -221,16 +231,11 @@ std::string serialize(const BlockAggregate& part) {
   c.set_rejected(part.counts.rejected);
   c.set_zero(part.counts.zero);
   msg.mutable_packed_sum()->Add(part.packed_sum.data(), part.packed_sum.data() + part.packed_sum.size());
-  return base::seal_message(msg.SerializeAsString());
 }
 
-BlockAggregate parse_block_aggregate(const std::string& bytes) {
-  base::check_message_seal(bytes, "block aggregate");
-  proto::BlockAggregate msg;
-  if (!msg.ParseFromString(bytes))
-    throw CorruptInput("block aggregate: " + std::to_string(bytes.size()) + " bytes do not parse");
-  if (msg.format_version() != 1)
-    throw CorruptInput("block aggregate: format_version " + std::to_string(msg.format_version()) + ", this build reads 1");
+BlockAggregate BlockAggregate::load(const proto::BlockAggregate& msg) {
+  if (msg.format_version() != kSealed.format_version)
+    base::refuse_format_version(kSealed.name, msg.format_version(), kSealed.format_version);
   BlockAggregate part;
   part.kind = msg.value_kind();
   part.dimension = msg.dimension();

@@ -1,5 +1,5 @@
-// ContinualSum's checkpoints (continual_sum.hpp, "Checkpoints"): serialize, and the restore that
-// checks every field, the release journal and the accountant (PrivacyAccountant::restore) last.
+// ContinualSum's checkpoints (continual_sum.hpp, "Checkpoints"): save, and the load that checks
+// every field, then the restore rules (the release journal, the accountant) last.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -26,12 +26,6 @@ const char* shape_name(privacy::SymmetricNoiseShape shape) {
   return shape == privacy::SymmetricNoiseShape::goe ? "goe" : "paper_symmetric";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorruptInput("checkpoint " + path + ": cannot open: " + std::strerror(errno));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Index expected,
                  const char* field, Eigen::VectorXd& to) {
   if (from.size() != expected)
@@ -43,10 +37,23 @@ void copy_packed(const google::protobuf::RepeatedField<double>& from, Eigen::Ind
 }  // namespace
 
 template <class Accumulator>
-std::string ContinualSum<Accumulator>::serialize() const {
-  journal_.require_usable("continual sum");
+std::string ContinualSum<Accumulator>::save() const {
   proto::ContinualSumCheckpoint msg;
-  msg.set_format_version(1);
+  save(msg);
+  return base::seal(std::move(msg), kSealed);
+}
+
+template <class Accumulator>
+ContinualSum<Accumulator> ContinualSum<Accumulator>::load(const std::string& bytes, Eigen::Index dimension,
+                                                          const ContinualSumOptions& options,
+                                                          const privacy::Budget& budget) {
+  return load(base::unseal<proto::ContinualSumCheckpoint>(bytes, kSealed), dimension, options, budget);
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::save(proto::ContinualSumCheckpoint& msg) const {
+  journal_.require_usable("continual sum");
+  msg.set_format_version(kSealed.format_version);
   msg.set_value_kind(Accumulator::kKind);
   msg.set_dimension(dimension_);
   msg.set_horizon(options_.horizon);
@@ -71,23 +78,16 @@ std::string ContinualSum<Accumulator>::serialize() const {
   }
   noise_->save(*msg.mutable_noise());
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last release: later noise only
-  if (budget_.accounted()) msg.set_ledger(budget_.accountant()->serialize());
+  if (budget_.accounted()) msg.set_ledger(budget_.accountant()->save());
   msg.set_journal_id(journal_.id());
-  return base::seal_message(msg.SerializeAsString());
 }
 
 template <class Accumulator>
-ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::string& bytes, Eigen::Index dimension,
-                                                                 const ContinualSumOptions& options,
-                                                                 const privacy::Budget& budget) {
-  proto::ContinualSumCheckpoint msg;
-  base::check_message_seal(bytes, "continual sum checkpoint");  // a cut at a field boundary would parse
-  if (bytes.empty() || !msg.ParseFromString(bytes))
-    throw CorruptInput("continual sum checkpoint: " + std::to_string(bytes.size()) +
-                       " bytes do not parse (truncated or not a checkpoint)");
-  if (msg.format_version() != 1)
-    throw CorruptInput("continual sum checkpoint: format_version " + std::to_string(msg.format_version()) +
-                       ", this build reads 1");
+ContinualSum<Accumulator> ContinualSum<Accumulator>::load(const proto::ContinualSumCheckpoint& msg,
+                                                          Eigen::Index dimension, const ContinualSumOptions& options,
+                                                          const privacy::Budget& budget) {
+  if (msg.format_version() != kSealed.format_version)
+    base::refuse_format_version(kSealed.name, msg.format_version(), kSealed.format_version);
   auto expect = [](const char* field, const std::string& got, const std::string& want) {
     if (got != want)
       throw CorruptInput(std::string("continual sum checkpoint: ") + field + " is " + got +
@@ -137,36 +137,16 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::deserialize(const std::stri
   return sum;
 }
 
-template <class Accumulator>
-void ContinualSum<Accumulator>::save_checkpoint(const std::string& path) const {
-  base::write_file_atomically(path, serialize());  // removes its own temporary, and nothing else
-}
-
-template <class Accumulator>
-ContinualSum<Accumulator> ContinualSum<Accumulator>::load_checkpoint(const std::string& path, Eigen::Index dimension,
-                                                                     const ContinualSumOptions& options,
-                                                                     const privacy::Budget& budget) {
-  std::string bytes = read_file(path);  // names the path itself
-  try {
-    return deserialize(bytes, dimension, options, budget);
-  } catch (const CorruptInput& e) {
-    throw CorruptInput("checkpoint " + path + ": " + e.what());
-  }
-}
-
-template std::string ContinualSum<VectorAccumulator>::serialize() const;
-template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::deserialize(const std::string&, Eigen::Index,
-                                                              const ContinualSumOptions&, const privacy::Budget&);
-template void ContinualSum<VectorAccumulator>::save_checkpoint(const std::string&) const;
-template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::load_checkpoint(const std::string&, Eigen::Index,
-                                                                  const ContinualSumOptions&,
-                                                                  const privacy::Budget&);
-template std::string ContinualSum<CovarianceAccumulator>::serialize() const;
-template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::deserialize(const std::string&, Eigen::Index,
-                                                              const ContinualSumOptions&, const privacy::Budget&);
-template void ContinualSum<CovarianceAccumulator>::save_checkpoint(const std::string&) const;
-template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::load_checkpoint(const std::string&, Eigen::Index,
-                                                                  const ContinualSumOptions&,
-                                                                  const privacy::Budget&);
+// The other members are instantiated in continual_sum.cpp; these here.
+template void ContinualSum<VectorAccumulator>::save(proto::ContinualSumCheckpoint&) const;
+template std::string ContinualSum<VectorAccumulator>::save() const;
+template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::load(const proto::ContinualSumCheckpoint&, Eigen::Index, const ContinualSumOptions&,
+                                        const privacy::Budget&);
+template ContinualSum<VectorAccumulator> ContinualSum<VectorAccumulator>::load(const std::string&, Eigen::Index, const ContinualSumOptions&, const privacy::Budget&);
+template void ContinualSum<CovarianceAccumulator>::save(proto::ContinualSumCheckpoint&) const;
+template std::string ContinualSum<CovarianceAccumulator>::save() const;
+template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::load(const proto::ContinualSumCheckpoint&, Eigen::Index, const ContinualSumOptions&,
+                                        const privacy::Budget&);
+template ContinualSum<CovarianceAccumulator> ContinualSum<CovarianceAccumulator>::load(const std::string&, Eigen::Index, const ContinualSumOptions&, const privacy::Budget&);
 
 }  // namespace dpstream::stream

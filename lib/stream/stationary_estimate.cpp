@@ -27,7 +27,9 @@ Eigen::VectorXd load_lower(const proto::SymmetricMatrix& packed, const proto::Ma
 
 }  // namespace
 
-void save(const StationaryEstimate<Eigen::VectorXd>::State& s, proto::StationaryEstimate& out) {
+template <>
+void StationaryEstimate<Eigen::VectorXd>::State::save(proto::StationaryEstimate& out) const {
+  const State& s = *this;
   out.set_steps(s.steps);
   linalg::save_packed(s.weighted_increments, *out.mutable_packed_weighted_increments(),
                       "StationaryEstimate weighted_increments");
@@ -37,8 +39,10 @@ void save(const StationaryEstimate<Eigen::VectorXd>::State& s, proto::Stationary
   out.set_denominator(s.denominator);
 }
 
-StationaryEstimate<Eigen::VectorXd>::State load(const proto::StationaryEstimate& m, const std::string& field) {
-  StationaryEstimate<Eigen::VectorXd>::State s;
+template <>
+StationaryEstimate<Eigen::VectorXd>::State StationaryEstimate<Eigen::VectorXd>::State::load(
+    const proto::StationaryEstimate& m, const std::string& field) {
+  State s;
   s.steps = m.steps();
   s.weighted_increments = load_lower(m.packed_weighted_increments(), m.weighted_increments(),
                                      m.has_packed_weighted_increments(), field + ".weighted_increments");

@@ -67,7 +67,7 @@ class PyOnlinePca {
   // releases at the block's end, which the learner follows. The meter is not fed here (its rows
   // are on the workers: dpstream.dask scores them there).
   void add_aggregate(const py::bytes& bytes) {
-    const stream::BlockAggregate part = stream::parse_block_aggregate(std::string(bytes));
+    const stream::BlockAggregate part = stream::BlockAggregate::load(std::string(bytes));
     if (session_.has_meter())
       throw InvalidParameter("add_aggregate: this OnlinePCA meters its regret from rows (track_regret=True)");
     require_guard_policy(part, guard_.options());
@@ -181,7 +181,7 @@ void bind_pca(py::module_& m) {
       .def("mu", [](const PyOnlinePca& p) { return p.sum().mu(); })
       .def("is_secure", [](const PyOnlinePca& p) { return p.sum().is_secure(); })
       .def("guard_counts", [](const PyOnlinePca& p) { return counts_dict(p.counts()); })
-      .def("serialize_stream", [](const PyOnlinePca& p) { return py::bytes(p.sum().serialize()); });
+      .def("serialize_stream", [](const PyOnlinePca& p) { return py::bytes(p.sum().save()); });
   m.def("private_pca_fit", &private_pca_fit, py::arg("rows"), py::arg("method"), py::arg("k"),
         py::arg("accountant").none(true));
 }

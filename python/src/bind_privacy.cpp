@@ -184,10 +184,10 @@ void bind_privacy(py::module_& m) {
         }
         return out;
       })
-      .def("serialize", [](const privacy::PrivacyAccountant& a) { return py::bytes(a.serialize()); })
+      .def("serialize", [](const privacy::PrivacyAccountant& a) { return py::bytes(a.save()); })
       .def("restore", [](privacy::PrivacyAccountant& a, const py::bytes& b) { a.restore(std::string(b)); })
       .def_static("deserialize", [](const py::bytes& b) {
-        return std::make_shared<privacy::PrivacyAccountant>(privacy::PrivacyAccountant::deserialize(std::string(b)));
+        return std::make_shared<privacy::PrivacyAccountant>(privacy::PrivacyAccountant::load(std::string(b)));
       });
 }
 

@@ -28,7 +28,7 @@ class PyContinualCovariance {
   // accountant, if any, takes the checkpoint's ledger by PrivacyAccountant::restore (never lower).
   PyContinualCovariance(const StreamArgs& a, SharedAccountant accountant, const std::optional<std::string>& checkpoint)
       : accountant_(std::move(accountant)), guard_(a.guard()),
-        sum_(checkpoint ? stream::ContinualCovariance::deserialize(*checkpoint, a.dim, a.options(), budget_of(accountant_, "ContinualCovariance"))
+        sum_(checkpoint ? stream::ContinualCovariance::load(*checkpoint, a.dim, a.options(), budget_of(accountant_, "ContinualCovariance"))
                         : stream::ContinualCovariance(a.dim, a.options(), budget_of(accountant_, "ContinualCovariance"))) {
     sum_.subscribe([this](const stream::ContinualCovariance::Release& r) {
       releases_.push_back({r.step, r.rows, r.noisy_prefix, r.noise_variance, r.off_diagonal_noise_variance});
@@ -64,7 +64,7 @@ class PyContinualCovariance {
     return take();
   }
   std::vector<ReleaseCopy> add_aggregate(const py::bytes& bytes) {
-    const stream::BlockAggregate part = stream::parse_block_aggregate(std::string(bytes));
+    const stream::BlockAggregate part = stream::BlockAggregate::load(std::string(bytes));
     require_guard_policy(part, guard_.options());
     {
       py::gil_scoped_release unlocked;
@@ -99,7 +99,7 @@ class PyContinualCovariance {
 
 py::list to_bytes(const std::vector<stream::BlockAggregate>& parts) {
   py::list out;
-  for (const auto& p : parts) out.append(py::bytes(stream::serialize(p)));
+  for (const auto& p : parts) out.append(py::bytes(p.save()));
   return out;
 }
 
@@ -142,8 +142,8 @@ void bind_stream(py::module_& m) {
       .def("noise_name", [](const PyContinualCovariance& s) { return s.sum().noise().name(); })
       .def("release_variance", [](const PyContinualCovariance& s, std::uint64_t t) { return s.sum().release_variance(t); })
       .def("guard_counts", [](const PyContinualCovariance& s) { return counts_dict(s.counts()); })
-      .def("serialize", [](const PyContinualCovariance& s) { return py::bytes(s.sum().serialize()); })
-      .def("save_checkpoint", [](const PyContinualCovariance& s, const std::string& path) { s.sum().save_checkpoint(path); });
+      .def("serialize", [](const PyContinualCovariance& s) { return py::bytes(s.sum().save()); })
+      .def("save_checkpoint", [](const PyContinualCovariance& s, const std::string& path) { base::save_file(path, s.sum()); });
 
   // Worker side of distributed ingestion: the rows [first_row, first_row + n) guarded and summed, cut
   // at multiples of `block` (by global row offset), each part as the library's sealed Protobuf bytes.
@@ -165,9 +165,9 @@ void bind_stream(py::module_& m) {
   // merged when they are pieces of one block.
   m.def("combine_aggregates", [](const std::vector<py::bytes>& left, const std::vector<py::bytes>& right) {
     std::vector<stream::BlockAggregate> parts;
-    for (const auto& b : left) parts.push_back(stream::parse_block_aggregate(std::string(b)));
+    for (const auto& b : left) parts.push_back(stream::BlockAggregate::load(std::string(b)));
     for (const auto& b : right) {
-      stream::BlockAggregate p = stream::parse_block_aggregate(std::string(b));
+      stream::BlockAggregate p = stream::BlockAggregate::load(std::string(b));
       if (!parts.empty() && stream::mergeable(parts.back(), p))
         parts.back() = stream::merge_aggregates(parts.back(), p);
       else
@@ -176,7 +176,7 @@ void bind_stream(py::module_& m) {
     return to_bytes(parts);
   });
   m.def("aggregate_info", [](const py::bytes& b) {
-    const stream::BlockAggregate p = stream::parse_block_aggregate(std::string(b));
+    const stream::BlockAggregate p = stream::BlockAggregate::load(std::string(b));
     py::dict d;
     d["first_row"] = p.first_row, d["rows"] = p.rows, d["block"] = p.block(), d["dimension"] = p.dimension;
     d["counts"] = counts_dict(p.counts);

@@ -43,7 +43,7 @@ pca::PrivateSubspace release_interruptibly(const pca::PrivatePcaMethod& method, 
   // The thread owns everything it reads (the method holds its state by shared_ptr), so it may
   // outlive this call when a signal stops the wait.
   auto scratch = std::make_shared<privacy::PrivacyAccountant>(
-      privacy::PrivacyAccountant::deserialize(accountant.serialize()));
+      privacy::PrivacyAccountant::load(accountant.save()));
   auto task = std::make_shared<std::packaged_task<pca::PrivateSubspace()>>(
       [method, rows = std::move(rows), scratch] { return method.release(rows, *scratch); });
   std::future<pca::PrivateSubspace> result = task->get_future();
@@ -56,7 +56,7 @@ pca::PrivateSubspace release_interruptibly(const pca::PrivatePcaMethod& method, 
     check_signals();
   }
   pca::PrivateSubspace released = result.get();  // the library's error, if the release threw one
-  accountant.restore(scratch->serialize());
+  accountant.restore(scratch->save());
   return released;
 }
 

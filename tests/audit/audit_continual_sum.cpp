@@ -141,8 +141,8 @@ std::string redraw_held_node_noise(const std::string& bytes, dpstream::privacy::
 
 enum class Restore { none, faithful, redraw_held_noise };
 
-// A stream checkpointed and restored after every step (serialize → deserialize: the path of
-// save_checkpoint / load_checkpoint without the file). An observer sees every release, before and
+// A stream checkpointed and restored after every step (save → load: the path of base::save_file /
+// load_file without the file). An observer sees every release, before and
 // after each restore.
 Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore restore, bool neighbour,
                                          std::uint64_t seed) {
@@ -155,9 +155,9 @@ Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore
     sum->update(audit.row(t, neighbour));
     out(static_cast<Eigen::Index>(t - 1)) = sum->noisy_prefix()(0);
     if (restore == Restore::none || t == o.horizon) continue;
-    std::string bytes = sum->serialize();
+    std::string bytes = sum->save();
     if (restore == Restore::redraw_held_noise) bytes = redraw_held_node_noise(bytes, fresh);
-    sum = std::make_unique<ContinualVectorSum>(ContinualVectorSum::deserialize(bytes, audit.dimension, o, test_budget::unaccounted()));
+    sum = std::make_unique<ContinualVectorSum>(ContinualVectorSum::load(bytes, audit.dimension, o, test_budget::unaccounted()));
   }
   return out;
 }
@@ -325,10 +325,10 @@ TEST_CASE("audit: a restart from a secure checkpoint re-releases with the same n
   ContinualVectorSum sum(1, options, test_budget::unaccounted());
   REQUIRE(sum.is_secure());
   sum.update(row);                                 // step 1, then a checkpoint
-  const std::string checkpoint = sum.serialize();
+  const std::string checkpoint = sum.save();
   sum.update(row);                                 // step 2: published, then the process dies
-  auto first = ContinualVectorSum::deserialize(checkpoint, 1, options, test_budget::unaccounted());
-  auto second = ContinualVectorSum::deserialize(checkpoint, 1, options, test_budget::unaccounted());
+  auto first = ContinualVectorSum::load(checkpoint, 1, options, test_budget::unaccounted());
+  auto second = ContinualVectorSum::load(checkpoint, 1, options, test_budget::unaccounted());
   first.update(row);
   second.update(row);
   CHECK(first.noisy_prefix()(0) == sum.noisy_prefix()(0));  // the release the dead process published
@@ -356,10 +356,10 @@ TEST_CASE("audit: PLANTED - a restart draws the re-released step's noise afresh"
       [&](bool neighbour, std::uint64_t seed) {
         ContinualSumOptions o = options;
         o.seed = seed;
-        const std::string checkpoint = ContinualVectorSum(1, o, test_budget::unaccounted()).serialize();
+        const std::string checkpoint = ContinualVectorSum(1, o, test_budget::unaccounted()).save();
         Eigen::VectorXd out(kRuns);
         for (int run = 0; run < kRuns; ++run) {
-          auto sum = ContinualVectorSum::deserialize(fresh_source_state(checkpoint, seed * kRuns + run + 1), 1, o, test_budget::unaccounted());
+          auto sum = ContinualVectorSum::load(fresh_source_state(checkpoint, seed * kRuns + run + 1), 1, o, test_budget::unaccounted());
           sum.update(neighbour ? row : Eigen::VectorXd::Zero(1));
           out(run) = sum.noisy_prefix()(0);
         }

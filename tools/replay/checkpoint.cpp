@@ -15,22 +15,24 @@ namespace dpstream::tools::replay {
 
 namespace {
 constexpr const char* kMagic = "dpstream-replay checkpoint";
-}
+// The library's envelope (base/message_seal.hpp). The file message has no format_version of its
+// own: the version is the checkpoint's inside, which read_checkpoint checks (1 and 2 are read).
+constexpr base::SealedKind kFile{kMagic, kCheckpointFormatVersion};
+}  // namespace
 
 std::string checkpoint_file_bytes(const pb::ReplayCheckpoint& msg) {
   pb::ReplayCheckpointFile file;
   file.set_magic(kMagic);
   file.set_checkpoint(msg.SerializeAsString());
-  return base::seal_message(file.SerializeAsString());
+  return base::seal(std::move(file), kFile);
 }
 
 pb::ReplayCheckpoint read_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorruptInput("cannot open " + path + ": " + std::strerror(errno));
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  base::check_message_seal(bytes, path);  // truncated or damaged
-  pb::ReplayCheckpointFile file;
-  if (!file.ParseFromString(bytes) || file.magic() != kMagic)
+  const pb::ReplayCheckpointFile file = base::unseal<pb::ReplayCheckpointFile>(bytes, kFile, path);
+  if (file.magic() != kMagic)
     throw CorruptInput(path + ": " + std::to_string(bytes.size()) +
                        " bytes are not a dpstream-replay checkpoint (another file?)");
   pb::ReplayCheckpoint msg;

@@ -120,11 +120,20 @@ class RegretMeter {
     std::vector<RegretSample> curve;
     pca::SubspaceTracker::State opt_tracker;  // leader()'s tracker
     std::uint64_t leader_rows = 0;            // rows its current() is the leader of (0: none)
+
+    // Its checkpoint message (lib/proto/learner_states.proto; the pattern: base/message_seal.hpp):
+    // load throws CorruptInput naming `field` for a matrix whose values do not fit its shape;
+    // restore() checks the rest.
+    void save(proto::RegretMeter& out) const;
+    static State load(const proto::RegretMeter& in, const std::string& field);
   };
   State state() const;
   // Onto a meter built with the same dimension, k, learners and sample_every. InvalidParameter
   // naming what does not fit (sizes, a learner scored on fewer rows than observed).
   void restore(const State& state);
+  // The meter's save / load pair: state() and restore() through State's.
+  void save(proto::RegretMeter& out) const { state().save(out); }
+  void load(const proto::RegretMeter& in, const std::string& field) { restore(State::load(in, field)); }
 
  private:
   void check_learner(std::size_t learner, const char* where) const;
@@ -146,11 +155,5 @@ class RegretMeter {
   mutable double opt_cache_ = 0;
   mutable std::uint64_t opt_cache_rows_ = UINT64_MAX;
 };
-
-// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
-// (base/message_seal.hpp): load throws CorruptInput naming `field` for a matrix whose values do not
-// fit its shape; restore() checks the rest.
-void save(const RegretMeter::State& state, proto::RegretMeter& out);
-RegretMeter::State load(const proto::RegretMeter& in, const std::string& field);
 
 }  // namespace dpstream::eval

@@ -129,10 +129,20 @@ class DoublyNonnegativeReader {
     std::uint64_t full_solves = 0;
     std::uint64_t last_full = 0;
     Eigen::MatrixXd correction;  // N of release last_full (d × d; empty before the first release)
+
+    // Its checkpoint message (lib/proto/learner_states.proto; the pattern: base/message_seal.hpp).
+    // The correction is exactly symmetric, so it goes as a packed lower triangle: save refuses one
+    // that is not (InvalidParameter); load throws CorruptInput naming `field` for a triangle whose
+    // values do not fit its size; restore() checks the rest.
+    void save(proto::DoublyNonnegativeReader& out) const;
+    static State load(const proto::DoublyNonnegativeReader& in, const std::string& field);
   };
   State state() const;
   // InvalidParameter if the state does not fit (shape, counts, a correction without a full release).
   void restore(const State& s);
+  // The reader's save / load pair: state() and restore() through State's.
+  void save(proto::DoublyNonnegativeReader& out) const { state().save(out); }
+  void load(const proto::DoublyNonnegativeReader& in, const std::string& field) { restore(State::load(in, field)); }
 
  private:
   void check_release(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& c, bool lower_only) const;
@@ -148,12 +158,5 @@ class DoublyNonnegativeReader {
   linalg::PsdProjector projector_;  // the full releases apply() projects itself, and later rounds
   Eigen::MatrixXd projected_;        // apply()'s projection of a full release (its buffer reused)
 };
-
-// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
-// (base/message_seal.hpp). The correction is exactly symmetric, so it goes as a packed lower
-// triangle: save refuses one that is not (InvalidParameter); load throws CorruptInput naming `field`
-// for a triangle whose values do not fit its size; restore() checks the rest.
-void save(const DoublyNonnegativeReader::State& state, proto::DoublyNonnegativeReader& out);
-DoublyNonnegativeReader::State load(const proto::DoublyNonnegativeReader& in, const std::string& field);
 
 }  // namespace dpstream::pca

@@ -181,11 +181,24 @@ class FplOnlinePca {
     // perturbed_leader with a seeded source: its state. With the secure source it is unset and a
     // restored learner draws its (fresh, per-refresh) perturbations from a new secure source.
     std::optional<privacy::SeededNoiseSource::State> perturbation_source;
+
+    // Its checkpoint message (lib/proto/learner_states.proto; the pattern: base/message_seal.hpp).
+    // A perturbed_leader learner's state holds a perturbation source, which has no place in the
+    // message: save refuses it (InvalidParameter). load refuses a message of a mode other than
+    // `mode`, the caller's learner's, and a matrix that does not fit its shape (CorruptInput naming
+    // `field`); restore() checks the rest.
+    void save(proto::FplLearner& out) const;
+    static State load(const proto::FplLearner& in, FplMode mode, const std::string& field);
   };
   State state() const;
   // InvalidParameter naming what does not fit this learner (mode, shapes, non-finite values, a
   // seeded source state for a learner built with the secure one or the other way round).
   void restore(const State& state);
+  // The learner's save / load pair: state() and restore() through State's, in this learner's mode.
+  void save(proto::FplLearner& out) const { state().save(out); }
+  void load(const proto::FplLearner& in, const std::string& field) {
+    restore(State::load(in, options_.mode, field));
+  }
 
  private:
   void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);
@@ -206,13 +219,5 @@ class FplOnlinePca {
   std::unique_ptr<privacy::NoiseSource> noise_;                         // perturbed mode
   Eigen::MatrixXd leader_;                                              // scratch: C (+ E)
 };
-
-// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
-// (base/message_seal.hpp). A perturbed_leader learner's state holds a perturbation source, which has
-// no place in the message: save refuses it (InvalidParameter). load refuses a message of a mode other
-// than `mode`, the caller's learner's, and a matrix that does not fit its shape (CorruptInput naming
-// `field`); restore() checks the rest.
-void save(const FplOnlinePca::State& state, proto::FplLearner& out);
-FplOnlinePca::State load(const proto::FplLearner& in, FplMode mode, const std::string& field);
 
 }  // namespace dpstream::pca

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <Eigen/Core>
 
@@ -40,6 +41,10 @@
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/privacy/privacy_spec.hpp"
 #include "dpstream/stream/accumulators.hpp"
+
+namespace dpstream::proto {
+class NoisyPowerProgress;
+}
 
 namespace dpstream::pca {
 
@@ -84,6 +89,14 @@ class NoisyPowerMethod {
   double mu() const;
   int runs_done() const noexcept { return runs_done_; }
   const NoisyPowerMethodOptions& options() const noexcept { return options_; }
+
+  // Its progress over the runs its calibration covers, for the checkpoint of the stream it serves
+  // (StreamingPrivatePca), as its save / load pair (base/message_seal.hpp): the runs made and the
+  // noise source's state (a secure one's key as ratcheted: later noise only). load onto a method
+  // built with the same options; CorruptInput naming `what` for more runs than it covers, or a
+  // source that is malformed or of the other kind (seeded / secure) than the options'.
+  void save(proto::NoisyPowerProgress& out) const;
+  void load(const proto::NoisyPowerProgress& in, const std::string& what);
 
  private:
   PrivateSubspace iterate(const Eigen::Ref<const Eigen::MatrixXd>& covariance, const privacy::Budget& budget,

@@ -85,8 +85,9 @@
 //  * Noise source: secure (libsodium) unless options.seed is set (seeded: reproducible, NOT secure).
 //    The secure source is ratcheted after every minibatch, as ContinualSum's.
 //
-// Checkpoints (serialize / deserialize, lib/proto/streaming_oja.proto, CRC-32 sealed) hold W, C, the
-// step count, the rest's decision (final step, its rows, the last step's clip), the partial minibatch's exact sum and histogram (raw data: as sensitive as the rows)
+// Checkpoints (save / load, lib/proto/streaming_oja.proto, sealed: base/message_seal.hpp) hold W, C, the
+// step count, the rest's decision (final step, its rows, the last step's clip), the partial
+// minibatch's exact sum and histogram (raw data: as sensitive as the rows)
 // and the noise source's state, so a restored estimator continues bit-identically and a step
 // published after the last checkpoint is made again with the same noise, never a fresh draw (which
 // would let an observer average two draws of one release). Other options: CorruptInput. Fed other
@@ -96,7 +97,7 @@
 // subscriber sees them, and a restored estimator refuses a step the journal holds with other values
 // (InvalidParameter, nothing published, the estimator unusable after). Keep the checkpoint and its
 // journal together; without a journal, feeding the same rows after a restore is the caller's duty.
-// deserialize takes no accountant: the pass was charged once, when first built.
+// load takes no accountant: the pass was charged once, when first built.
 //
 // Cost per row: O(d·k) dense, O(nnz·k) sparse; per minibatch O(d·k) noise and O(d·k²) for the QR.
 #pragma once
@@ -111,12 +112,17 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/release_journal.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+
+namespace dpstream::proto {
+class StreamingOjaCheckpoint;
+}
 
 namespace dpstream::pca {
 
@@ -214,12 +220,16 @@ class StreamingPrivateOja {
   const StreamingPrivateOjaOptions& options() const noexcept { return options_; }  // scale_share resolved
   bool is_secure() const noexcept { return source_->is_secure(); }
 
-  // Checkpoints (header comment). deserialize takes the dimension and options the estimator was built
-  // with (a mismatch or corrupt bytes: CorruptInput naming the field); it charges nothing (the pass was
-  // charged when first built).
-  std::string serialize() const;
-  static StreamingPrivateOja deserialize(const std::string& bytes, Eigen::Index dimension,
-                                         const StreamingPrivateOjaOptions& options);
+  // Checkpoints (header comment; the pattern: base/message_seal.hpp). load takes the dimension and
+  // options the estimator was built with (a mismatch or corrupt bytes: CorruptInput naming the
+  // field); it charges nothing (the pass was charged when first built).
+  static constexpr base::SealedKind kSealed{"streaming Oja checkpoint", 1};
+  void save(proto::StreamingOjaCheckpoint& out) const;
+  static StreamingPrivateOja load(const proto::StreamingOjaCheckpoint& in, Eigen::Index dimension,
+                                  const StreamingPrivateOjaOptions& options);
+  std::string save() const;
+  static StreamingPrivateOja load(const std::string& bytes, Eigen::Index dimension,
+                                  const StreamingPrivateOjaOptions& options);
 
  private:
   struct NoCharge {};

@@ -20,19 +20,37 @@
 //    (BudgetExhausted then, and nothing is built). Rows past the horizon are refused with
 //    BudgetExhausted: the calibration covers that many only.
 //  * Cost per refresh: R products C·X (d²k) and QRs (dk²); memory O(d²).
+//
+// Checkpoints (save / load, lib/proto/streaming_pca.proto, in the envelope of base/message_seal.hpp)
+// hold the exact Σ a aᵀ of the rows seen (raw data: as sensitive as the rows), the latest release,
+// the refresh count, the noise source's state and the accountant's ledger, so that a restored
+// estimator continues bit-identically: a refresh published after the last checkpoint is made again
+// with the same noise, never a fresh draw. A restore obeys the restore rules (stream/restore_rules.hpp):
+// the accountant given takes the checkpoint's ledger and is never lowered (one saved without an
+// accountant charges the one given, as construction does), and with options.journal (a release
+// journal, base/release_journal.hpp, as ContinualSum's) a restored estimator publishes a refresh the
+// journal holds only with the same values: fed other rows it refuses (InvalidParameter, nothing
+// published, the estimator unusable after). Keep the checkpoint and its journal together.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include "dpstream/base/message_seal.hpp"
+#include "dpstream/base/release_journal.hpp"
 #include "dpstream/pca/noisy_power_method.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/stream/accumulators.hpp"
+
+namespace dpstream::proto {
+class StreamingPcaCheckpoint;
+}
 
 namespace dpstream::pca {
 
@@ -46,6 +64,7 @@ struct StreamingPrivatePcaOptions {
     o.iterations = 2;
     return o;
   }();
+  std::string journal;  // the release journal's path, "" for none (header; as ContinualSumOptions::journal)
 };
 
 class StreamingPrivatePca {
@@ -60,6 +79,9 @@ class StreamingPrivatePca {
   // InvalidParameter naming the bad option; BudgetExhausted if `accountant` cannot cover the stream.
   StreamingPrivatePca(Eigen::Index dimension, const StreamingPrivatePcaOptions& options,
                       const privacy::Budget& budget);
+  StreamingPrivatePca(StreamingPrivatePca&&) noexcept;
+  StreamingPrivatePca& operator=(StreamingPrivatePca&&) noexcept;
+  ~StreamingPrivatePca();
 
   void subscribe(Subscriber subscriber);
   void update(const Eigen::Ref<const Eigen::VectorXd>& row);
@@ -73,9 +95,25 @@ class StreamingPrivatePca {
   double sigma() const noexcept { return method_.sigma(); }
   double mu() const { return method_.mu(); }
 
+  // Checkpoints (header comment; the pattern: base/message_seal.hpp). load takes the dimension,
+  // options and budget the estimator was built with (other ones, or corrupt bytes: CorruptInput
+  // naming the field); the budget takes the saved ledger through the restore rules, last.
+  static constexpr base::SealedKind kSealed{"streaming PCA checkpoint", 1};
+  void save(proto::StreamingPcaCheckpoint& out) const;
+  static StreamingPrivatePca load(const proto::StreamingPcaCheckpoint& in, Eigen::Index dimension,
+                                  const StreamingPrivatePcaOptions& options, const privacy::Budget& budget);
+  std::string save() const;
+  static StreamingPrivatePca load(const std::string& bytes, Eigen::Index dimension,
+                                  const StreamingPrivatePcaOptions& options, const privacy::Budget& budget);
+
  private:
+  struct NoCharge {};
+  StreamingPrivatePca(Eigen::Index dimension, const StreamingPrivatePcaOptions& options,
+                      const privacy::Budget& budget, NoCharge);
+  void charge_stream();
   void check(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
   void refresh();
+  void record_refresh();
 
   Eigen::Index dimension_;
   StreamingPrivatePcaOptions options_;
@@ -84,6 +122,8 @@ class StreamingPrivatePca {
   stream::CovarianceAccumulator exact_;
   PrivateSubspace current_;
   std::uint64_t refreshes_ = 0;
+  privacy::Budget budget_;
+  base::StreamJournal journal_;  // none unless options' journal names one
   std::vector<Subscriber> subscribers_;
 };
 

@@ -208,10 +208,19 @@ class SubspaceTracker {
     Eigen::MatrixXd block;  // basis(): the start of the next refresh (empty: a cold start)
     TopEigen current;       // current()
     RefreshStats stats;     // stats()
+
+    // Its checkpoint message (lib/proto/learner_states.proto; the pattern: base/message_seal.hpp):
+    // load throws CorruptInput naming `field` for a matrix whose values do not fit its shape;
+    // restore() checks the rest.
+    void save(proto::SubspaceTracker& out) const;
+    static State load(const proto::SubspaceTracker& in, const std::string& field);
   };
   State state() const { return State{block_, current_, stats_}; }
   // InvalidParameter for a block or result of another dimension or k, or non-finite entries.
   void restore(const State& state);
+  // The tracker's save / load pair: state() and restore() through State's.
+  void save(proto::SubspaceTracker& out) const { state().save(out); }
+  void load(const proto::SubspaceTracker& in, const std::string& field) { restore(State::load(in, field)); }
 
   bool has_basis() const noexcept { return block_.cols() > 0; }
   // The k + p vectors the next refresh starts from (empty before the first refresh).
@@ -237,11 +246,5 @@ class SubspaceTracker {
   RefreshStats stats_;
   std::unique_ptr<KrylovWorkspace> workspace_;  // scratch only: a copy gets its own
 };
-
-// The state in its checkpoint message (lib/proto/learner_states.proto), the one save / load pair
-// (base/message_seal.hpp): load throws CorruptInput naming `field` for a matrix whose values do not
-// fit its shape; restore() checks the rest.
-void save(const SubspaceTracker::State& state, proto::SubspaceTracker& out);
-SubspaceTracker::State load(const proto::SubspaceTracker& in, const std::string& field);
 
 }  // namespace dpstream::pca

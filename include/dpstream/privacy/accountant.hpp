@@ -32,7 +32,12 @@
 #include <string>
 #include <vector>
 
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/privacy/params.hpp"
+
+namespace dpstream::proto {
+class PrivacyLedger;
+}
 
 namespace dpstream::privacy {
 
@@ -80,7 +85,7 @@ class PrivacyAccountant {
   void charge_zcdp(const std::string& label, double rho);
 
   // What the ledger would spend with `extra` added; does not change the ledger. `extra` must be in
-  // the ledger's domain (see deserialize), else InvalidParameter.
+  // the ledger's domain (see load), else InvalidParameter.
   Spent spent_with(const Charge& extra) const;
   Spent spent() const;
   double remaining_epsilon() const;
@@ -88,14 +93,18 @@ class PrivacyAccountant {
   ZcdpConversion conversion() const noexcept { return conversion_; }
   const std::vector<Charge>& ledger() const noexcept { return ledger_; }
 
-  // Protobuf (lib/proto/privacy_ledger.proto, format_version 1) round trip. deserialize throws
-  // CorruptInput on unparsable bytes, another format_version, an invalid budget or conversion, entries
-  // out of domain (ρ present but not finite > 0; ρ set without has_rho; ε NaN or < 0; ε = +inf without
-  // ρ; δ outside [0, 1)), or a ledger that spends more than its own budget.
-  std::string serialize() const;
-  static PrivacyAccountant deserialize(const std::string& bytes);
+  // Persistence (base/message_seal.hpp): the ledger as its message (lib/proto/privacy_ledger.proto),
+  // and as sealed bytes (format_version 1). load throws CorruptInput on unparsable bytes, another
+  // format_version, an invalid budget or conversion, entries out of domain (ρ present but not finite
+  // > 0; ρ set without has_rho; ε NaN or < 0; ε = +inf without ρ; δ outside [0, 1)), or a ledger that
+  // spends more than its own budget.
+  static constexpr base::SealedKind kSealed{"privacy ledger", 1};
+  void save(proto::PrivacyLedger& out) const;
+  static PrivacyAccountant load(const proto::PrivacyLedger& in);
+  std::string save() const;
+  static PrivacyAccountant load(const std::string& bytes);
 
-  // Restoring a checkpoint's ledger (`ledger_bytes`, serialize()'s output) onto this accountant,
+  // Restoring a checkpoint's ledger (`ledger_bytes`, save()'s bytes) onto this accountant,
   // which may have been charged since the checkpoint was written (by other mechanisms sharing it,
   // or in a new process). The ledger rule of a stream's restore (stream/restore_rules.hpp, which every
   // stream's restore path goes through), for Python's restore too: a restore never lowers
@@ -108,7 +117,7 @@ class PrivacyAccountant {
   //    never dropped). The id tells two equal mechanisms charged separately apart: a stream rebuilt
   //    beside its own restored checkpoint counts twice, as it should. Entries of ledgers written
   //    before ids (id 0) match on their fields alone.
-  //  * Refused, with nothing changed: bytes deserialize() refuses (CorruptInput); a ledger with
+  //  * Refused, with nothing changed: bytes load() refuses (CorruptInput); a ledger with
   //    another budget or conversion (CorruptInput: the checkpoint belongs to another accounting);
   //    a merged ledger that spends more than the budget (BudgetExhausted naming the ε reached).
   void restore(const std::string& ledger_bytes);

@@ -59,7 +59,7 @@
 // Saving (save(), after drain()): drain() lets every worker finish every published block b' < b
 // (they then wait for block b and touch nothing), and save() records that point as a list of parts
 // (session_parts.hpp), each one object's own save: "continual_sum" — the stream after releases 1..b
-// (its serialize(): exact sums, held node noise, the noise source's state, the accountant's ledger),
+// (its sealed save(): exact sums, held node noise, the noise source's state, the accountant's ledger),
 // "private_learner" — after following releases 1..b−1 (release b is the stream's latest; the learner
 // follows it at block b), under separable "stationary", and under nonnegative "nonnegative" — its
 // reader after reading them (its schedule and the PSD correction it reuses, so that a resumed run

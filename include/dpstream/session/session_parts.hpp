@@ -1,5 +1,5 @@
 // A session's state as a list of parts: each part is one stateful object's own saved bytes (its
-// serialize() or its state message), named, so that a container (dpstream-replay's checkpoint file,
+// sealed save() or its save(message)'s message: base/message_seal.hpp), named, so that a container (dpstream-replay's checkpoint file,
 // sealed: tools/replay/checkpoint.hpp) holds them without knowing what they are, and a part added
 // later does not change the others.
 #pragma once

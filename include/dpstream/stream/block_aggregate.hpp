@@ -8,8 +8,8 @@
 // A part holds the exact sum of a contiguous run of rows [first_row, first_row + rows) that lies
 // inside one block of B rows (it never crosses a release boundary, so the stream can release exactly
 // where a single process would), the row count and the guard's counts, and the guard's settings.
-// Workers serialize parts with the library's Protobuf message (lib/proto/block_aggregate.proto,
-// sealed by a CRC-32 like checkpoints).
+// Workers send parts as sealed bytes (save / load: the library's Protobuf message,
+// lib/proto/block_aggregate.proto, in the envelope of base/message_seal.hpp, as checkpoints).
 //
 // Why the privacy is unchanged (the contract ContinualSum::add_aggregate relies on):
 //  * Each row passes one RowGuard with the stream's bound L (add_aggregate refuses a part whose
@@ -49,7 +49,12 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/stream/row_guard.hpp"
+
+namespace dpstream::proto {
+class BlockAggregate;
+}
 
 namespace dpstream::stream {
 
@@ -65,6 +70,14 @@ struct BlockAggregate {
 
   std::uint64_t block() const noexcept { return first_row / block_rows; }
   std::uint64_t end_row() const noexcept { return first_row + rows; }
+
+  // Persistence (base/message_seal.hpp): the part as its message, and as sealed bytes. load checks
+  // what a message can say of itself (CorruptInput naming the field); check_aggregate the rest.
+  static constexpr base::SealedKind kSealed{"block aggregate", 1};
+  void save(proto::BlockAggregate& out) const;
+  static BlockAggregate load(const proto::BlockAggregate& in);
+  std::string save() const;
+  static BlockAggregate load(const std::string& bytes);
 };
 
 // Worker side: rows[i] is global row first_row + i. Each row passes a RowGuard built from `guard`
@@ -95,9 +108,5 @@ struct AggregateExpectation {
   std::uint64_t room;  // rows left in the current block
 };
 void check_aggregate(const BlockAggregate& part, const AggregateExpectation& stream);
-
-// Protobuf (lib/proto/block_aggregate.proto), sealed. parse: CorruptInput naming the field.
-std::string serialize(const BlockAggregate& part);
-BlockAggregate parse_block_aggregate(const std::string& bytes);
 
 }  // namespace dpstream::stream

@@ -43,10 +43,10 @@
 //  * Noise source: the secure one (libsodium ChaCha20) unless Options::seed is set, which selects
 //    the seeded xoshiro source: reproducible, NOT secure (tests, reproducible replay).
 //
-// Checkpoints (serialize / save_checkpoint) hold the exact partial sums, so they are as sensitive
-// as the data: files are written with mode 0600, atomically (base/atomic_file.hpp: a fresh temporary
-// file, fsync, rename), and save_checkpoint then removes the temporaries interrupted writes to the
-// same path left (so no two saves to one path may run at once). They
+// Checkpoints (save / load; base::save_file writes one as a file) hold the exact partial sums, so
+// they are as sensitive as the data: files are written with mode 0600, atomically
+// (base/atomic_file.hpp: a fresh temporary file, fsync, rename; each write removes its own temporary
+// only). They
 // also hold every node noise a later release needs, so a restored stream never re-draws released
 // noise (re-drawing would let an observer average it away), the noise source's state, and the
 // attached accountant's ledger. The source's state matters for the secure source too: a release the
@@ -80,6 +80,7 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/release_journal.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
@@ -90,6 +91,10 @@
 #include "dpstream/stream/blt.hpp"
 #include "dpstream/stream/continual_noise.hpp"
 #include "dpstream/stream/tree_noise.hpp"
+
+namespace dpstream::proto {
+class ContinualSumCheckpoint;
+}
 
 namespace dpstream::stream {
 
@@ -201,19 +206,18 @@ class ContinualSum {
   // Where the stream's charge went, or why it was not accounted (for summaries).
   const privacy::Budget& budget() const noexcept { return budget_; }
 
-  // Checkpoints (see the header comment). deserialize/load_checkpoint take the options and dimension
-  // the stream was built with. The budget's accountant (if accounted) takes the checkpoint's ledger through
-  // PrivacyAccountant::restore (accountant.hpp: its spend never goes down; another budget:
-  // CorruptInput; over the budget: BudgetExhausted), last, after every other check; a checkpoint
-  // saved without an accountant charges it for the stream, as construction does.
-  std::string serialize() const;
-  static ContinualSum deserialize(const std::string& bytes, Eigen::Index dimension,
-                                  const ContinualSumOptions& options,
-                                  const privacy::Budget& budget);
-  void save_checkpoint(const std::string& path) const;
-  static ContinualSum load_checkpoint(const std::string& path, Eigen::Index dimension,
-                                      const ContinualSumOptions& options,
-                                      const privacy::Budget& budget);
+  // Checkpoints (see the header comment; the pattern: base/message_seal.hpp). load takes the
+  // dimension, options and budget the stream was built with. The budget's accountant (if accounted)
+  // takes the checkpoint's ledger through the restore rules (restore_rules.hpp: its spend never goes
+  // down; another budget: CorruptInput; over the budget: BudgetExhausted), last, after every other
+  // check; a checkpoint saved without an accountant charges it for the stream, as construction does.
+  static constexpr base::SealedKind kSealed{"continual sum checkpoint", 1};
+  void save(proto::ContinualSumCheckpoint& out) const;
+  static ContinualSum load(const proto::ContinualSumCheckpoint& in, Eigen::Index dimension,
+                           const ContinualSumOptions& options, const privacy::Budget& budget);
+  std::string save() const;
+  static ContinualSum load(const std::string& bytes, Eigen::Index dimension, const ContinualSumOptions& options,
+                           const privacy::Budget& budget);
 
  private:
   struct NoCharge {};

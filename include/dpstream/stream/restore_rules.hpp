@@ -1,5 +1,5 @@
 // The restore rules: what every restore of a publishing stream from its checkpoint obeys, written
-// once, here. ContinualSum::deserialize and pca::StreamingPrivateOja::deserialize (and through them
+// once, here. ContinualSum::load and pca::StreamingPrivateOja::load (and through them
 // dpstream-replay's --checkpoint and the Python package's restore) call restore_publication once
 // everything else in the checkpoint is known good, and nothing else opens a stream's journal or
 // restores a ledger for a stream.
@@ -37,7 +37,7 @@ namespace dpstream::stream {
 struct Publication {
   std::uint64_t steps = 0;  // releases published
   std::string journal_id;   // the stream's journal id ("": it kept no journal)
-  std::string ledger;       // its accountant's ledger (PrivacyAccountant::serialize; "": none)
+  std::string ledger;       // its accountant's ledger (PrivacyAccountant::save; "": none)
 };
 
 // Applies both rules for a stream restored from `published` that goes on with the journal at

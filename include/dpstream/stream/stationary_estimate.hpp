@@ -42,6 +42,15 @@ class StationaryEstimate {
     Value previous_release;     // R_t
     Value numerator;            // Σ_{s≤t} r_s y_s
     double denominator = 0;     // Σ_{s≤t} r_s²
+
+    // Its checkpoint message (lib/proto/learner_states.proto; the pattern: base/message_seal.hpp),
+    // for an estimate run on packed lower triangles (linalg::pack_lower; the replay's), Value =
+    // Eigen::VectorXd only: the sums go packed, as they are. load takes them, or the full matrices
+    // an earlier version wrote, packed (CorruptInput naming the field if one is not exactly
+    // symmetric: its upper triangle would be lost, or if values do not fit their shape); restore()
+    // checks the rest.
+    void save(proto::StationaryEstimate& out) const;
+    static State load(const proto::StationaryEstimate& in, const std::string& field);
   };
 
   explicit StationaryEstimate(SeparableStrategy strategy) : strategy_(std::move(strategy)) {}
@@ -109,6 +118,9 @@ class StationaryEstimate {
   const SeparableStrategy& strategy() const noexcept { return strategy_; }
 
   const State& state() const noexcept { return state_; }
+  // The estimate's save / load pair (Value = Eigen::VectorXd): state() and restore() through State's.
+  void save(proto::StationaryEstimate& out) const { state_.save(out); }
+  void load(const proto::StationaryEstimate& in, const std::string& field) { restore(State::load(in, field)); }
   // InvalidParameter if the state does not fit this strategy (more steps than its horizon, shapes
   // that differ, a denominator that is not the strategy's Σ r_s²).
   void restore(State state) {
@@ -139,12 +151,10 @@ class StationaryEstimate {
   State state_;
 };
 
-// The state of an estimate run on packed lower triangles (linalg::pack_lower; the replay's) in its
-// checkpoint message (lib/proto/learner_states.proto), the one save / load pair
-// (base/message_seal.hpp). The sums go packed, as they are. load takes them, or the full matrices an
-// earlier version wrote, packed (CorruptInput naming the field if one is not exactly symmetric: its
-// upper triangle would be lost, or if values do not fit their shape); restore() checks the rest.
-void save(const StationaryEstimate<Eigen::VectorXd>::State& state, proto::StationaryEstimate& out);
-StationaryEstimate<Eigen::VectorXd>::State load(const proto::StationaryEstimate& in, const std::string& field);
+template <>
+void StationaryEstimate<Eigen::VectorXd>::State::save(proto::StationaryEstimate& out) const;
+template <>
+StationaryEstimate<Eigen::VectorXd>::State StationaryEstimate<Eigen::VectorXd>::State::load(
+    const proto::StationaryEstimate& in, const std::string& field);
 
 }  // namespace dpstream::stream
