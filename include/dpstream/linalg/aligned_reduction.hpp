@@ -18,7 +18,8 @@ namespace dpstream::linalg {
 
 // Whether `data` starts where Eigen's allocator puts a VectorXd's first entry.
 inline bool has_eigen_alignment(const double* data) noexcept {
-  return reinterpret_cast<std::uintptr_t>(data) % EIGEN_DEFAULT_ALIGN_BYTES == 0;
+  constexpr std::uintptr_t alignment = EIGEN_DEFAULT_ALIGN_BYTES;  // 0 when Eigen does not align
+  return alignment == 0 || reinterpret_cast<std::uintptr_t>(data) % alignment == 0;
 }
 
 // reduce(v) on the n contiguous values at `data`, as if they were held in a VectorXd.
