@@ -6,6 +6,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
+#include "dpstream/linalg/aligned_reduction.hpp"
 
 namespace dpstream::completion {
 
@@ -69,7 +70,12 @@ double RatingsMatrix::max_user_norm() const {
   return largest;
 }
 
-double RatingsMatrix::mean() const { return size() == 0 ? 0.0 : by_user_.sum() / static_cast<double>(size()); }
+// Not by_user_.sum(): Eigen sums a compressed matrix's values in place, from wherever new[] put them,
+// and the order of its additions (so the last bit) followed that address.
+double RatingsMatrix::mean() const {
+  if (size() == 0) return 0.0;
+  return linalg::aligned_sum(by_user_.valuePtr(), by_user_.nonZeros()) / static_cast<double>(size());
+}
 
 std::vector<Rating> RatingsMatrix::triplets() const {
   std::vector<Rating> out;

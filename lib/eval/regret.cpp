@@ -9,6 +9,7 @@
 #include "linalg/matrix_message.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
+#include "dpstream/linalg/aligned_reduction.hpp"
 
 namespace dpstream::eval {
 
@@ -87,7 +88,7 @@ void RegretMeter::add_gains(std::size_t learner, const Eigen::Ref<const VectorXd
     if (!std::isfinite(gains(i)) || gains(i) < 0)
       throw InvalidParameter("RegretMeter::add_gains: gain of row " + std::to_string(rows() + i) +
                              " for learner '" + names_[learner] + "' is not a finite non-negative number");
-  gains_[learner] += gains.sum();
+  gains_[learner] += linalg::aligned_sum(gains);  // gains.sum() would follow the caller's address
   scored_[learner] += static_cast<std::uint64_t>(gains.size());
 }
 

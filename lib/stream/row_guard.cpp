@@ -8,6 +8,7 @@
 
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/text.hpp"
+#include "dpstream/linalg/aligned_reduction.hpp"
 
 namespace dpstream::stream {
 
@@ -111,8 +112,11 @@ void RowGuard::scale(Eigen::Ref<Eigen::VectorXd> values) {
   // The arithmetic the tools did before the guard did it (their reader normalised each row), kept so
   // that replays give the same rows bit for bit. norm() is ~3x faster than stableNorm(); it can
   // only under- or overflow for entries beyond ~1e±154, and then the scaled stableNorm() decides.
+  // norm() reads the row from its first entry wherever it sits; stableNorm() works in blocks from
+  // the row's first aligned address, so it is taken as for the row held in a VectorXd.
   double norm = values.norm();
-  if (!(norm > 0 && norm < std::numeric_limits<double>::infinity())) norm = values.stableNorm();
+  if (!(norm > 0 && norm < std::numeric_limits<double>::infinity()))
+    norm = linalg::reduce_as_aligned(values.data(), values.size(), [](const auto& v) { return v.stableNorm(); });
   if (std::isinf(norm)) {
     // ‖a‖ past the largest double (the entries are finite): a/inf would be a zero row, uncounted.
     values /= values.cwiseAbs().maxCoeff();

@@ -34,9 +34,9 @@ OverNormPolicy parse_over_norm_policy(const std::string& text);
 //        is counted in RowGuardCounts::zero. The division can leave ‖a‖ an ulp or so above 1: the
 //        norm check then clips it (counted in `clipped`), so unit needs norm_bound = 1 and
 //        over_norm = clip (RowGuard refuses other options: reject would refuse rows for rounding).
-//        Eigen's vectorised norm depends on the data's alignment by an ulp: the same values at
-//        another address can scale to other last bits (never past the bound: the check uses
-//        row_norm). Callers that need reproducible bits pass rows held in their own VectorXd.
+//        norm() does not depend on where the row sits; stableNorm() is taken as for the row held in
+//        a VectorXd (linalg/aligned_reduction.hpp), so the same values scale to the same bits
+//        wherever the caller's row is.
 enum class RowScaling { none, unit };
 const char* to_string(RowScaling scaling) noexcept;  // "none" | "unit"
 // The inverse; any other text: InvalidParameter naming it and the accepted names.
