@@ -123,7 +123,7 @@ TEST_CASE("ContinualSum::save_checkpoint removes its own temporary and no look-a
   fs::permissions(dir.path / "stream.ckpt.tmp-backup", fs::perms(0644));
   dpstream::stream::ContinualSumOptions options;
   options.horizon = 4;
-  options.seed = 1;
+  options.privacy.noise.seed = 1;
   dpstream::stream::ContinualVectorSum sum(2, options, test_budget::unaccounted());
   sum.update(Eigen::Vector2d(0.5, 0.5));
   sum.save_checkpoint(path);

@@ -56,8 +56,8 @@ OnlinePcaOptions options(const std::string& mechanism, bool threaded) {
   o.threaded = threaded;
   o.stream.strategy = stream::parse_noise_strategy(mechanism);
   o.stream.shape = privacy::SymmetricNoiseShape::goe;
-  o.stream.target = privacy::EpsDelta(1.0, 1e-6);
-  o.stream.seed = 9;
+  o.stream.privacy.target = privacy::EpsDelta(1.0, 1e-6);
+  o.stream.privacy.noise.seed = 9;
   return o;
 }
 

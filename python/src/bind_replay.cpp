@@ -106,10 +106,10 @@ session::OnlinePcaOptions session_options(const ReplayArgs& a) {
   s.strategy = stream::parse_noise_strategy(a.mechanism);
   s.shape = privacy::parse_symmetric_noise_shape(a.noise_shape);
   s.blt_error = stream::parse_blt_error(a.blt_error);
-  s.target = privacy::EpsDelta(a.epsilon, a.delta);
-  s.calibration = privacy::parse_calibration(a.calibration);
-  s.row_norm_bound = a.normalize.norm_bound();
-  s.seed = a.seed;
+  s.privacy.target = privacy::EpsDelta(a.epsilon, a.delta);
+  s.privacy.calibration = privacy::parse_calibration(a.calibration);
+  s.privacy.row_norm_bound = a.normalize.norm_bound();
+  s.privacy.noise.seed = a.seed;
   return o;
 }
 

@@ -96,10 +96,11 @@ pca::PrivatePcaMethod built_method(const PcaSettings& s, Index dimension) {
   o.iterations_given = s.iterations_given;
   o.batch = s.batch;
   o.learning_rate = s.learning_rate;
-  o.target = s.privacy.target();
-  o.calibration = s.privacy.calibration_value();
-  o.seed = s.privacy.seed;
-  o.row_norm_bound = s.normalize.norm_bound();
+  o.privacy.target = s.privacy.target();
+  o.privacy.calibration = s.privacy.calibration_value();
+  o.privacy.relation = pca::private_pca_relation(s.method);
+  o.privacy.noise.seed = s.privacy.seed;
+  o.privacy.row_norm_bound = s.normalize.norm_bound();
   o.max_rows_per_unit = s.unit.max_rows_per_user;
   return pca::PrivatePcaMethod(o, dimension);
 }

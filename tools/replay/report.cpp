@@ -76,8 +76,8 @@ std::string private_learner_text(const ReplayRun& run) {
       mechanism_text(*sum).c_str(), s.noise_shape == "goe" ? " with GOE-shaped noise" : "",
       sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
                              : "an unbounded stream (doubling epochs)",
-      (ull)s.block, base::format_value(sum->options().target.epsilon()).c_str(),
-      base::format_value(sum->options().target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
+      (ull)s.block, base::format_value(sum->options().privacy.target.epsilon()).c_str(),
+      base::format_value(sum->options().privacy.target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
       s.privacy.calibration.c_str());
   t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
               sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);

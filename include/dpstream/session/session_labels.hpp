@@ -15,7 +15,7 @@ namespace dpstream::session {
 // relation (gauss alone, offline, would hold under add/remove; run beside the others it is stated
 // for the run).
 inline privacy::Neighbours session_relation(const OnlinePcaSession& p) {
-  return p.sum() ? p.sum()->options().relation : privacy::Neighbours::zero_out_row;
+  return p.sum() ? p.sum()->options().privacy.relation : privacy::Neighbours::zero_out_row;
 }
 
 // The report's keys that hold exact figures (row counts, OPT, gains, regrets, captured ratios,
