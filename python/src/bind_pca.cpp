@@ -175,6 +175,7 @@ py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen:
   py::dict d;
   d["vectors"] = subspace.vectors, d["values"] = subspace.values, d["method"] = subspace.method;
   d["counts"] = counts_dict(guard.counts());
+  d["budget"] = privacy::Budget(*accountant).describe();
   return d;
 }
 

@@ -277,6 +277,7 @@ py::dict Replay::report() const {
   r["privacy_unit"] = "row";  // replay() takes no user keys (OnlinePCA and dpstream.dask do)
   r["neighbours"] = private_setting(py::str(privacy::describe(session::session_relation(p))));
   r["not_private"] = session::not_private_keys();
+  r["budget"] = session::session_budget(p);  // the tool's JSON key, in the same place
   if (!priv) return r;
   r["epsilon_spent"] = num(p.accountant()->spent().epsilon);
   py::dict learners;

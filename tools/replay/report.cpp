@@ -164,10 +164,13 @@ std::string timing_text(const ReplayRun& run) {
 
 std::string labels_text(const ReplayRun& run) {
   const session::OnlinePcaSession& p = run.session();
-  if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
+  if (!p.accountant())
+    return not_private_line("every figure (--nonprivate: nothing is released privately)") +
+           budget_line(session::session_budget(p));
   const std::string bound = "||a|| <= " + base::format_value(run.settings().normalize.norm_bound()) +
                             " after the guard";
   return unit_neighbours_line(run.settings().unit, session::session_relation(p), bound) + "      private: the learners' subspaces (what each follows)\n" +
+         budget_line(session::session_budget(p)) +
          not_private_line("the row counts (used, read, rejected, skipped, zero, clipped), OPT, gains, regrets, "
                           "captured ratios and timings: evaluation on the raw rows");
 }
@@ -264,6 +267,7 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   }
   const privacy::Neighbours relation = session::session_relation(p);
   add_unit_privacy_labels(j, s.unit, p.accountant() ? &relation : nullptr, not_private);
+  add_budget_label(j, session::session_budget(p));
   if (const auto* accountant = p.accountant()) {
     j.add("epsilon_spent", accountant->spent().epsilon);
     JsonLine learners;  // last: a nested object, after every flat key

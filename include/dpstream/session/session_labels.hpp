@@ -1,11 +1,13 @@
 // The privacy labels of an online-PCA session's report, for every front end (dpstream-replay's JSON
-// line, Python's replay() dict): the neighbouring relation its private subspaces hold for, and which
-// of the reported figures are exact evaluation on the raw rows, NOT private.
+// line, Python's replay() dict): the neighbouring relation its private subspaces hold for, the budget
+// they are charged to, and which of the reported figures are exact evaluation on the raw rows, NOT
+// private.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/session/online_pca_session.hpp"
 
@@ -16,6 +18,15 @@ namespace dpstream::session {
 // for the run).
 inline privacy::Neighbours session_relation(const OnlinePcaSession& p) {
   return p.sum() ? p.sum()->options().privacy.relation : privacy::Neighbours::zero_out_row;
+}
+
+// The budget in its own words (privacy::Budget::describe): the session's accountant, or, for a
+// non-private session (built without one), why nothing is charged. describe() only reads the
+// accountant; a Budget refers to a mutable one (to charge it), hence the cast.
+inline std::string session_budget(const OnlinePcaSession& p) {
+  return privacy::Budget::either(const_cast<privacy::PrivacyAccountant*>(p.accountant()),
+                                 "a non-private run: nothing is released privately")
+      .describe();
 }
 
 // The report's keys that hold exact figures (row counts, OPT, gains, regrets, captured ratios,
