@@ -236,6 +236,13 @@ static_assert(StreamingEstimator<pca::StreamingPrivateOja>);
 static_assert(!StreamingEstimator<pca::StreamingPrivatePca>);
 static_assert(!OneShotEstimator<stream::ContinualCovariance>);
 
+// The one-shot contract takes the budget handle: a release that needs a bare accountant (and so
+// cannot be run unaccounted, with its reason stated) does not fit.
+struct AccountantOnlyRelease {
+  pca::PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
+};
+static_assert(!OneShotEstimator<AccountantOnlyRelease>);
+
 TEST_CASE("the learner table: fpl and the row-fed learners; an unknown or repeated one is refused by name") {
   CHECK(session::known_learners() == std::vector<std::string>{"fpl", "oja", "power", "gauss"});
   OnlinePcaOptions o = options("tree", false);
