@@ -205,8 +205,8 @@ Release release_figures(Eigen::Index d) {
     options.horizon = f.horizon;
     options.block_rows = 1;
     options.strategy = strategy;
-    options.target = dpstream::privacy::EpsDelta(1.0, 1e-6);
-    options.seed = 11;
+    options.privacy.target = dpstream::privacy::EpsDelta(1.0, 1e-6);
+    options.privacy.noise.seed = 11;
     ContinualCovariance stream(d, options, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));  // the BLT optimiser runs here, untimed
     if (strategy == NoiseStrategy::blt)
       f.blt_buffers = static_cast<long>(dynamic_cast<const BltNoise&>(stream.noise()).blt().buffers());

@@ -244,7 +244,7 @@ EndToEnd end_to_end(Index d, Index k, Index rows) {
   stream::ContinualSumOptions options;
   options.horizon = static_cast<std::uint64_t>((rows + kRowsPerStep - 1) / kRowsPerStep);
   options.block_rows = kRowsPerStep;
-  options.seed = 5;
+  options.privacy.noise.seed = 5;
   EndToEnd result;
   for (int with_learner = 0; with_learner < 2; ++with_learner) {
     stream::ContinualCovariance sum(d, options, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));

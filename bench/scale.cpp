@@ -134,7 +134,7 @@ session::OnlinePcaOptions settings(Index k, std::uint64_t rows) {
   s.stream.strategy = dpstream::stream::NoiseStrategy::blt;
   s.stream.blt_error = dpstream::stream::BltError::max;
   s.stream.shape = dpstream::privacy::SymmetricNoiseShape::goe;
-  s.stream.seed = 1;
+  s.stream.privacy.noise.seed = 1;
   return s;
 }
 

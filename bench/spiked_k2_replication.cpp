@@ -87,9 +87,9 @@ MatrixXd top_k(const MatrixXd& symmetric) {
 MatrixXd output_perturbation(const MatrixXd& covariance, double n, double l, double gap, std::uint64_t seed) {
   const MatrixXd v = top_k(covariance / n);
   privacy::SymmetricGaussianMechanism::Options m;
-  m.target = kTarget;
+  m.privacy.target = kTarget;
   // covariance_sensitivity(add_remove_row, L') = L'², so L' = √Δ gives the mechanism sensitivity Δ.
-  m.row_norm_bound = std::sqrt(2.0 * std::sqrt(2.0) * l * l / (n * gap));
+  m.privacy.row_norm_bound = std::sqrt(2.0 * std::sqrt(2.0) * l * l / (n * gap));
   privacy::SeededNoiseSource noise(seed);
   return top_k(privacy::SymmetricGaussianMechanism(m).release(v * v.transpose(), noise, privacy::Budget::unaccounted("a benchmark: nothing is published")));
 }
@@ -127,9 +127,9 @@ std::vector<Score> run_trial(const Spiked& s, Index n, double sigma, std::uint64
   exact.update_block(rows);
   pca::GaussianPcaOptions g;
   g.k = kRank;
-  g.mechanism.target = kTarget;
-  g.mechanism.row_norm_bound = s.l;
-  g.seed = seed + 1;
+  g.mechanism.privacy.target = kTarget;
+  g.mechanism.privacy.row_norm_bound = s.l;
+  g.mechanism.privacy.noise.seed = seed + 1;
   out.push_back(score(pca::GaussianPca(kDim, g).release(exact, privacy::Budget::unaccounted("a benchmark: nothing is published")).subspace.vectors, s.u, sigma));
   out.push_back(score(output_perturbation(exact.matrix(), double(n), s.l, kLambda2 - sigma * sigma, seed + 2), s.u,
                       sigma));

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     for (int s = 1; s <= seeds; ++s) {
       pca::GaussianPcaOptions g;
       g.k = k;
-      g.seed = 100 + std::uint64_t(s);
+      g.mechanism.privacy.noise.seed = 100 + std::uint64_t(s);
       const double gauss = (rows * pca::GaussianPca(rows.cols(), g).release(rows, privacy::Budget::unaccounted("a benchmark: nothing is published")).subspace.vectors).squaredNorm();
       std::printf("k=%-2ld seed=%d  C=L^2 %.4f  default (derived scale_share %.4f) %.4f  Analyze Gauss %.4f\n",
                   long(k), s, one_pass(rows, k, 0.0, std::uint64_t(s)) / best,

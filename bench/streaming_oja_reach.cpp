@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
             reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3, oja.scale_share()).one_pass;
             dpstream::pca::GaussianPcaOptions g;
             g.k = k;
-            g.seed = 100 + std::uint64_t(s);
+            g.mechanism.privacy.noise.seed = 100 + std::uint64_t(s);
             const MatrixXd w = dpstream::pca::GaussianPca(d, g).release(rows, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published")).subspace.vectors;
             const double a = (rows * oja.basis()).squaredNorm() / best, b = (rows * w).squaredNorm() / best;
             oja_sum += a, gauss_sum += b;

@@ -44,7 +44,7 @@ stream::ContinualSumOptions stream_options(std::uint64_t rows, bool keyed) {
   o.strategy = stream::NoiseStrategy::blt;
   o.horizon = (rows + kBlock - 1) / kBlock;
   o.block_rows = kBlock;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   if (keyed) o.participation = {kMaxRowsPerUser, 0};
   return o;
 }

@@ -56,10 +56,10 @@ int main() {
   stream::ContinualSumOptions stream_options;
   stream_options.horizon = rows / block;
   stream_options.block_rows = block;
-  stream_options.target = privacy::EpsDelta(1.0, 1e-6);
-  stream_options.row_norm_bound = 1.0;  // must match the guard's bound
-  stream_options.seed = 7;
-  privacy::PrivacyAccountant accountant(stream_options.target);  // the stream is charged once, here
+  stream_options.privacy.target = privacy::EpsDelta(1.0, 1e-6);
+  stream_options.privacy.row_norm_bound = 1.0;  // must match the guard's bound
+  stream_options.privacy.noise.seed = 7;
+  privacy::PrivacyAccountant accountant(stream_options.privacy.target);  // the stream is charged once, here
   stream::ContinualCovariance sum(d, stream_options, accountant);
 
   // 3. The learner follows the stream's releases (post-processing: it spends no privacy of its own).

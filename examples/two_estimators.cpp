@@ -61,9 +61,9 @@ int main() {
   stream::ContinualSumOptions stream_options;
   stream_options.horizon = rows / block;
   stream_options.block_rows = block;
-  stream_options.target = share;
-  stream_options.row_norm_bound = 1.0;
-  stream_options.seed = 7;
+  stream_options.privacy.target = share;
+  stream_options.privacy.row_norm_bound = 1.0;
+  stream_options.privacy.noise.seed = 7;
   stream::ContinualCovariance sum(d, stream_options, accountant);
   pca::FplOptions fpl_options;
   fpl_options.k = k;

@@ -45,8 +45,8 @@ inline SumConfig sum_config(unsigned config) {
   using dpstream::stream::NoiseStrategy;
   SumConfig c;
   auto& o = c.options;
-  o.target = dpstream::privacy::EpsDelta(1.0, 1e-6);
-  o.seed = 7;
+  o.privacy.target = dpstream::privacy::EpsDelta(1.0, 1e-6);
+  o.privacy.noise.seed = 7;
   switch (config) {
     case 0:  // plain tree, fixed horizon, blocks of 2 rows
       o.strategy = NoiseStrategy::plain_tree;
@@ -72,12 +72,12 @@ inline SumConfig sum_config(unsigned config) {
       o.strategy = NoiseStrategy::plain_tree;
       o.horizon = 4;
       o.shape = dpstream::privacy::SymmetricNoiseShape::goe;
-      o.relation = dpstream::privacy::Neighbours::replace_row;
+      o.privacy.relation = dpstream::privacy::Neighbours::replace_row;
       break;
     default:  // 5: plain tree, unbounded, secure source (no source state in the checkpoint)
       o.strategy = NoiseStrategy::plain_tree;
       o.horizon = 0;
-      o.seed.reset();
+      o.privacy.noise.seed.reset();
       break;
   }
   return c;

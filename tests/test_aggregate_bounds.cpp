@@ -24,7 +24,7 @@ ContinualSumOptions seeded(std::uint64_t block) {
   ContinualSumOptions o;
   o.horizon = 32;
   o.block_rows = block;
-  o.seed = 7;
+  o.privacy.noise.seed = 7;
   return o;
 }
 

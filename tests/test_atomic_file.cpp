@@ -124,7 +124,7 @@ TEST_CASE("base::save_file (a ContinualSum checkpoint) removes its own temporary
   fs::permissions(dir.path / "stream.ckpt.tmp-backup", fs::perms(0644));
   dpstream::stream::ContinualSumOptions options;
   options.horizon = 4;
-  options.seed = 1;
+  options.privacy.noise.seed = 1;
   dpstream::stream::ContinualVectorSum sum(2, options, test_budget::unaccounted());
   sum.update(Eigen::Vector2d(0.5, 0.5));
   dpstream::base::save_file(path, sum);

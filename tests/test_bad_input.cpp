@@ -188,7 +188,7 @@ stream::ContinualSumOptions sum_options() {
   stream::ContinualSumOptions o;
   o.horizon = 8;
   o.block_rows = 2;
-  o.seed = 7;
+  o.privacy.noise.seed = 7;
   return o;
 }
 
@@ -323,7 +323,7 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
   MatrixXd rows = small_rows(4, 3);
   rows(2, 1) = kNaN;
   pca::GaussianPcaOptions gpo;
-  gpo.seed = 1;
+  gpo.mechanism.privacy.noise.seed = 1;
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 2", "nan");
   pca::NoisyPowerMethodOptions npo;
@@ -388,7 +388,7 @@ TEST_CASE("bad input: NaN in a row, a value or a parameter", "[bad-input][nan]")
                        "l2_sensitivity", "nan");
   EXPECT_THROWS_NAMING(InvalidParameter, stream::RowGuard({3, kNaN}), "norm_bound", "nan");
   stream::ContinualSumOptions so = sum_options();
-  so.row_norm_bound = kNaN;
+  so.privacy.row_norm_bound = kNaN;
   EXPECT_THROWS_NAMING(InvalidParameter, stream::ContinualVectorSum(3, so, test_budget::unaccounted()), "row_norm_bound", "nan");
   EXPECT_THROWS_NAMING(InvalidParameter, acc.charge_pure("x", kNaN), "epsilon", "nan");
 }
@@ -451,7 +451,7 @@ TEST_CASE("bad input: +Inf or -Inf in a row, a value or a parameter", "[bad-inpu
   MatrixXd rows = small_rows(3, 3);
   rows(1, 1) = -kInf;
   pca::GaussianPcaOptions gpo;
-  gpo.seed = 1;
+  gpo.mechanism.privacy.noise.seed = 1;
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 1", "inf");
   pca::PrivateOjaOptions opo;
@@ -529,7 +529,7 @@ TEST_CASE("bad input: a row of the wrong dimension", "[bad-input][dimension]") {
 
   // PCA estimators (a matrix of rows: InvalidParameter naming both widths).
   pca::GaussianPcaOptions gpo;
-  gpo.seed = 1;
+  gpo.mechanism.privacy.noise.seed = 1;
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(small_rows(4, 2), test_budget::unaccounted()), "rows have 2 columns", "dimension is 3");
   EXPECT_THROWS_NAMING(InvalidParameter, gpca.release(stream::CovarianceAccumulator(4), test_budget::unaccounted()), "dimension is 4");
@@ -598,7 +598,7 @@ TEST_CASE("bad input: a row whose l2 norm is over the bound", "[bad-input][norm]
   MatrixXd rows = small_rows(4, 3);
   rows.row(3) = big.transpose();
   pca::GaussianPcaOptions gpo;
-  gpo.seed = 1;
+  gpo.mechanism.privacy.noise.seed = 1;
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(InvalidRow, gpca.release(rows, test_budget::unaccounted()), "row 3", "over the bound");
   pca::NoisyPowerMethodOptions npo;
@@ -1017,20 +1017,20 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   o.block_rows = 3;
   refused(o, 3, "block_rows", "2", "3");
   o = base;
-  o.row_norm_bound = 2.0;
+  o.privacy.row_norm_bound = 2.0;
   refused(o, 3, "row_norm_bound", "1", "2");
   o = base;
-  o.relation = privacy::Neighbours::replace_row;
+  o.privacy.relation = privacy::Neighbours::replace_row;
   refused(o, 3, "relation", "zero_out_row", "replace_row");
   o = base;
-  o.target = privacy::EpsDelta(0.5, 1e-6);
+  o.privacy.target = privacy::EpsDelta(0.5, 1e-6);
   refused(o, 3, "epsilon", "1", "0.5");
   o = base;
-  o.target = privacy::EpsDelta(1.0, 1e-7);
+  o.privacy.target = privacy::EpsDelta(1.0, 1e-7);
   refused(o, 3, "delta", "1e-06", "1e-07");
   o = base;
-  o.calibration = privacy::Calibration::paper;
-  o.target = privacy::EpsDelta(1.0, 1e-6);
+  o.privacy.calibration = privacy::Calibration::paper;
+  o.privacy.target = privacy::EpsDelta(1.0, 1e-6);
   refused(o, 3, "calibration", "tight", "paper");
   o = base;
   o.strategy = stream::NoiseStrategy::honaker_tree;
@@ -1039,10 +1039,10 @@ TEST_CASE("bad input: a checkpoint made with other parameters", "[bad-input][oth
   o.shape = privacy::SymmetricNoiseShape::goe;
   refused(o, 3, "shape", "paper_symmetric", "goe");
   o = base;
-  o.seed = 8;
+  o.privacy.noise.seed = 8;
   refused(o, 3, "seed", "7", "8");
   o = base;
-  o.seed.reset();
+  o.privacy.noise.seed.reset();
   refused(o, 3, "noise source", "seeded", "secure");
   // A vector sum's checkpoint restored as a covariance.
   EXPECT_THROWS_NAMING(CorruptInput, stream::ContinualCovariance::load(bytes, 3, base, test_budget::unaccounted()), "value_kind is vector",
@@ -1099,7 +1099,7 @@ TEST_CASE("bad input: a release past the privacy budget", "[bad-input][budget]")
 
   // PCA estimators.
   pca::GaussianPcaOptions gpo;
-  gpo.seed = 1;
+  gpo.mechanism.privacy.noise.seed = 1;
   pca::GaussianPca gpca(3, gpo);
   EXPECT_THROWS_NAMING(BudgetExhausted, gpca.release(small_rows(4, 3), spent), "Gaussian PCA");
   pca::NoisyPowerMethodOptions npo;
@@ -1209,13 +1209,13 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
   const privacy::EpsDelta pure(1.0, 0.0);
   EXPECT_THROWS_NAMING(InvalidParameter, privacy::GaussianMechanism(1.0, pure), "delta must be > 0", "got 0");
   privacy::SymmetricGaussianMechanism::Options so;
-  so.target = pure;
+  so.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, privacy::SymmetricGaussianMechanism{so}, "delta must be > 0");
   stream::ContinualSumOptions cso = sum_options();
-  cso.target = pure;
+  cso.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, stream::ContinualVectorSum(3, cso, test_budget::unaccounted()), "delta must be > 0");
   pca::GaussianPcaOptions gpo;
-  gpo.mechanism.target = pure;
+  gpo.mechanism.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::GaussianPca(3, gpo), "delta must be > 0");
   pca::NoisyPowerMethodOptions npo;
   npo.privacy.target = pure;
@@ -1224,10 +1224,10 @@ TEST_CASE("bad input: delta >= 1, negative or NaN; delta = 0 for a Gaussian", "[
   opo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateOja{opo}, "target.delta must be > 0");
   pca::InputPerturbationOptions ipo;
-  ipo.target = pure;
+  ipo.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::InputPerturbation{ipo}, "delta must be in (0, 1)", "got 0");
   pca::FindAndProjectOptions fpp;
-  fpp.target = pure;
+  fpp.privacy.target = pure;
   EXPECT_THROWS_NAMING(InvalidParameter, pca::PrivateFindAndProject{fpp}, "delta");
   completion::FrankWolfeOptions fo = fw_options();
   fo.privacy.target = pure;

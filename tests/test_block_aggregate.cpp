@@ -39,7 +39,7 @@ ContinualSumOptions seeded(std::uint64_t horizon, std::uint64_t block, std::uint
   ContinualSumOptions o;
   o.horizon = horizon;
   o.block_rows = block;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   o.shape = privacy::SymmetricNoiseShape::goe;
   return o;
 }

@@ -31,8 +31,8 @@ TEST_CASE("a ContinualCovariance checkpoint and ledger of the earlier build load
   stream::ContinualSumOptions o;  // as the fixture's stream was built (compat_fixtures.hpp)
   o.horizon = 8;
   o.block_rows = 2;
-  o.target = EpsDelta(1.0, 1e-6);
-  o.seed = 11;
+  o.privacy.target = EpsDelta(1.0, 1e-6);
+  o.privacy.noise.seed = 11;
   o.strategy = stream::parse_noise_strategy("tree");   // the Python package's defaults
   o.shape = privacy::SymmetricNoiseShape::goe;
   const std::string checkpoint = bytes_of(compat_fixtures::kContinualCovarianceCheckpoint);

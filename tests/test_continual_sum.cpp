@@ -45,7 +45,7 @@ ContinualSumOptions seeded(std::uint64_t horizon, std::uint64_t block, std::uint
   ContinualSumOptions options;
   options.horizon = horizon;
   options.block_rows = block;
-  options.seed = seed;
+  options.privacy.noise.seed = seed;
   return options;
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("the accountant is charged once, for the whole stream, before any row"
   CHECK(accountant.spent().epsilon <= 1.0 + 1e-9);
   CHECK(accountant.spent().epsilon >= 1.0 - 1e-6);
   // ρ = μ²/2 with μ = Δ√L/σ.
-  const double sigma = privacy::tree_node_sigma(11, 1.0, options.target, options.calibration);
+  const double sigma = privacy::tree_node_sigma(11, 1.0, options.privacy.target, options.privacy.calibration);
   CHECK(accountant.ledger()[0].rho.value() == Approx(11.0 / (2 * sigma * sigma)).epsilon(1e-12));
   for (int i = 0; i < 50; ++i) sum.update(Eigen::VectorXd::Constant(4, 0.5));
   CHECK(accountant.ledger().size() == 1);  // releases are post-processing: no further charge
@@ -190,8 +190,8 @@ TEST_CASE("the accountant is charged once, for the whole stream, before any row"
   CHECK_THROWS_AS(ContinualCovariance(4, options, accountant), BudgetExhausted);
   CHECK(accountant.ledger().size() == 1);
   // Replace-one neighbours double the covariance sensitivity to √2 L².
-  options.relation = privacy::Neighbours::replace_row;
-  options.row_norm_bound = 2.0;
+  options.privacy.relation = privacy::Neighbours::replace_row;
+  options.privacy.row_norm_bound = 2.0;
   CHECK(ContinualCovariance(4, options, test_budget::unaccounted()).l2_sensitivity() == Approx(std::sqrt(2.0) * 4.0));
   CHECK(ContinualVectorSum(4, options, test_budget::unaccounted()).l2_sensitivity() == Approx(4.0));
 }
@@ -200,8 +200,8 @@ TEST_CASE("a stream refuses add_remove_row (its releases depend on each row's sl
           "[continual]") {
   ContinualSumOptions options;
   options.horizon = 4;
-  CHECK(options.relation == privacy::Neighbours::zero_out_row);  // the default states what holds
-  options.relation = privacy::Neighbours::add_remove_row;
+  CHECK(options.privacy.relation == privacy::Neighbours::zero_out_row);  // the default states what holds
+  options.privacy.relation = privacy::Neighbours::add_remove_row;
   privacy::PrivacyAccountant accountant(EpsDelta(5.0, 1e-6));
   for (int covariance = 0; covariance < 2; ++covariance) {
     INFO("covariance " << covariance);
@@ -229,8 +229,8 @@ TEST_CASE("a checkpoint written before zero_out_row existed (relation add_remove
   const std::string old = base::seal_message(msg.SerializeAsString());
   ContinualVectorSum back = ContinualVectorSum::load(old, 3, options, test_budget::unaccounted());
   CHECK(back.rows() == 5);
-  CHECK(back.options().relation == privacy::Neighbours::zero_out_row);
-  options.relation = privacy::Neighbours::replace_row;  // another relation: still refused
+  CHECK(back.options().privacy.relation == privacy::Neighbours::zero_out_row);
+  options.privacy.relation = privacy::Neighbours::replace_row;  // another relation: still refused
   CHECK_THROWS_WITH(ContinualVectorSum::load(old, 3, options, test_budget::unaccounted()),
                     Catch::Contains("relation is zero_out_row, the stream being restored has replace_row"));
 }
@@ -274,10 +274,10 @@ TEST_CASE("bad rows are refused with their index, and the stream is unchanged", 
   options.block_rows = 0;
   CHECK_THROWS_AS(ContinualCovariance(3, options, test_budget::unaccounted()), InvalidParameter);
   options = ContinualSumOptions{};
-  options.row_norm_bound = -1;
+  options.privacy.row_norm_bound = -1;
   CHECK_THROWS_AS(ContinualCovariance(3, options, test_budget::unaccounted()), InvalidParameter);
   options = ContinualSumOptions{};
-  options.calibration = privacy::Calibration::paper;  // ε = 1 is outside the classical formula's domain
+  options.privacy.calibration = privacy::Calibration::paper;  // ε = 1 is outside the classical formula's domain
   CHECK_THROWS_AS(ContinualCovariance(3, options, test_budget::unaccounted()), InvalidParameter);
   CHECK_THROWS_AS(ContinualCovariance(0, ContinualSumOptions{}, test_budget::unaccounted()), InvalidParameter);
   CHECK(ContinualCovariance(3, ContinualSumOptions{}, test_budget::unaccounted()).is_secure());  // secure noise by default
@@ -364,10 +364,10 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   CHECK_THROWS_AS(ContinualVectorSum::load("not a checkpoint at all", 4, options, test_budget::unaccounted()), CorruptInput);
   CHECK_THROWS_WITH(ContinualVectorSum::load(bytes, 5, options, test_budget::unaccounted()), Catch::Contains("dimension is 4"));
   ContinualSumOptions other = options;
-  other.target = EpsDelta(0.5, 1e-6);
+  other.privacy.target = EpsDelta(0.5, 1e-6);
   CHECK_THROWS_WITH(ContinualVectorSum::load(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("epsilon is 1"));
   other = options;
-  other.seed.reset();
+  other.privacy.noise.seed.reset();
   CHECK_THROWS_WITH(ContinualVectorSum::load(bytes, 4, other, test_budget::unaccounted()), Catch::Contains("noise source is seeded"));
   CHECK_THROWS_WITH(ContinualCovariance::load(bytes, 4, options, test_budget::unaccounted()), Catch::Contains("value_kind"));
   // Tampered messages are sealed again (resealed) so the checks behind the seal are what refuses them.
@@ -403,7 +403,7 @@ TEST_CASE("checkpoint files are 0600 and atomic; corrupt or mismatched checkpoin
   // A secure stream's checkpoint must carry its source state (without it a restart would draw the
   // noise of releases made after the checkpoint again: tests/audit).
   ContinualSumOptions secure_options = options;
-  secure_options.seed.reset();
+  secure_options.privacy.noise.seed.reset();
   ContinualVectorSum secure(4, secure_options, test_budget::unaccounted());
   secure.update(Eigen::VectorXd::Constant(4, 0.1));
   REQUIRE(msg.ParseFromString(secure.save()));

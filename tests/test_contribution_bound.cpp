@@ -131,7 +131,7 @@ TEST_CASE("a unit-level continual sum is calibrated for k rows and charged the u
     ContinualSumOptions row;
     row.horizon = 64;
     row.strategy = strategy;
-    row.seed = 1;
+    row.privacy.noise.seed = 1;
     ContinualSumOptions unit = row;
     unit.participation = {4, 0};
     dpstream::privacy::PrivacyAccountant accountant(dpstream::privacy::EpsDelta(1.0, 1e-6));
@@ -156,7 +156,7 @@ TEST_CASE("a unit-level continual sum is calibrated for k rows and charged the u
 TEST_CASE("unit-level Analyze Gauss is calibrated for k·L² and checks rows against L", "[bound]") {
   dpstream::pca::GaussianPcaOptions row;
   row.k = 1;
-  row.seed = 1;
+  row.mechanism.privacy.noise.seed = 1;
   dpstream::pca::GaussianPcaOptions unit = row;
   unit.max_rows_per_unit = 4;
   const dpstream::pca::GaussianPca row_pca(3, row);

@@ -245,7 +245,7 @@ TEST_CASE("a ContinualCovariance on a BLT, sqrt or separable strategy: exact pre
     o.horizon = 10;
     o.block_rows = 3;
     o.strategy = strategy;
-    o.seed = 3;
+    o.privacy.noise.seed = 3;
     privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
     ContinualCovariance sum(d, o, accountant);
     CHECK(accountant.ledger().size() == 1);
@@ -299,7 +299,7 @@ TEST_CASE("draw_sigma and describe: what dpstream-replay worked out by the concr
       ContinualSumOptions o;
       o.horizon = horizon;
       o.strategy = strategy;
-      o.seed = 9;
+      o.privacy.noise.seed = 9;
       ContinualCovariance sum(d, o, test_budget::unaccounted());
       CHECK(sum.noise().describe() == tool_label(sum));
       CHECK(sum.noise().draw_sigma() == tool_sigma(sum));

@@ -76,18 +76,20 @@ FindAndProjectOptions pfp_options(Index k, Index p, double eps, Calibration cali
   FindAndProjectOptions o;
   o.k = k;
   o.oversampling = p;
-  o.target = EpsDelta(eps, 1e-6);
-  o.calibration = calibration;
+  o.privacy.target = EpsDelta(eps, 1e-6);
+  o.privacy.calibration = calibration;
   o.relation = MatrixNeighbours::row_change;
+  o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
   return o;
 }
 
 InputPerturbationOptions rr_options(Index k, double eps, Calibration calibration) {
   InputPerturbationOptions o;
   o.k = k;
-  o.target = EpsDelta(eps, 1e-6);
-  o.calibration = calibration;
+  o.privacy.target = EpsDelta(eps, 1e-6);
+  o.privacy.calibration = calibration;
   o.relation = MatrixNeighbours::row_change;
+  o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
   return o;
 }
 
@@ -192,9 +194,9 @@ TEST_CASE("HR12 projection: paper ρ ≈ 454 spends 3–4% of its ε; tight is o
       CHECK(spent / eps < 0.045);
     }
   ProjectionOptions o;
-  o.target = half;
+  o.privacy.target = half;
   CHECK(PrivateProjection(o).noise_multiplier(6) == privacy::analytic_gaussian_sigma(1.0, half));
-  o.calibration = Calibration::paper;
+  o.privacy.calibration = Calibration::paper;
   CHECK(PrivateProjection(o).noise_multiplier(6) == projection_paper_rho(6, half));
 }
 
@@ -211,8 +213,8 @@ TEST_CASE("HR12 projection noise: per-row variance, zero rows, sensitivity", "[h
   for (Calibration calibration : {Calibration::tight, Calibration::paper}) {
     INFO("calibration " << privacy::to_string(calibration));
     ProjectionOptions o;
-    o.target = EpsDelta(0.5, 5e-7);
-    o.calibration = calibration;
+    o.privacy.target = EpsDelta(0.5, 5e-7);
+    o.privacy.calibration = calibration;
     const PrivateProjection projection(o);
     const ProjectionRelease r = projection.release(zero, w, source, test_budget::unaccounted());
     CHECK(r.max_row_norm == Approx(w.rowwise().norm().maxCoeff()).epsilon(1e-14));
@@ -297,9 +299,10 @@ TEST_CASE("HR12 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K−R
     RangeFinderOptions o;
     o.k = k;
     o.oversampling = p;
-    o.target = EpsDelta(0.5, 5e-7);
-    o.calibration = calibration;
+    o.privacy.target = EpsDelta(0.5, 5e-7);
+    o.privacy.calibration = calibration;
     o.relation = MatrixNeighbours::row_change;
+    o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
     const PrivateRangeFinder finder(o);
     const double rho = finder.sigma();
     privacy::SeededNoiseSource data(5), noise(6);  // the same matrices and draws for both calibrations
@@ -324,9 +327,9 @@ TEST_CASE("HR12 range-finder error: Thm 4.2's bound, the law ρ²(m−K)R/(K−R
   RangeFinderOptions o;
   o.k = k;
   o.oversampling = p;
-  o.target = EpsDelta(0.5, 5e-7);
-  const double rho_ratio = range_finder_calibration(columns, 1.0, o.target, Calibration::paper).sigma /
-                           range_finder_calibration(columns, 1.0, o.target, Calibration::tight).sigma;
+  o.privacy.target = EpsDelta(0.5, 5e-7);
+  const double rho_ratio = range_finder_calibration(columns, 1.0, o.privacy.target, Calibration::paper).sigma /
+                           range_finder_calibration(columns, 1.0, o.privacy.target, Calibration::tight).sigma;
   CHECK(mean_error[1] / mean_error[0] == Approx(rho_ratio).epsilon(0.03));
 }
 
@@ -346,8 +349,9 @@ TEST_CASE("HR12 Lemma 5.11: α_max ∝ √(ln m/m) when incoherent; e₁ ∈ U s
   RangeFinderOptions o;
   o.k = 6;
   o.oversampling = 0;
-  o.target = EpsDelta(0.5, 5e-7);
+  o.privacy.target = EpsDelta(0.5, 5e-7);
   o.relation = MatrixNeighbours::row_change;
+  o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
   const PrivateRangeFinder finder(o);
   privacy::SeededNoiseSource data(8), noise(9);
   for (Index m : {100, 400, 1600}) {
@@ -525,8 +529,9 @@ TEST_CASE("Ω is fresh per release: drawn from the source first, never cached", 
   RangeFinderOptions o;
   o.k = 2;
   o.oversampling = 1;
-  o.target = EpsDelta(1e6, 1e-6);
+  o.privacy.target = EpsDelta(1e6, 1e-6);
   o.relation = MatrixNeighbours::row_change;
+  o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
   const PrivateRangeFinder finder(o);
   CHECK(finder.sigma() < 0.05);  // ≈ 0.007: δ_G needs a shift of order √(2ε)·σ
   privacy::SeededNoiseSource s1(77), s2(77);
@@ -577,9 +582,11 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
     RangeFinderOptions ro;
     ro.k = 2;
     ro.relation = MatrixNeighbours::row_change;
+    ro.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
     const MatrixXd w = PrivateRangeFinder(ro).release(a, noise, ledger, "rf");
     ProjectionOptions po;
     po.relation = MatrixNeighbours::row_change;
+    po.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
     PrivateProjection(po).release(a, w, noise, ledger, "proj");
     REQUIRE(ledger.ledger().size() == 2);
     CHECK(ledger.ledger()[0].label == "rf");
@@ -611,10 +618,11 @@ TEST_CASE("accounting: PFP charges two releases before drawing; RR one Gaussian"
   {
     InputPerturbationOptions o;
     o.k = 2;
-    o.row_norm_bound = 1e4;
+    o.privacy.row_norm_bound = 1e4;
     const InputPerturbation rr(o);
     CHECK(rr.sensitivity() == 1e4);
     o.relation = MatrixNeighbours::replace_row;
+    o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
     CHECK(InputPerturbation(o).sigma() == Approx(2 * rr.sigma()).epsilon(1e-9));
     privacy::PrivacyAccountant ledger(EpsDelta(1.0, 1e-6));
     privacy::SeededNoiseSource noise(2);
@@ -633,9 +641,9 @@ TEST_CASE("bad options and inputs are named", "[hr12][validation]") {
   };
   CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.k = 0; }), InvalidParameter, Contains("k must be >= 1"));
   CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.oversampling = -1; }), InvalidParameter, Contains("oversampling"));
-  CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.target = EpsDelta(1.0, 0.0); }), InvalidParameter,
+  CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.privacy.target = EpsDelta(1.0, 0.0); }), InvalidParameter,
                       Contains("delta must be in (0, 1)"));
-  CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.row_norm_bound = 0; }), InvalidParameter, Contains("row_norm_bound"));
+  CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.privacy.row_norm_bound = 0; }), InvalidParameter, Contains("row_norm_bound"));
   CHECK_THROWS_NAMING(pfp_with([](auto& o) { o.prune_threshold = std::nan(""); }), InvalidParameter,
                       Contains("prune_threshold"));
   CHECK_THROWS_NAMING(EpsDelta(0.0, 1e-6), InvalidParameter, Contains("epsilon"));
@@ -647,8 +655,8 @@ TEST_CASE("bad options and inputs are named", "[hr12][validation]") {
   CHECK_THROWS_NAMING(InputPerturbation{io}, InvalidParameter, Contains("k must be >= 1"));
   // The classical σ is refused where the exact profile does not support it (here ε = 20, δ = 0.5).
   io.k = 1;
-  io.target = EpsDelta(20.0, 0.5);
-  io.calibration = Calibration::paper;
+  io.privacy.target = EpsDelta(20.0, 0.5);
+  io.privacy.calibration = Calibration::paper;
   CHECK_THROWS_NAMING(InputPerturbation{io}, InvalidParameter, Contains("calibration paper"));
 
   // Inputs: the sketch must fit, rows must be finite and (record relations) within L.
@@ -669,6 +677,7 @@ TEST_CASE("bad options and inputs are named", "[hr12][validation]") {
   // row_change: rows are not bounded (HR12's unit is the change), only finite.
   MatrixXd big = MatrixXd::Constant(10, 50, 100.0);
   o.relation = MatrixNeighbours::row_change;
+  o.privacy.relation = privacy::Neighbours::replace_row;  // one row changed
   CHECK_NOTHROW(PrivateFindAndProject(o).release(big, noise, test_budget::unaccounted()));
   io = InputPerturbationOptions{};
   io.k = 11;

@@ -70,8 +70,8 @@ FplOptions options(FplMode mode, std::uint64_t refresh_every) {
   o.mode = mode;
   o.refresh_every = refresh_every;
   if (mode == FplMode::perturbed_leader) {
-    o.perturbation.target = privacy::EpsDelta(1.0, 1e-6);
-    o.seed = 11;
+    o.perturbation.privacy.target = privacy::EpsDelta(1.0, 1e-6);
+    o.perturbation.privacy.noise.seed = 11;
   }
   return o;
 }
@@ -135,7 +135,7 @@ TEST_CASE("FplOnlinePca state: a private_tree learner and its stream restored fr
   stream::ContinualSumOptions so;
   so.horizon = 30;
   so.block_rows = 16;
-  so.seed = 5;
+  so.privacy.noise.seed = 5;
   stream::ContinualCovariance original_sum(kDim, so, test_budget::unaccounted());
   FplOnlinePca original(kDim, options(FplMode::private_tree, 1));
   original.attach(original_sum);
@@ -176,7 +176,7 @@ TEST_CASE("FplOnlinePca::restore refuses a state that does not fit, naming what"
 
   FplOnlinePca perturbed(kDim, options(FplMode::perturbed_leader, 10));
   FplOptions other_seed = options(FplMode::perturbed_leader, 10);
-  other_seed.seed = 12;
+  other_seed.perturbation.privacy.noise.seed = 12;
   FplOnlinePca reseeded(kDim, other_seed);
   CHECK_THROWS_NAMING(reseeded.restore(perturbed.state()), InvalidParameter, Contains("seeded with 11"));
   // A refused restore leaves the learner as it was.

@@ -93,12 +93,12 @@ FplOptions perturbed_leader(Index k, double eps, double delta, std::uint64_t see
   o.k = k;
   o.mode = FplMode::perturbed_leader;
   o.refresh_every = 1;
-  o.perturbation.target = privacy::EpsDelta(eps, delta);
-  o.perturbation.calibration = privacy::Calibration::paper;
-  o.perturbation.relation = privacy::Neighbours::add_remove_row;
-  o.perturbation.row_norm_bound = 1.0;
+  o.perturbation.privacy.target = privacy::EpsDelta(eps, delta);
+  o.perturbation.privacy.calibration = privacy::Calibration::paper;
+  o.perturbation.privacy.relation = privacy::Neighbours::add_remove_row;
+  o.perturbation.privacy.row_norm_bound = 1.0;
   o.perturbation.shape = privacy::SymmetricNoiseShape::paper_symmetric;
-  o.seed = seed;
+  o.perturbation.privacy.noise.seed = seed;
   return o;
 }
 
@@ -175,8 +175,8 @@ stream::ContinualSumOptions tree_options(std::uint64_t horizon, std::uint64_t bl
   stream::ContinualSumOptions o;
   o.horizon = horizon;
   o.block_rows = block;
-  o.target = privacy::EpsDelta(eps, 1e-6);
-  o.seed = seed;
+  o.privacy.target = privacy::EpsDelta(eps, 1e-6);
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -371,7 +371,7 @@ TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 o
   const int runs = 4;
   {
     privacy::SymmetricGaussianMechanism::Options o = perturbed_leader(k, 0.5, delta, 0).perturbation;
-    o.target = privacy::EpsDelta(1.0, delta);
+    o.privacy.target = privacy::EpsDelta(1.0, delta);
     CHECK_THROWS_NAMING(privacy::SymmetricGaussianMechanism(o), InvalidParameter, Contains("epsilon must be < 1"));
   }
   for (double eps : {0.5, 0.99}) {
@@ -396,7 +396,7 @@ TEST_CASE("Theorem 9: mean regret <= (1 - e^-eps) OPT + E S_k(E) + m delta + 1 o
         a(t, j) = unit(gen) < 0.5 ? -1.0 : 1.0;
       }
       FplOptions options = base;
-      options.seed = 500 + static_cast<std::uint64_t>(r);
+      options.perturbation.privacy.noise.seed = 500 + static_cast<std::uint64_t>(r);
       const RunResult run = run_learner(a, options);
       const double bound = (1.0 - std::exp(-eps)) * run.opt + es_k + m * delta + 1.0;
       regrets.push_back(run.regret);

@@ -31,8 +31,8 @@ namespace {
 GaussianPcaOptions options(Index k, std::uint64_t seed, double epsilon = 1.0) {
   GaussianPcaOptions o;
   o.k = k;
-  o.seed = seed;
-  o.mechanism.target = privacy::EpsDelta(epsilon, 1e-6);
+  o.mechanism.privacy.noise.seed = seed;
+  o.mechanism.privacy.target = privacy::EpsDelta(epsilon, 1e-6);
   return o;
 }
 

@@ -41,7 +41,7 @@ TEST_CASE("d² components refuse over the limit before allocating, naming d, the
   using Covariance = stream::ContinualSum<stream::CovarianceAccumulator>;
   stream::ContinualSumOptions options;
   options.horizon = 100;
-  options.seed = 1;
+  options.privacy.noise.seed = 1;
   privacy::PrivacyAccountant accountant(privacy::EpsDelta{1.0, 1e-6});
   CHECK_THROWS_MATCHES(Covariance(20000, options, accountant), ResourceLimit,
                        Catch::Matchers::Predicate<ResourceLimit>([](const ResourceLimit& e) {
@@ -53,7 +53,7 @@ TEST_CASE("d² components refuse over the limit before allocating, naming d, the
   CHECK_THROWS_AS(stream::CovarianceAccumulator(20000), ResourceLimit);
   pca::GaussianPcaOptions gauss;
   gauss.k = 2;
-  gauss.seed = 1;
+  gauss.mechanism.privacy.noise.seed = 1;
   CHECK_THROWS_WITH(pca::GaussianPca(20000, gauss), Contains("Gaussian PCA of dimension 20000"));
   pca::NoisyPowerMethodOptions power;
   power.k = 2;
@@ -70,7 +70,7 @@ TEST_CASE("a horizon that makes a strategy's state grow as T is refused at a siz
   // (55 packed entries) are 440 MB of draws, though one step's state is a few kB.
   using Covariance = stream::ContinualSum<stream::CovarianceAccumulator>;
   stream::ContinualSumOptions options;
-  options.seed = 1;
+  options.privacy.noise.seed = 1;
   options.strategy = stream::NoiseStrategy::sqrt_toeplitz;
   options.horizon = 1000000;
   CHECK_THROWS_WITH(Covariance(10, options, test_budget::unaccounted()), Contains("sqrt_toeplitz, 1000000 releases") && Contains("memory limit"));

@@ -57,8 +57,8 @@ OnlinePcaOptions options(const std::string& mechanism, bool threaded) {
   o.threaded = threaded;
   o.stream.strategy = stream::parse_noise_strategy(mechanism);
   o.stream.shape = privacy::SymmetricNoiseShape::goe;
-  o.stream.target = privacy::EpsDelta(1.0, 1e-6);
-  o.stream.seed = 9;
+  o.stream.privacy.target = privacy::EpsDelta(1.0, 1e-6);
+  o.stream.privacy.noise.seed = 9;
   return o;
 }
 
@@ -238,6 +238,13 @@ static_assert(StreamingEstimator<pca::StreamingPrivateOja, Eigen::Index, const p
 static_assert(StreamingEstimator<pca::StreamingPrivatePca, Eigen::Index, const pca::StreamingPrivatePcaOptions&,
                                  const privacy::Budget&>);
 static_assert(!OneShotEstimator<stream::ContinualCovariance>);
+
+// The one-shot contract takes the budget handle: a release that needs a bare accountant (and so
+// cannot be run unaccounted, with its reason stated) does not fit.
+struct AccountantOnlyRelease {
+  pca::PrivateSubspace release(const Eigen::MatrixXd& rows, privacy::PrivacyAccountant& accountant) const;
+};
+static_assert(!OneShotEstimator<AccountantOnlyRelease>);
 
 TEST_CASE("the learner table: fpl and the row-fed learners; an unknown or repeated one is refused by name") {
   CHECK(session::known_learners() == std::vector<std::string>{"fpl", "oja", "power", "gauss"});

@@ -176,7 +176,7 @@ TEST_CASE("k = 1 gives today's sigma and mu exactly; a unit is calibrated to the
     ContinualSumOptions options;
     options.strategy = strategy;
     options.horizon = 64;
-    options.target = target;
+    options.privacy.target = target;
     if (strategy == NoiseStrategy::blt) options.blt = rational_approximation_blt(2);
     const ContinualVectorSum row(3, options, test_budget::unaccounted());
     options.participation = {1, 9};

@@ -49,10 +49,12 @@ for method in gauss streaming-oja; do
   json "label-$method" | WANT="$want" /usr/bin/python3 -c 'import json, os, sys
 j = json.load(sys.stdin)
 assert j["neighbours"] == os.environ["WANT"], j["neighbours"]
-assert j["not_private"] == ["captured_ratio", "proj_dist", "seconds", "rows"], j["not_private"]' ||
+assert j["not_private"] == ["captured_ratio", "proj_dist", "seconds", "rows"], j["not_private"]
+assert j["budget"] == "accounted against (epsilon=2, delta=1e-06)", j["budget"]' ||
     fail "$method: labels in the JSON line: $(json "label-$method")"
   grep -q "^neighbours: $want; privacy unit: one row" "$work/label-$method.out" &&
-    grep -q '^NOT private (exact, from the data' "$work/label-$method.out" || fail "$method: summary labels: $(cat "$work/label-$method.out")"
+    grep -q '^NOT private (exact, from the data' "$work/label-$method.out" &&
+    grep -q '^budget: accounted against (epsilon=2, delta=1e-06)$' "$work/label-$method.out" || fail "$method: summary labels: $(cat "$work/label-$method.out")"
 done
 
 # ---- streaming-oja says its reach before the pass (from n, d, ε only): 3000 rows of d = 12 at ε = 2 are

@@ -148,6 +148,11 @@ grep -q "^neighbours: one user's ratings (all her lines in the input) added or r
 json catalogued | grep -q '"not_private":\["rmse",.*"users".*"dropped_outside_catalogue"' || fail "not_private: $(json catalogued)"
 grep -q "not private (exact counts of the input)" "$work/catalogued.out" || fail "counts not labelled not private"
 json online | grep -q '"neighbours":"one user.s training ratings emptied in her arrival slot' || fail "online neighbours: $(json online)"
+# The budget in its own words (privacy::Budget::describe), batch and online.
+grep -q '^budget: accounted against (epsilon=5, delta=1e-06)$' "$work/catalogued.out" &&
+  json catalogued | grep -q '"budget":"accounted against (epsilon=5, delta=1e-06)"' ||
+  fail "batch run: budget not described: $(json catalogued)"
+json online | grep -q '"budget":"accounted against (epsilon=2, delta=1e-06)"' || fail "online budget: $(json online)"
 
 bad_flag() {
   run flag "$@"

@@ -28,7 +28,7 @@ ContinualSumOptions journalled(const std::string& path, std::optional<std::uint6
   ContinualSumOptions o;
   o.horizon = 8;
   o.block_rows = 2;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   o.journal = path;
   return o;
 }
@@ -158,7 +158,7 @@ TEST_CASE("streaming Oja: a restored step on other rows is refused unpublished; 
 TEST_CASE("a stream without a journal writes none and restores as before", "[journal]") {
   ContinualSumOptions o;
   o.horizon = 4;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   ContinualCovariance sum(2, o, test_budget::unaccounted());
   sum.update(row(0.5, 0.5));
   ContinualCovariance restored = ContinualCovariance::load(sum.save(), 2, o, test_budget::unaccounted());

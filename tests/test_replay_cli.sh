@@ -291,6 +291,12 @@ grep -q '^neighbours: one row zeroed, its slot kept (a removal that shifts later
   grep -q '^NOT private (exact, from the data; not covered by (ε, δ)): the row counts' "$work/multi.out" ||
   fail "labels: summary lines missing: $(cat "$work/multi.out")"
 json np | grep -q '"neighbours":null' || fail "--nonprivate: neighbours should be null: $(json np)"
+# The budget in its own words (privacy::Budget::describe): the accountant's target, or why none.
+json multi | grep -q '"budget":"accounted against (epsilon=1, delta=1e-06)"' &&
+  grep -q '^budget: accounted against (epsilon=1, delta=1e-06)$' "$work/multi.out" ||
+  fail "budget: not described: $(json multi)"
+json np | grep -q '"budget":"not accounted: a non-private run: nothing is released privately"' ||
+  fail "--nonprivate: budget not described as unaccounted: $(json np)"
 # The default's JSON has the one learner with the whole budget.
 [ "$(json ok | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(list(j["learners"]), j["learners"]["fpl"]["epsilon_share"])')" = "['fpl'] 1" ] ||
   fail "default run: learners object: $(json ok)"

@@ -21,8 +21,8 @@ ContinualSumOptions unit_stream() {
   ContinualSumOptions o;
   o.horizon = 16;
   o.block_rows = 1;
-  o.target = EpsDelta(1.0, 1e-6);
-  o.seed = 5;
+  o.privacy.target = EpsDelta(1.0, 1e-6);
+  o.privacy.noise.seed = 5;
   return o;
 }
 

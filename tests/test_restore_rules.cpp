@@ -31,8 +31,8 @@ ContinualSumOptions sum_options(const std::string& journal) {
   ContinualSumOptions o;
   o.horizon = 8;
   o.block_rows = 1;
-  o.target = EpsDelta(1.0, 1e-6);
-  o.seed = 2;
+  o.privacy.target = EpsDelta(1.0, 1e-6);
+  o.privacy.noise.seed = 2;
   o.journal = journal;
   return o;
 }

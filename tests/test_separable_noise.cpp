@@ -40,7 +40,7 @@ ContinualSumOptions separable_options(std::uint64_t horizon, std::uint64_t seed)
   ContinualSumOptions o;
   o.horizon = horizon;
   o.strategy = NoiseStrategy::separable;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("stationary estimate: on a drifting stream it is the weighted mean of 
   // deviations (60 checks of a normal: a false alarm has probability 3e-5), which is < 1e-4, far
   // below the data's differences between weighted and plain means (~0.1).
   ContinualSumOptions o = separable_options(20, 3);
-  o.target = privacy::EpsDelta(1e9, 1e-6);
+  o.privacy.target = privacy::EpsDelta(1e9, 1e-6);
   const Index d = 3;
   ContinualVectorSum sum(d, o, test_budget::unaccounted());
   StationaryEstimate<VectorXd> estimate(dynamic_cast<const SeparableNoise&>(sum.noise()).strategy());

@@ -167,7 +167,8 @@ TEST_CASE("streaming oja plan: the pre-run reach is the private clip's worst cas
   PrivatePcaMethodOptions m;  // what dpstream-pca --method streaming-oja prints before the run
   m.method = "streaming-oja";
   m.k = 1;
-  m.seed = 1;
+  m.privacy.relation = private_pca_relation(m.method);  // the spec states the method's relation
+  m.privacy.noise.seed = 1;
   const auto reach = PrivatePcaMethod(m, d).one_pass_reach(n);
   REQUIRE(reach);
   CHECK(reach->one_pass == Approx(shared.one_pass).epsilon(1e-12));
@@ -218,7 +219,7 @@ TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gau
     oja.flush();
     CHECK(oja.rows_pending() == 0);
     GaussianPcaOptions g;
-    g.seed = 50 + seed;
+    g.mechanism.privacy.noise.seed = 50 + seed;
     const MatrixXd gauss = GaussianPca(d, g).release(rows, test_budget::unaccounted()).subspace.vectors;
     INFO("seed " << seed << ": streaming " << captured(oja.basis(), rows) << ", gauss " << captured(gauss, rows));
     CHECK(captured(oja.basis(), rows) >= 0.9 * captured(gauss, rows));

@@ -25,8 +25,8 @@ namespace {
 SymmetricGaussianMechanism make(SymmetricNoiseShape shape, Calibration calibration = Calibration::paper,
                                 EpsDelta target = EpsDelta(0.5, 1e-6)) {
   SymmetricGaussianMechanism::Options o;
-  o.target = target;
-  o.calibration = calibration;
+  o.privacy.target = target;
+  o.privacy.calibration = calibration;
   o.shape = shape;
   return SymmetricGaussianMechanism(o);
 }
@@ -75,9 +75,9 @@ TEST_CASE("sensitivity of the upper triangle") {
 
   // The replace relation multiplies σ by √2 at the same target.
   SymmetricGaussianMechanism::Options o;
-  o.target = EpsDelta(0.5, 1e-6);
-  o.calibration = Calibration::paper;
-  o.relation = Neighbours::replace_row;
+  o.privacy.target = EpsDelta(0.5, 1e-6);
+  o.privacy.calibration = Calibration::paper;
+  o.privacy.relation = Neighbours::replace_row;
   REQUIRE(SymmetricGaussianMechanism(o).sigma() ==
           Approx(std::sqrt(2.0) * make(SymmetricNoiseShape::paper_symmetric).sigma()));
 }

@@ -321,9 +321,9 @@ TEST_CASE("trees: draw_sigma is the node sigma (the latest epoch's when unbounde
     // boundaries and after a checkpoint restore. paper calibration: every epoch has another σ.
     ContinualSumOptions o;
     o.strategy = kind == TreeKind::plain ? NoiseStrategy::plain_tree : NoiseStrategy::honaker_tree;
-    o.target = EpsDelta(0.5, 1e-6);
-    o.calibration = Calibration::paper;
-    o.seed = 5;
+    o.privacy.target = EpsDelta(0.5, 1e-6);
+    o.privacy.calibration = Calibration::paper;
+    o.privacy.noise.seed = 5;
     ContinualVectorSum sum(2, o, test_budget::unaccounted());
     const auto& epochs = dynamic_cast<const EpochTreeNoise&>(sum.noise());
     CHECK(epochs.describe() == words);

@@ -4,8 +4,9 @@
 //  * A one-shot estimator takes rows and a budget and returns a release:
 //        Release release(rows, budget)
 //    Built from its options, which it checks (InvalidParameter) before any row is read or noise
-//    drawn; release() charges the budget (today a privacy::PrivacyAccountant&) for everything it
-//    draws, before drawing it, and the release is all that leaves it. Its header states the
+//    drawn; release() charges the budget (a const privacy::Budget&: an accountant, or a stated reason
+//    why nothing is charged) for everything it draws, before drawing it, and the release is all that
+//    leaves it. Its header states the
 //    neighbouring relation, the privacy unit, the sensitivity and the (ε, δ) of that release.
 //
 //  * A streaming estimator is fed rows and publishes releases as it goes:
@@ -22,8 +23,8 @@
 // The concepts below check the shapes; the headers' comments carry the rest. Which estimator is which:
 //  * one-shot, as is: pca::PrivatePcaMethod (pca/private_pca_method.hpp), which is also the adapter
 //    over every one-shot PCA method (GaussianPca, NoisyPowerMethod, PrivateOja, StreamingPrivateOja
-//    over one pass, PrivateFindAndProject, InputPerturbation), whose own call shapes (release with a
-//    nullable accountant, run, run_components, release with a noise source) stay as they are: their
+//    over one pass, PrivateFindAndProject, InputPerturbation), whose own call shapes (release, run,
+//    run_components, release with a noise source; each takes a Budget) stay as they are: their
 //    call sites are many, and the adapter is what front ends use;
 //  * streaming, as is: stream::ContinualSum (continual covariance and sums), pca::StreamingPrivateOja,
 //    pca::StreamingPrivatePca;
@@ -47,14 +48,16 @@
 
 #include <Eigen/Core>
 
-#include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 
 namespace dpstream {
 
 // A one-shot estimator (the header comment): release(rows, budget), on rows of type Data (a ratings
-// matrix for the completion estimators). Not const: a release may advance the estimator's noise.
+// matrix for the completion estimators), budget a const privacy::Budget& (an estimator that takes
+// only a PrivacyAccountant& does not fit: it cannot be run unaccounted). Not const: a release may
+// advance the estimator's noise.
 template <class E, class Data = Eigen::MatrixXd>
-concept OneShotEstimator = requires(E& e, const Data& rows, privacy::PrivacyAccountant& budget) {
+concept OneShotEstimator = requires(E& e, const Data& rows, const privacy::Budget& budget) {
   e.release(rows, budget);
 };
 

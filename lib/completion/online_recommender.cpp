@@ -95,9 +95,9 @@ Recommender::Recommender(const RecommenderOptions& options, const privacy::Budge
   so.horizon = o.horizon;
   so.block_rows = o.release_every;
   so.strategy = o.strategy;
-  so.target = o.als.target;
-  so.row_norm_bound = row_bound_ * (1.0 + kRoundOff);
-  so.seed = o.als.seed;
+  so.privacy.target = o.als.target;
+  so.privacy.row_norm_bound = row_bound_ * (1.0 + kRoundOff);
+  so.privacy.noise.seed = o.als.seed;
   stream_ = std::make_unique<stream::ContinualVectorSum>(dimension_, so, budget);  // charges once
   stream_->subscribe([this](const stream::ContinualVectorSum::Release& r) { on_release(r.noisy_prefix, r.noise_variance); });
 
@@ -217,7 +217,7 @@ void Recommender::push_block() {
   part.first_row = stream_->rows();
   part.rows = pending_;
   part.guard.dimension = dimension_;
-  part.guard.norm_bound = stream_->options().row_norm_bound;
+  part.guard.norm_bound = stream_->options().privacy.row_norm_bound;
   part.counts.seen = part.counts.accepted = pending_;
   part.packed_sum = block_sum_;
   stream_->add_aggregate(part);  // releases (on_release) when the block completes

@@ -128,6 +128,17 @@ double row_change_bound(MatrixNeighbours relation, double row_norm_bound) {
   return relation == MatrixNeighbours::replace_row ? 2.0 * row_norm_bound : row_norm_bound;
 }
 
+double spec_row_change(const char* who, const privacy::PrivacySpec& spec, MatrixNeighbours relation) {
+  const privacy::Neighbours stated =
+      relation == MatrixNeighbours::add_remove_row ? privacy::Neighbours::add_remove_row : privacy::Neighbours::replace_row;
+  if (spec.relation != stated)
+    throw InvalidParameter(std::string(who) + ": privacy.relation must be " + privacy::to_string(stated) + " for relation " +
+                           to_string(relation) + ", got " + privacy::to_string(spec.relation));
+  if (spec.noise.seed)
+    throw InvalidParameter(std::string(who) + ": privacy.noise.seed must be unset (the noise is release()'s source)");
+  return row_change_bound(relation, spec.row_norm_bound);
+}
+
 void check_rows(const Eigen::Ref<const MatrixXd>& a, MatrixNeighbours relation, double row_norm_bound) {
   for (Index i = 0; i < a.rows(); ++i) {
     for (Index j = 0; j < a.cols(); ++j) {
@@ -237,20 +248,20 @@ RangeFinderCalibration range_finder_calibration(Index columns, double row_change
 }
 
 PrivateRangeFinder::PrivateRangeFinder(const RangeFinderOptions& options)
-    : options_(options), row_change_(row_change_bound(options.relation, options.row_norm_bound)) {
+    : options_(options), row_change_(spec_row_change("PrivateRangeFinder", options.privacy, options.relation)) {
   require_rank("PrivateRangeFinder", options.k, options.oversampling);
-  require_delta_positive("PrivateRangeFinder", options.target);
-  calibration_ = range_finder_calibration(columns(), row_change_, options.target, options.calibration);
+  require_delta_positive("PrivateRangeFinder", options.privacy.target);
+  calibration_ = range_finder_calibration(columns(), row_change_, options.privacy.target, options.privacy.calibration);
 }
 
 MatrixXd PrivateRangeFinder::release(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
                                      const privacy::Budget& budget, const std::string& label) const {
   require_sketch_fits("PrivateRangeFinder", options_.k, options_.oversampling, a.rows(), a.cols());
-  check_rows(a, options_.relation, options_.row_norm_bound);
+  check_rows(a, options_.relation, options_.privacy.row_norm_bound);
   // Not a Gaussian mechanism with a fixed sensitivity (see the header): an (ε, δ) charge. Tight: the
   // mixture bound proves it (certified_delta ≤ δ). Paper: the paper's claim, proven only where
   // calibration().certified_delta ≤ δ.
-  if (budget.accounted()) budget.accountant()->charge_approx(label, options_.target);
+  if (budget.accounted()) budget.accountant()->charge_approx(label, options_.privacy.target);
   return draw(a, noise);
 }
 
@@ -296,14 +307,16 @@ double projection_paper_rho(Index columns, const EpsDelta& target) {
 }
 
 PrivateProjection::PrivateProjection(const ProjectionOptions& options)
-    : options_(options), row_change_(row_change_bound(options.relation, options.row_norm_bound)), tight_multiplier_(0) {
-  require_delta_positive("PrivateProjection", options.target);
-  if (options.calibration == Calibration::tight)
-    tight_multiplier_ = privacy::analytic_gaussian_sigma(1.0, options.target);
+    : options_(options),
+      row_change_(spec_row_change("PrivateProjection", options.privacy, options.relation)),
+      tight_multiplier_(0) {
+  require_delta_positive("PrivateProjection", options.privacy.target);
+  if (options.privacy.calibration == Calibration::tight)
+    tight_multiplier_ = privacy::analytic_gaussian_sigma(1.0, options.privacy.target);
 }
 
 double PrivateProjection::noise_multiplier(Index columns) const {
-  return options_.calibration == Calibration::tight ? tight_multiplier_ : projection_paper_rho(columns, options_.target);
+  return options_.privacy.calibration == Calibration::tight ? tight_multiplier_ : projection_paper_rho(columns, options_.privacy.target);
 }
 
 void PrivateProjection::check_basis(const Eigen::Ref<const MatrixXd>& w_prime, Index rows) const {
@@ -321,14 +334,14 @@ void PrivateProjection::check_basis(const Eigen::Ref<const MatrixXd>& w_prime, I
 }
 
 void PrivateProjection::charge(privacy::PrivacyAccountant& accountant, const std::string& label) const {
-  if (options_.calibration == Calibration::tight) {
+  if (options_.privacy.calibration == Calibration::tight) {
     // One Gaussian release with σ = s·multiplier for sensitivity s: per unit of s, ρ = 1/(2·multiplier²),
     // the same whatever the (released) W' is, so it can be charged before W' exists.
-    accountant.charge_gaussian(label, 1.0, tight_multiplier_, options_.target);
+    accountant.charge_gaussian(label, 1.0, tight_multiplier_, options_.privacy.target);
   } else {
     // The paper's claim (Lemma 4.6). It holds — conservatively, see the header — but is charged as
     // stated, as an (ε, δ) release.
-    accountant.charge_approx(label, options_.target);
+    accountant.charge_approx(label, options_.privacy.target);
   }
 }
 
@@ -342,9 +355,9 @@ ProjectionRelease PrivateProjection::draw(const Eigen::Ref<const MatrixXd>& a, c
   out.noise_sigma = VectorXd::Zero(k);
   for (Index j = 0; j < k; ++j) {
     if (out.column_max_abs(j) == 0.0) continue;  // row j of W'ᵀA is 0 for every A: nothing to hide
-    out.noise_sigma(j) = options_.calibration == Calibration::tight
+    out.noise_sigma(j) = options_.privacy.calibration == Calibration::tight
                              ? tight_multiplier_ * row_change_ * out.max_row_norm
-                             : projection_paper_rho(k, options_.target) * row_change_ * out.column_max_abs(j);
+                             : projection_paper_rho(k, options_.privacy.target) * row_change_ * out.column_max_abs(j);
   }
   MatrixXd gaussian(k, a.cols());
   fill_standard_normal(gaussian, noise);
@@ -361,7 +374,7 @@ ProjectionRelease PrivateProjection::release(const Eigen::Ref<const MatrixXd>& a
                                              privacy::NoiseSource& noise, const privacy::Budget& budget,
                                              const std::string& label) const {
   check_basis(w_prime, a.rows());
-  check_rows(a, options_.relation, options_.row_norm_bound);
+  check_rows(a, options_.relation, options_.privacy.row_norm_bound);
   if (budget.accounted()) charge(*budget.accountant(), label);
   return draw(a, w_prime, noise);
 }
@@ -372,24 +385,22 @@ namespace {
 
 RangeFinderOptions range_finder_options(const FindAndProjectOptions& o) {
   require_rank("PrivateFindAndProject", o.k, o.oversampling);
-  require_delta_positive("PrivateFindAndProject", o.target);
+  require_delta_positive("PrivateFindAndProject", o.privacy.target);
   base::require_positive("prune_threshold", o.prune_threshold);
   RangeFinderOptions r;
   r.k = o.k;
   r.oversampling = o.oversampling;
-  r.target = EpsDelta(o.target.epsilon() / 2.0, o.target.delta() / 2.0);  // Lemma 6.1's split
-  r.calibration = o.calibration;
+  r.privacy = o.privacy;
+  r.privacy.target = EpsDelta(o.privacy.target.epsilon() / 2.0, o.privacy.target.delta() / 2.0);  // Lemma 6.1's split
   r.relation = o.relation;
-  r.row_norm_bound = o.row_norm_bound;
   return r;
 }
 
 ProjectionOptions projection_options(const FindAndProjectOptions& o) {
   ProjectionOptions p;
-  p.target = EpsDelta(o.target.epsilon() / 2.0, o.target.delta() / 2.0);
-  p.calibration = o.calibration;
+  p.privacy = o.privacy;
+  p.privacy.target = EpsDelta(o.privacy.target.epsilon() / 2.0, o.privacy.target.delta() / 2.0);
   p.relation = o.relation;
-  p.row_norm_bound = o.row_norm_bound;
   return p;
 }
 
@@ -402,13 +413,13 @@ FindAndProjectResult PrivateFindAndProject::release(const Eigen::Ref<const Matri
                                                     const privacy::Budget& budget,
                                                     const std::string& label) const {
   require_sketch_fits("PrivateFindAndProject", options_.k, options_.oversampling, a.rows(), a.cols());
-  check_rows(a, options_.relation, options_.row_norm_bound);
+  check_rows(a, options_.relation, options_.privacy.row_norm_bound);
   if (budget.accounted()) {
     // Both charges or neither: make them on a copy of the ledger first (a BudgetExhausted there leaves
     // the real one untouched), then on the real one. The range finder's is an (ε/2, δ/2) release, see
     // PrivateRangeFinder::release.
     const auto charge_both = [&](privacy::PrivacyAccountant& ledger) {
-      ledger.charge_approx(label + " range finder", range_finder_.options().target);
+      ledger.charge_approx(label + " range finder", range_finder_.options().privacy.target);
       projection_.charge(ledger, label + " projection");
     };
     privacy::PrivacyAccountant trial = *budget.accountant();

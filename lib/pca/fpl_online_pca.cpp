@@ -62,8 +62,7 @@ FplOnlinePca::FplOnlinePca(Index dimension, const FplOptions& options)
   if (options_.mode != FplMode::private_tree) exact_.emplace(dimension);
   if (options_.mode == FplMode::perturbed_leader) {
     perturbation_.emplace(options_.perturbation);  // validates ε, δ, L
-    if (options_.seed) noise_ = std::make_unique<privacy::SeededNoiseSource>(*options_.seed);
-    else noise_ = privacy::make_secure_noise_source();
+    noise_ = options_.perturbation.privacy.noise.make_source();
   }
 }
 
@@ -218,13 +217,13 @@ void FplOnlinePca::restore(const State& s) {
     fail("the exact sum holds " + std::to_string(s.exact_sum.size()) + " values, expected " +
          std::to_string(exact_->packed_size()));
   if (!exact_ && (s.exact_sum.size() != 0 || s.rows != 0)) fail("an exact sum for a private_tree learner");
-  const bool seeded = options_.mode == FplMode::perturbed_leader && options_.seed.has_value();
+  const bool seeded = options_.mode == FplMode::perturbed_leader && options_.perturbation.privacy.noise.seed.has_value();
   if (s.perturbation_source.has_value() != seeded)
     fail(std::string("the state ") + (s.perturbation_source ? "has" : "has no") +
          " seeded perturbation source, this learner " + (seeded ? "has one" : "has none"));
-  if (s.perturbation_source && s.perturbation_source->seed != *options_.seed)
+  if (s.perturbation_source && s.perturbation_source->seed != *options_.perturbation.privacy.noise.seed)
     fail("the state's perturbation source was seeded with " + std::to_string(s.perturbation_source->seed) +
-         ", this learner with " + std::to_string(*options_.seed));
+         ", this learner with " + std::to_string(*options_.perturbation.privacy.noise.seed));
   SubspaceTracker tracker = tracker_;
   tracker.restore(s.tracker);  // validates before anything changes
   std::unique_ptr<privacy::NoiseSource> noise;

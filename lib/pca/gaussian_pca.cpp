@@ -22,15 +22,10 @@ Index checked_dimension(Index d, Index k) {
   return d;
 }
 
-std::unique_ptr<privacy::NoiseSource> make_noise(const std::optional<std::uint64_t>& seed) {
-  if (seed) return std::make_unique<privacy::SeededNoiseSource>(*seed);
-  return privacy::make_secure_noise_source();
-}
-
 // Unit level: the mechanism of row bound √k·L has the sensitivity (√k·L)² = k·L² of k rows of norm L.
 privacy::SymmetricGaussianMechanism::Options calibrated(const GaussianPcaOptions& options) {
   privacy::SymmetricGaussianMechanism::Options o = options.mechanism;
-  if (options.max_rows_per_unit > 0) o.row_norm_bound *= std::sqrt(static_cast<double>(options.max_rows_per_unit));
+  if (options.max_rows_per_unit > 0) o.privacy.row_norm_bound *= std::sqrt(static_cast<double>(options.max_rows_per_unit));
   return o;
 }
 
@@ -46,10 +41,10 @@ std::string charge_label(const GaussianPcaOptions& options) {
 GaussianPca::GaussianPca(Index dimension, const GaussianPcaOptions& options)
     : dimension_(checked_dimension(dimension, options.k)),
       k_(options.k),
-      row_norm_bound_(options.mechanism.row_norm_bound),
+      row_norm_bound_(options.mechanism.privacy.row_norm_bound),
       label_(charge_label(options)),
       mechanism_(calibrated(options)),
-      noise_(make_noise(options.seed)) {
+      noise_(options.mechanism.privacy.noise.make_source()) {
   // A release holds five d × d matrices: the exact sum and its full copy, the noisy covariance, the
   // eigensolver's workspace and vectors. Refused now rather than at the first release.
   const double d = static_cast<double>(dimension_);

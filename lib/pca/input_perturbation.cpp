@@ -20,20 +20,20 @@ namespace {
 
 const InputPerturbationOptions& validated(const InputPerturbationOptions& options) {
   if (options.k < 1) throw InvalidParameter("InputPerturbation: k must be >= 1, got " + std::to_string(options.k));
-  base::require_open_unit("InputPerturbation: delta", options.target.delta());
+  base::require_open_unit("InputPerturbation: delta", options.privacy.target.delta());
   return options;
 }
 
 double calibrated_sigma(double sensitivity, const InputPerturbationOptions& options) {
-  if (options.calibration == privacy::Calibration::tight)
-    return privacy::analytic_gaussian_sigma(sensitivity, options.target);
+  if (options.privacy.calibration == privacy::Calibration::tight)
+    return privacy::analytic_gaussian_sigma(sensitivity, options.privacy.target);
   // The classical formula without paper_gaussian_sigma's ε < 1 refusal, since the RR comparisons (tests,
   // reference runs) are at ε = 1: its guarantee is checked on the exact profile instead.
-  const double sigma = sensitivity * privacy::paper_gaussian_multiplier(options.target);
-  const double exact = privacy::analytic_gaussian_delta(sensitivity, sigma, options.target.epsilon());
-  if (!(exact <= options.target.delta()))
+  const double sigma = sensitivity * privacy::paper_gaussian_multiplier(options.privacy.target);
+  const double exact = privacy::analytic_gaussian_delta(sensitivity, sigma, options.privacy.target.epsilon());
+  if (!(exact <= options.privacy.target.delta()))
     throw InvalidParameter("InputPerturbation: calibration paper: the classical sigma " + format_value(sigma) +
-                           " is not " + options.target.to_string() + "-DP (exact delta " + format_value(exact) +
+                           " is not " + options.privacy.target.to_string() + "-DP (exact delta " + format_value(exact) +
                            "); use calibration tight");
   return sigma;
 }
@@ -42,13 +42,13 @@ double calibrated_sigma(double sensitivity, const InputPerturbationOptions& opti
 
 InputPerturbation::InputPerturbation(const InputPerturbationOptions& options)
     : options_(validated(options)),
-      sensitivity_(row_change_bound(options.relation, options.row_norm_bound)),
+      sensitivity_(spec_row_change("InputPerturbation", options.privacy, options.relation)),
       sigma_(calibrated_sigma(sensitivity_, options)) {}
 
 MatrixXd InputPerturbation::perturb(const Eigen::Ref<const MatrixXd>& a, privacy::NoiseSource& noise,
                                     const privacy::Budget& budget, const std::string& label) const {
-  check_rows(a, options_.relation, options_.row_norm_bound);
-  if (budget.accounted()) budget.accountant()->charge_gaussian(label, sensitivity_, sigma_, options_.target);
+  check_rows(a, options_.relation, options_.privacy.row_norm_bound);
+  if (budget.accounted()) budget.accountant()->charge_gaussian(label, sensitivity_, sigma_, options_.privacy.target);
   MatrixXd released(a.rows(), a.cols());
   noise.fill_gaussian(std::span<double>(released.data(), static_cast<std::size_t>(released.size())), sigma_);
   released += a;

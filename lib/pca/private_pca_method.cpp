@@ -18,24 +18,26 @@ using Eigen::Index;
 
 namespace {
 
-std::unique_ptr<privacy::NoiseSource> noise_source(const PrivatePcaMethodOptions& p) {
-  if (p.seed) return std::make_unique<privacy::SeededNoiseSource>(*p.seed);
-  return privacy::make_secure_noise_source();
-}
-
 // streaming-oja is a stream over minibatch slots (zero-out); the others release a function of the
-// set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation).
-privacy::Neighbours method_relation(const PrivatePcaMethodOptions& s) { return private_pca_relation(s.method); }
+// set of rows (pfp/rr: MatrixNeighbours::add_remove_row, the same relation). The spec must state it.
+privacy::Neighbours method_relation(const PrivatePcaMethodOptions& s) {
+  const privacy::Neighbours relation = private_pca_relation(s.method);
+  if (s.privacy.relation != relation)
+    throw InvalidParameter("private PCA: " + s.method + "'s guarantee is for relation " + privacy::to_string(relation) +
+                           " (" + privacy::describe(relation) + "), privacy.relation is " +
+                           privacy::to_string(s.privacy.relation));
+  return relation;
+}
 
 // streaming-oja's options from the method's: the derived geometric plan (streaming_oja_plan.hpp), or,
 // with a learning rate, the Oja step on fixed minibatches (--batch, else n/32).
 StreamingPrivateOjaOptions streaming_oja_options(const PrivatePcaMethodOptions& s) {
   StreamingPrivateOjaOptions o;
   o.k = s.k;
-  o.seed = s.seed;
-  o.target = s.target;
-  o.calibration = s.calibration;
-  o.row_norm_bound = s.row_norm_bound;
+  o.seed = s.privacy.noise.seed;
+  o.target = s.privacy.target;
+  o.calibration = s.privacy.calibration;
+  o.row_norm_bound = s.privacy.row_norm_bound;
   o.relation = method_relation(s);
   if (s.learning_rate > 0) {
     o.learning_rate = s.learning_rate;
@@ -50,16 +52,11 @@ StreamingPrivateOjaOptions streaming_oja_options(const PrivatePcaMethodOptions& 
 using Release = std::function<PrivateSubspace(const Eigen::MatrixXd&, const privacy::Budget&)>;
 
 Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
-  const PrivatePcaMethodOptions& p = s;
-  const double bound = s.row_norm_bound;
   if (s.method == "gauss") {
     GaussianPcaOptions o;
     o.k = s.k;
-    o.seed = p.seed;
-    o.mechanism.target = p.target;
-    o.mechanism.calibration = p.calibration;
-    o.mechanism.row_norm_bound = bound;
-    o.mechanism.relation = method_relation(s);
+    o.mechanism.privacy = s.privacy;
+    o.mechanism.privacy.relation = method_relation(s);
     o.max_rows_per_unit = s.max_rows_per_unit;
     auto m = std::make_shared<GaussianPca>(d, o);
     return [m](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->release(rows, a).subspace; };
@@ -68,10 +65,7 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
     NoisyPowerMethodOptions o;
     o.k = s.k;
     o.iterations = s.iterations;
-    o.privacy.noise.seed = p.seed;
-    o.privacy.target = p.target;
-    o.privacy.calibration = p.calibration;
-    o.privacy.row_norm_bound = bound;
+    o.privacy = s.privacy;
     o.privacy.relation = method_relation(s);
     o.max_rows_per_unit = s.max_rows_per_unit;
     auto m = std::make_shared<NoisyPowerMethod>(d, o);
@@ -94,10 +88,7 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
   PrivateOjaOptions o;
   o.components = s.k;
   o.iterations = s.iterations_given ? s.iterations : 100;
-  o.privacy.noise.seed = p.seed;
-  o.privacy.target = p.target;
-  o.privacy.calibration = p.calibration;
-  o.privacy.row_norm_bound = bound;
+  o.privacy = s.privacy;
   o.privacy.relation = method_relation(s);
   auto m = std::make_shared<PrivateOja>(o);
   const bool one = s.k == 1;
@@ -108,26 +99,23 @@ Release own_noise_method(const PrivatePcaMethodOptions& s, Index d) {
 
 // pfp / rr: HR12's row unit for records (a row added or removed, ‖a‖ ≤ L); the noise is the tool's.
 Release shared_noise_method(const PrivatePcaMethodOptions& s) {
-  const PrivatePcaMethodOptions& p = s;
-  const double bound = s.row_norm_bound;
-  std::shared_ptr<privacy::NoiseSource> noise = noise_source(p);
+  std::shared_ptr<privacy::NoiseSource> noise = s.privacy.noise.make_source();
+  privacy::PrivacySpec spec = s.privacy;  // the noise is drawn here, from the method's seed
+  spec.noise = {};
+  spec.relation = method_relation(s);
   if (s.method == "pfp") {
     FindAndProjectOptions o;
     o.k = s.k;
     o.oversampling = 2;
-    o.target = p.target;
-    o.calibration = p.calibration;
+    o.privacy = spec;
     o.relation = MatrixNeighbours::add_remove_row;
-    o.row_norm_bound = bound;
     auto m = std::make_shared<PrivateFindAndProject>(o);
     return [m, noise](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->release(rows, *noise, a).subspace; };
   }
   InputPerturbationOptions o;  // rr
   o.k = s.k;
-  o.target = p.target;
-  o.calibration = p.calibration;
+  o.privacy = spec;
   o.relation = MatrixNeighbours::add_remove_row;
-  o.row_norm_bound = bound;
   auto m = std::make_shared<InputPerturbation>(o);
   return [m, noise](const Eigen::MatrixXd& rows, const privacy::Budget& a) { return m->release(rows, *noise, a).subspace; };
 }

@@ -17,9 +17,11 @@ Budget Budget::either(PrivacyAccountant* accountant, std::string reason_if_none)
   return unaccounted(std::move(reason_if_none));
 }
 
-std::string Budget::describe() const {
-  if (accountant_ != nullptr) return "accounted against " + accountant_->budget().to_string();
-  return "not accounted: " + reason_;
+std::string Budget::describe() const { return describe_budget(accountant_, reason_); }
+
+std::string describe_budget(const PrivacyAccountant* accountant, const std::string& reason_if_none) {
+  if (accountant != nullptr) return "accounted against " + accountant->budget().to_string();
+  return "not accounted: " + reason_if_none;
 }
 
 }  // namespace dpstream::privacy

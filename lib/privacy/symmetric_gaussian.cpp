@@ -34,8 +34,8 @@ double covariance_sensitivity(Neighbours relation, double row_norm_bound) {
 
 SymmetricGaussianMechanism::SymmetricGaussianMechanism(const Options& options)
     : options_(options),
-      sensitivity_(covariance_sensitivity(options.relation, options.row_norm_bound)),
-      sigma_(gaussian_sigma(sensitivity_, options.target, options.calibration)) {}
+      sensitivity_(covariance_sensitivity(options.privacy.relation, options.privacy.row_norm_bound)),
+      sigma_(gaussian_sigma(sensitivity_, options.privacy.target, options.privacy.calibration)) {}
 
 double SymmetricGaussianMechanism::entry_variance(Eigen::Index i, Eigen::Index j) const noexcept {
   const double var = sigma_ * sigma_;
@@ -73,7 +73,7 @@ Eigen::MatrixXd SymmetricGaussianMechanism::release(const Eigen::Ref<const Eigen
                                std::to_string(i) + "," + std::to_string(j) + ")");
     }
   if (budget.accounted())
-    budget.accountant()->charge_gaussian(label, sensitivity_, sigma_, options_.target);
+    budget.accountant()->charge_gaussian(label, sensitivity_, sigma_, options_.privacy.target);
   Eigen::MatrixXd released = covariance + sample_noise(n, noise);
   const double grid = snap_granularity(sigma_);
   // Snapping each entry is deterministic, so the result stays bitwise symmetric.

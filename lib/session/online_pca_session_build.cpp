@@ -41,9 +41,9 @@ void OnlinePcaSession::build(Index d, const SessionParts* from) {
   if (!o.nonprivate) {
     check_learners(o.learners);
     learners_ = o.learners;
-    share_ = learner_share(o.stream.target, learners_.size());
+    share_ = learner_share(o.stream.privacy.target, learners_.size());
     // The whole target (each learner charges its share), unless the caller gave its budget.
-    if (!budget_) budget_.emplace(accountant_.emplace(o.stream.target));
+    if (!budget_) budget_.emplace(accountant_.emplace(o.stream.privacy.target));
     if (learners_ != std::vector<std::string>{"fpl"})
       rows_ = std::make_unique<RowLearners>(d, o, *budget_);
   }
@@ -91,7 +91,7 @@ void OnlinePcaSession::build_private(Index d, std::uint64_t steps, const Session
   stream::ContinualSumOptions o = options_.stream;
   o.horizon = steps;  // 0: unbounded (doubling epochs)
   o.block_rows = options_.block;
-  o.target = share_;
+  o.privacy.target = share_;
   // The learner follows a release in place, from the stream's own buffers, unless what it follows
   // is made from the release (the separable estimate) or changed in place (nonnegative's reading).
   // One buffer more than the slots of a copy, for as much slack and the same memory: the copy path

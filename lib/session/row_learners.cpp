@@ -80,14 +80,14 @@ std::optional<std::uint64_t> learner_seed(const std::optional<std::uint64_t>& se
 }
 
 RowLearners::RowLearners(Index d, const OnlinePcaOptions& o, const privacy::Budget& budget)
-    : k_(o.k), share_(learner_share(o.stream.target, o.learners.size())) {
+    : k_(o.k), share_(learner_share(o.stream.privacy.target, o.learners.size())) {
   // Built in the table's order, not the list's: each charges its own share, and the charges commute.
   const std::vector<std::string>& known = known_learners();
   for (const RowLearnerKind& kind : row_learner_kinds()) {
     if (!o.has_learner(kind.name)) continue;
     // A learner's seed index is its place among all the learner names (fpl 0: the run's own seed).
     const auto index = static_cast<std::size_t>(std::find(known.begin(), known.end(), kind.name) - known.begin());
-    const RowLearnerSetup setup{d, o, share_, learner_seed(o.stream.seed, index), budget};
+    const RowLearnerSetup setup{d, o, share_, learner_seed(o.stream.privacy.noise.seed, index), budget};
     learners_.push_back({kind.name, kind.make(setup)});
   }
 }

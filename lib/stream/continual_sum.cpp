@@ -37,11 +37,6 @@ NoiseStrategy parse_noise_strategy(const std::string& name) {
 
 namespace {
 
-std::unique_ptr<privacy::NoiseSource> make_source(const ContinualSumOptions& options) {
-  if (options.seed) return std::make_unique<privacy::SeededNoiseSource>(*options.seed);
-  return privacy::make_secure_noise_source();
-}
-
 // What the charge protects, when it is more than one row.
 std::string participation_label(const Participation& participation) {
   if (participation.max_rows == 1) return "";
@@ -51,7 +46,7 @@ std::string participation_label(const Participation& participation) {
 const ContinualSumOptions& validated(const ContinualSumOptions& options) {
   if (options.block_rows < 1) throw InvalidParameter("continual sum: block_rows must be >= 1, got 0");
   check_participation(options.participation);
-  base::require_positive("row_norm_bound", options.row_norm_bound);
+  options.privacy.validate("continual sum:");
   if (options.batch_rows < 0)
     throw InvalidParameter("continual sum: batch_rows must be >= 0, got " + std::to_string(options.batch_rows));
   if (options.kept_releases < 1 || options.kept_releases > 64)
@@ -102,9 +97,9 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
                                         const privacy::Budget& budget, NoCharge)
     : dimension_((require_stream_memory<Accumulator>(dimension, validated(options)), dimension)),
       options_(validated(options)),
-      l2_sensitivity_(Accumulator::sensitivity(options.relation, options.row_norm_bound)),
+      l2_sensitivity_(Accumulator::sensitivity(options.privacy.relation, options.privacy.row_norm_bound)),
       budget_(budget),
-      source_(make_source(options)),
+      source_(options.privacy.noise.make_source()),
       exact_(dimension, options.batch_rows),
       released_(options.kept_releases) {
   if (options.strategy == NoiseStrategy::plain_tree || options.strategy == NoiseStrategy::honaker_tree) {
@@ -112,8 +107,8 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
     tree.kind = options.strategy == NoiseStrategy::plain_tree ? TreeKind::plain : TreeKind::honaker;
     tree.horizon = options.horizon;
     tree.l2_sensitivity = l2_sensitivity_;
-    tree.target = options.target;
-    tree.calibration = options.calibration;
+    tree.target = options.privacy.target;
+    tree.calibration = options.privacy.calibration;
     tree.participation = options.participation;
     noise_ = make_tree_noise(tree, exact_.packed_size());
   } else {
@@ -123,8 +118,8 @@ ContinualSum<Accumulator>::ContinualSum(Eigen::Index dimension, const ContinualS
                                                             : FactorizationKind::sqrt_toeplitz;
     f.horizon = options.horizon;
     f.l2_sensitivity = l2_sensitivity_;
-    f.target = options.target;
-    f.calibration = options.calibration;
+    f.target = options.privacy.target;
+    f.calibration = options.privacy.calibration;
     f.blt = options.blt;
     f.error = options.blt_error;
     f.participation = options.participation;
@@ -158,7 +153,7 @@ void ContinualSum<Accumulator>::charge_stream() {
                             (options_.horizon ? std::to_string(options_.horizon) : std::string("unbounded")) +
                             " releases of " + std::to_string(options_.block_rows) + " rows" +
                             participation_label(options_.participation) + ")";
-  budget_.accountant()->charge_gaussian(label, mu(), 1.0, options_.target);
+  budget_.accountant()->charge_gaussian(label, mu(), 1.0, options_.privacy.target);
 }
 
 template <class Accumulator>
@@ -171,7 +166,7 @@ template <class Accumulator>
 void ContinualSum<Accumulator>::check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const {
   // row_norm, as RowGuard uses: a row it passed or clipped passes here too, bit for bit, wherever it
   // sits in memory. NaN fails the comparison too.
-  require_bounded_row(row, index, dimension_, options_.row_norm_bound);
+  require_bounded_row(row, index, dimension_, options_.privacy.row_norm_bound);
 }
 
 template <class Accumulator>
@@ -216,7 +211,7 @@ template <class Accumulator>
 void ContinualSum<Accumulator>::add_aggregate(const BlockAggregate& part) {
   journal_.require_usable("continual sum");
   check_aggregate(part, {Accumulator::kKind, dimension_, exact_.packed_size(), options_.block_rows,
-                         options_.row_norm_bound, rows(), options_.block_rows - rows_pending()});
+                         options_.privacy.row_norm_bound, rows(), options_.block_rows - rows_pending()});
   check_capacity(part.rows);
   Accumulator summed(dimension_, options_.batch_rows);
   summed.unpack(part.packed_sum, part.rows);

@@ -119,7 +119,8 @@ class PrivatePCA(PcaTransformer):
     deterministic post-processing), explained_variance_ (private eigenvalue estimates of X^T X of the
     (centred) rows, when the method releases them: gauss and power; None for oja),
     singular_values_ (their square roots), mean_ (the private mean, or zeros), n_features_in_,
-    n_components_, accountant_, guard_counts_. explained_variance_ratio_ is NOT given (it needs the
+    n_components_, accountant_, guard_counts_, budget_description_ (what the fit was charged to, in the
+    library's words: "accounted against (epsilon=..., delta=...)"). explained_variance_ratio_ is NOT given (it needs the
     total variance, which nothing releases). transform, inverse_transform and fit_transform are
     post-processing.
 
@@ -172,6 +173,7 @@ class PrivatePCA(PcaTransformer):
         self.components_ = flip_signs(out["vectors"].T)
         self.explained_variance_ = out["values"] if len(out["values"]) else None
         self.guard_counts_ = out["counts"]
+        self.budget_description_ = out["budget"]
         self.n_features_in_ = d
         return self
 

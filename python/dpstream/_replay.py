@@ -16,7 +16,7 @@ def replay(input=None, *, out=None, **settings):
     dpstream-replay drives it) and returns what dpstream-replay's JSON line holds, key for key and
     value for value (rows, dim, k, epsilon, delta, mechanism, block, opt, gain, regret,
     regret_over_opt, nonprivate_regret_over_opt, rows_clipped, rows_rejected, seconds, ...,
-    neighbours, not_private, epsilon_spent, learners).
+    neighbours, not_private, budget, epsilon_spent, learners).
 
     input: a file (row log, CSV, IDX, gzipped IDX); None: dpstream-replay's default, Fashion-MNIST's
     training images if installed (Debian's dataset-fashion-mnist), else a generated stream.

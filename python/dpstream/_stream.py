@@ -193,6 +193,13 @@ class ContinualCovariance(Params):
 
     @property
     @serialised
+    def budget_description(self):
+        """What every release is charged to, in the library's words: "accounted against (epsilon=...,
+        delta=...)", or "not accounted: ..." (accountant=None: the reason)."""
+        return self._core.budget_description()
+
+    @property
+    @serialised
     def guard_counts(self):
         """RowGuard's counts: seen, accepted, clipped, rejected, zero (exact: NOT private)."""
         return self._core.guard_counts()

@@ -131,10 +131,10 @@ py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen:
     o.iterations = kw["iterations"].cast<int>();
     o.iterations_given = true;
   }
-  o.target = privacy::EpsDelta(a.epsilon, a.delta);
-  o.calibration = privacy::parse_calibration(a.calibration);
-  o.seed = a.seed;
-  o.row_norm_bound = a.row_norm_bound();
+  o.privacy.target = privacy::EpsDelta(a.epsilon, a.delta);
+  o.privacy.calibration = privacy::parse_calibration(a.calibration);
+  o.privacy.noise.seed = a.seed;
+  o.privacy.row_norm_bound = a.row_norm_bound();
   if (method != "gauss" && method != "power" && method != "oja")
     throw InvalidParameter("method '" + method + "': expected gauss, power or oja");
   if (rows.ndim() != 2) throw InvalidRow(0, "expected a 2-d array of rows (n, d)");
@@ -151,6 +151,7 @@ py::dict private_pca_fit(const RowArray& rows, const std::string& method, Eigen:
   py::dict d;
   d["vectors"] = subspace.vectors, d["values"] = subspace.values, d["method"] = subspace.method;
   d["counts"] = counts_dict(guard.counts());
+  d["budget"] = privacy::Budget(*accountant).describe();
   return d;
 }
 

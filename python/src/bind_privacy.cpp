@@ -94,12 +94,12 @@ stream::ContinualSumOptions StreamArgs::options() const {
   o.strategy = stream::parse_noise_strategy(mechanism);
   o.horizon = horizon.value_or(0);
   o.block_rows = block;
-  o.target = privacy::EpsDelta(epsilon, delta);
-  o.calibration = privacy::parse_calibration(calibration);
-  o.relation = python_relation(relation);
-  o.row_norm_bound = row_norm_bound();
+  o.privacy.target = privacy::EpsDelta(epsilon, delta);
+  o.privacy.calibration = privacy::parse_calibration(calibration);
+  o.privacy.relation = python_relation(relation);
+  o.privacy.row_norm_bound = row_norm_bound();
   o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   o.journal = journal;
   if (max_rows_per_user != 0) o.participation = {max_rows_per_user, min_separation};  // 0: row level
   return o;

@@ -106,10 +106,10 @@ session::OnlinePcaOptions session_options(const ReplayArgs& a) {
   s.strategy = stream::parse_noise_strategy(a.mechanism);
   s.shape = privacy::parse_symmetric_noise_shape(a.noise_shape);
   s.blt_error = stream::parse_blt_error(a.blt_error);
-  s.target = privacy::EpsDelta(a.epsilon, a.delta);
-  s.calibration = privacy::parse_calibration(a.calibration);
-  s.row_norm_bound = a.normalize.norm_bound();
-  s.seed = a.seed;
+  s.privacy.target = privacy::EpsDelta(a.epsilon, a.delta);
+  s.privacy.calibration = privacy::parse_calibration(a.calibration);
+  s.privacy.row_norm_bound = a.normalize.norm_bound();
+  s.privacy.noise.seed = a.seed;
   return o;
 }
 
@@ -277,6 +277,7 @@ py::dict Replay::report() const {
   r["privacy_unit"] = "row";  // replay() takes no user keys (OnlinePCA and dpstream.dask do)
   r["neighbours"] = private_setting(py::str(privacy::describe(session::session_relation(p))));
   r["not_private"] = session::not_private_keys();
+  r["budget"] = session::session_budget(p);  // the tool's JSON key, in the same place
   if (!priv) return r;
   r["epsilon_spent"] = num(p.accountant()->spent().epsilon);
   py::dict learners;

@@ -139,6 +139,7 @@ void bind_stream(py::module_& m) {
            })
       .def("l2_sensitivity", [](const PyContinualCovariance& s) { return s.sum().l2_sensitivity(); })
       .def("is_secure", [](const PyContinualCovariance& s) { return s.sum().is_secure(); })
+      .def("budget_description", [](const PyContinualCovariance& s) { return s.sum().budget().describe(); })
       .def("noise_name", [](const PyContinualCovariance& s) { return s.sum().noise().name(); })
       .def("release_variance", [](const PyContinualCovariance& s, std::uint64_t t) { return s.sum().release_variance(t); })
       .def("guard_counts", [](const PyContinualCovariance& s) { return counts_dict(s.counts()); })

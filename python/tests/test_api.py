@@ -83,6 +83,16 @@ def test_the_accountant_is_shared_and_charged_once_per_stream(rows):
     assert back.ledger == acct.ledger and back.spent == acct.spent
 
 
+def test_the_budget_is_described_in_the_librarys_words(rows):
+    acct = dpstream.PrivacyAccountant(2.0, 1e-5)
+    stream = dpstream.ContinualCovariance(5, 1.0, 1e-6, seed=1, accountant=acct)
+    assert stream.budget_description == "accounted against (epsilon=2, delta=1e-05)"  # the accountant's
+    alone = dpstream.ContinualCovariance(5, 1.0, 1e-6, seed=1)  # no accountant: its reason, stated
+    assert alone.budget_description == "not accounted: ContinualCovariance: no accountant was given (accountant=None)"
+    fit = dpstream.PrivatePCA("gauss", 2, 0.5, 1e-6, seed=2).fit(rows)
+    assert fit.budget_description_ == "accounted against (epsilon=0.5, delta=1e-06)"
+
+
 def test_checkpoints_continue_bit_identically(tmp_path, rows):
     params = dict(dim=5, epsilon=1.0, delta=1e-6, block=8, mechanism="blt", horizon=8, seed=4)
     whole = dpstream.ContinualCovariance(**params)

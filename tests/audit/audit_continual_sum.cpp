@@ -74,9 +74,9 @@ ContinualSumOptions stream_options(NoiseStrategy strategy, std::uint64_t horizon
   ContinualSumOptions options;
   options.horizon = horizon;
   options.strategy = strategy;
-  options.target = kTarget;
-  options.relation = relation;
-  options.row_norm_bound = 1.0;
+  options.privacy.target = kTarget;
+  options.privacy.relation = relation;
+  options.privacy.row_norm_bound = 1.0;
   if (strategy == NoiseStrategy::blt) {
     dpstream::stream::BltOptimizeOptions blt;
     blt.horizon = horizon;
@@ -104,7 +104,7 @@ struct VectorStreamAudit {
 
   Eigen::VectorXd features(bool neighbour, std::uint64_t seed) const {
     ContinualSumOptions o = options;
-    o.seed = seed;
+    o.privacy.noise.seed = seed;
     ContinualVectorSum sum(dimension, o, test_budget::unaccounted());
     Eigen::VectorXd out(static_cast<Eigen::Index>(options.horizon));
     sum.subscribe([&](const ContinualVectorSum::Release& r) { out(static_cast<Eigen::Index>(r.step - 1)) = r.noisy_prefix(0); });
@@ -147,7 +147,7 @@ enum class Restore { none, faithful, redraw_held_noise };
 Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore restore, bool neighbour,
                                          std::uint64_t seed) {
   ContinualSumOptions o = audit.options;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   dpstream::privacy::SeededNoiseSource fresh(seed ^ 0x5DEECE66DULL);  // the bug's re-draws
   auto sum = std::make_unique<ContinualVectorSum>(audit.dimension, o, test_budget::unaccounted());
   Eigen::VectorXd out(static_cast<Eigen::Index>(o.horizon));
@@ -167,7 +167,7 @@ Eigen::VectorXd restored_stream_features(const VectorStreamAudit& audit, Restore
 // (the projection on the difference diag(−1, 1)).
 Eigen::VectorXd covariance_features(const ContinualSumOptions& options, bool neighbour, std::uint64_t seed) {
   ContinualSumOptions o = options;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   ContinualCovariance sum(2, o, test_budget::unaccounted());
   Eigen::VectorXd out(static_cast<Eigen::Index>(options.horizon));
   sum.subscribe([&](const ContinualCovariance::Release& r) {
@@ -209,7 +209,7 @@ TEST_CASE("audit: ContinualSum unbounded (doubling epochs) stays within its clai
   const double claimed = gdp_epsilon(probe.mu(), kAuditDelta);
   auto features = [&](bool neighbour, std::uint64_t seed) {
     ContinualSumOptions o = audit.options;
-    o.seed = seed;
+    o.privacy.noise.seed = seed;
     ContinualVectorSum sum(audit.dimension, o, test_budget::unaccounted());
     Eigen::VectorXd out(8);
     for (std::uint64_t t = 1; t <= 8; ++t) {
@@ -355,7 +355,7 @@ TEST_CASE("audit: PLANTED - a restart draws the re-released step's noise afresh"
       "PLANTED continual sum re-released after crash with fresh noise", 250, kFastTrials, kAuditDelta, claimed,
       [&](bool neighbour, std::uint64_t seed) {
         ContinualSumOptions o = options;
-        o.seed = seed;
+        o.privacy.noise.seed = seed;
         const std::string checkpoint = ContinualVectorSum(1, o, test_budget::unaccounted()).save();
         Eigen::VectorXd out(kRuns);
         for (int run = 0; run < kRuns; ++run) {
@@ -447,8 +447,8 @@ std::unique_ptr<ContinualNoise> library_noise(const ContinualSumOptions& options
                                                               : dpstream::stream::TreeKind::honaker;
     tree.horizon = options.horizon;
     tree.l2_sensitivity = l2_sensitivity;
-    tree.target = options.target;
-    tree.calibration = options.calibration;
+    tree.target = options.privacy.target;
+    tree.calibration = options.privacy.calibration;
     return dpstream::stream::make_tree_noise(tree, size);
   }
   dpstream::stream::FactorizationNoiseOptions f;
@@ -457,8 +457,8 @@ std::unique_ptr<ContinualNoise> library_noise(const ContinualSumOptions& options
                                                           : dpstream::stream::FactorizationKind::sqrt_toeplitz;
   f.horizon = options.horizon;
   f.l2_sensitivity = l2_sensitivity;
-  f.target = options.target;
-  f.calibration = options.calibration;
+  f.target = options.privacy.target;
+  f.calibration = options.privacy.calibration;
   f.blt = options.blt;
   f.error = options.blt_error;
   return dpstream::stream::make_factorization_noise(f, size);
@@ -569,7 +569,7 @@ ContinualSumOptions covariance_options(NoiseStrategy strategy, OffDiagonalPair p
 Eigen::VectorXd covariance_stream_features(const ContinualSumOptions& options, OffDiagonalPair pair, bool neighbour,
                                            std::uint64_t seed) {
   ContinualSumOptions o = options;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   ContinualCovariance sum(2, o, test_budget::unaccounted());
   return off_diagonal_features(sum, pair, neighbour, o.horizon);
 }
@@ -577,7 +577,7 @@ Eigen::VectorXd covariance_stream_features(const ContinualSumOptions& options, O
 // The replica with the library's strategy and the given off-diagonal scale (1/√2: goe; ½: planted).
 Eigen::VectorXd covariance_replica_features(const ContinualSumOptions& options, double off_diagonal_scale,
                                             OffDiagonalPair pair, bool neighbour, std::uint64_t seed) {
-  const double delta = CovarianceAccumulator::sensitivity(options.relation, options.row_norm_bound);
+  const double delta = CovarianceAccumulator::sensitivity(options.privacy.relation, options.privacy.row_norm_bound);
   auto sum = ReplicaSum<CovarianceAccumulator>::with_strategy(2, options.block_rows, seed, off_diagonal_scale,
                                                               library_noise(options, delta, 3));
   return off_diagonal_features(sum, pair, neighbour, options.horizon);
@@ -659,7 +659,7 @@ TEST_CASE("audit: ContinualCovariance off-diagonal neighbours, B = 4, every stra
         // replica is checked bit-identical to ContinualCovariance above).
         const std::shared_ptr<const ContinualNoise> built =
             strategy == NoiseStrategy::separable
-                ? library_noise(options, CovarianceAccumulator::sensitivity(options.relation, 1.0), 3)
+                ? library_noise(options, CovarianceAccumulator::sensitivity(options.privacy.relation, 1.0), 3)
                 : nullptr;
         const auto* separable = dynamic_cast<const dpstream::stream::SeparableNoise*>(built.get());
         const auto result = run_audit(std::string("continual covariance ") + shape_label(shape) + " " +
@@ -670,7 +670,7 @@ TEST_CASE("audit: ContinualCovariance off-diagonal neighbours, B = 4, every stra
                                             2, kBlock, s, goe_scale(shape),
                                             std::make_shared<dpstream::stream::SeparableNoise>(
                                                 separable->strategy(), separable->sigma(),
-                                                CovarianceAccumulator::sensitivity(options.relation, 1.0), 3));
+                                                CovarianceAccumulator::sensitivity(options.privacy.relation, 1.0), 3));
                                         return off_diagonal_features(sum, pair, n, options.horizon);
                                       });
         CHECK(result.epsilon_lb <= claimed);
@@ -817,7 +817,7 @@ ContinualSumOptions block_vector_options(NoiseStrategy strategy) {
 
 Eigen::VectorXd block_vector_stream_features(const ContinualSumOptions& options, bool neighbour, std::uint64_t seed) {
   ContinualSumOptions o = options;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   ContinualVectorSum sum(1, o, test_budget::unaccounted());
   return block_vector_features(sum, neighbour, o.horizon);
 }
@@ -878,7 +878,7 @@ TEST_CASE("audit: the factorization generators restated here are the library's, 
   CHECK(step_one_mu(sep_generator, kFactorizationHorizon, 1.0) == Approx(sep.mu()).epsilon(1e-9));
   // ... and the planted bugs multiply it (header: 1.302, 1.58, 2.45).
   const double colnorm = std::sqrt(blt.blt().sensitivity_squared(kFactorizationHorizon));
-  const double understated_sigma = dpstream::privacy::gaussian_sigma(1.0, kTarget, f.blt_options.calibration);
+  const double understated_sigma = dpstream::privacy::gaussian_sigma(1.0, kTarget, f.blt_options.privacy.calibration);
   CHECK(step_one_mu([&] { return BltGenerator(blt.blt(), understated_sigma, 1, false); }, kFactorizationHorizon, 1.0) ==
         Approx(colnorm * blt.mu()).epsilon(1e-9));
   const double blt_off =
@@ -918,7 +918,7 @@ void factorization_audits(long trials, long off_by_one_trials, std::uint64_t id)
 
   // BLT, column norm over 1: σ for Δ·1 while ‖C e₁‖ = 1.302. What the buggy stream claims is the
   // target's μ = Δ/σ — the correct stream's μ, so the claim is the same.
-  const double understated_sigma = dpstream::privacy::gaussian_sigma(1.0, kTarget, f.blt_options.calibration);
+  const double understated_sigma = dpstream::privacy::gaussian_sigma(1.0, kTarget, f.blt_options.privacy.calibration);
   REQUIRE(1.0 / understated_sigma == Approx(blt.mu()).epsilon(1e-6));
   const BltNoise understated(blt.blt(), kFactorizationHorizon, understated_sigma, 1.0, 1);
   const auto column =

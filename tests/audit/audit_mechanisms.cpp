@@ -173,8 +173,8 @@ TEST_CASE("audit: symmetric Gaussian mechanism (Analyze Gauss release) stays wit
   for (const auto shape : {SymmetricNoiseShape::paper_symmetric, SymmetricNoiseShape::goe}) {
     for (const auto relation : {Neighbours::add_remove_row, Neighbours::replace_row}) {
       SymmetricGaussianMechanism::Options options;
-      options.target = kTarget;
-      options.relation = relation;
+      options.privacy.target = kTarget;
+      options.privacy.relation = relation;
       options.shape = shape;
       const SymmetricGaussianMechanism mechanism(options);
       const double claimed = gdp_epsilon(mechanism.sensitivity() / mechanism.sigma(), kAuditDelta);
@@ -194,8 +194,8 @@ TEST_CASE("audit: planted bug — replace treated as add/remove (√2 sensitivit
   // sensitivity L² instead of √2·L²: exactly the "sensitivity off by √2" bug. Its claim is the target,
   // i.e. μ = Δ/σ of a correct calibration.
   SymmetricGaussianMechanism::Options options;
-  options.target = kTarget;
-  options.relation = Neighbours::add_remove_row;  // the bug: the data's relation is replace_row
+  options.privacy.target = kTarget;
+  options.privacy.relation = Neighbours::add_remove_row;  // the bug: the data's relation is replace_row
   const SymmetricGaussianMechanism planted(options);
   const double claimed = gdp_epsilon(planted.sensitivity() / planted.sigma(), kAuditDelta);
   const auto result = run_audit("PLANTED symmetric gaussian replace as add/remove", 115, kTrials, kAuditDelta,

@@ -62,7 +62,7 @@ ContinualSumOptions options_for(NoiseStrategy strategy, const Participation& par
   ContinualSumOptions options;
   options.horizon = kHorizon;
   options.strategy = strategy;
-  options.target = kTarget;
+  options.privacy.target = kTarget;
   options.participation = participation;
   if (strategy == NoiseStrategy::blt) {
     dpstream::stream::BltOptimizeOptions blt;
@@ -132,7 +132,7 @@ struct UnitAudit {
 
   VectorXd features(bool neighbour, std::uint64_t seed) const {
     ContinualSumOptions o = options;
-    o.seed = seed;
+    o.privacy.noise.seed = seed;
     ContinualVectorSum sum(2, o, test_budget::unaccounted());
     VectorXd out(static_cast<Index>(kHorizon));
     sum.subscribe([&](const ContinualVectorSum::Release& r) { out(static_cast<Index>(r.step - 1)) = r.noisy_prefix(0); });

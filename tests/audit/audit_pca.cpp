@@ -86,13 +86,13 @@ Eigen::VectorXd upper_triangle(const Eigen::MatrixXd& m) {
 
 TEST_CASE("audit: GaussianPca (Analyze Gauss) release stays within its claim", "[audit][pca]") {
   dpstream::pca::GaussianPcaOptions options;
-  options.mechanism.target = EpsDelta(3.0, 1e-3);
+  options.mechanism.privacy.target = EpsDelta(3.0, 1e-3);
   const dpstream::pca::GaussianPca probe(3, options);
   const double claimed = gdp_epsilon(probe.mechanism().sensitivity() / probe.sigma(), kAuditDelta);
   const auto result = run_audit("gaussian pca (analyze gauss)", 301, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = options;
-                                  o.seed = seed;
+                                  o.mechanism.privacy.noise.seed = seed;
                                   dpstream::pca::GaussianPca pca(3, o);
                                   return upper_triangle(pca.release(rows_for(neighbour), test_budget::unaccounted()).noisy_covariance);
                                 });
@@ -212,13 +212,13 @@ TEST_CASE("audit: FPL online PCA (private_tree) subspaces stay within the stream
   // features are the squared first coordinate of V̂ and the top leader value after each refresh.
   dpstream::stream::ContinualSumOptions stream;
   stream.horizon = 8;
-  stream.target = EpsDelta(3.0, 1e-3);
-  stream.relation = Neighbours::replace_row;
+  stream.privacy.target = EpsDelta(3.0, 1e-3);
+  stream.privacy.relation = Neighbours::replace_row;
   const double claimed = gdp_epsilon(dpstream::stream::ContinualCovariance(2, stream, test_budget::unaccounted()).mu(), kAuditDelta);
   const auto result = run_audit("fpl online pca private_tree (subspaces)", 305, kTrials, kAuditDelta, claimed,
                                 [&](bool neighbour, std::uint64_t seed) {
                                   auto o = stream;
-                                  o.seed = seed;
+                                  o.privacy.noise.seed = seed;
                                   dpstream::stream::ContinualCovariance sum(2, o, test_budget::unaccounted());
                                   dpstream::pca::FplOptions fpl_options;
                                   fpl_options.k = 1;

@@ -2,6 +2,8 @@
 // outputs are labelled"), so a reader can tell what the claim covers:
 //  * the neighbouring relation in words: summary line "neighbours: …; privacy unit: …", JSON key
 //    "neighbours" (null when nothing private is released);
+//  * the budget the releases are charged to, in its own words (privacy::Budget::describe: the
+//    accountant's target, or "not accounted: <why>"): summary line "budget: …", JSON key "budget";
 //  * the figures that are NOT private — exact values computed from the data without noise (row and
 //    user counts, clipping and rejection counts, OPT, gains, regrets, captured ratios, timings):
 //    summary line "NOT private (exact, from the data; not covered by (ε, δ)): …", JSON key
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::tools {
@@ -28,6 +31,21 @@ inline std::string neighbours_line(const std::string& relation_text, const std::
 
 inline std::string neighbours_line(privacy::Neighbours relation, const std::string& unit) {
   return neighbours_line(privacy::describe(relation), unit);
+}
+
+// Budget::describe()'s words for a report that holds its accountant as const. Null: unaccounted,
+// for `reason_if_none`.
+inline std::string budget_text(const privacy::PrivacyAccountant* accountant, const std::string& reason_if_none) {
+  return privacy::describe_budget(accountant, reason_if_none);
+}
+
+// `budget_text`: privacy::Budget::describe()'s words.
+inline std::string budget_line(const std::string& budget_text) { return "budget: " + budget_text + "\n"; }
+inline std::string budget_line(const privacy::Budget& budget) { return budget_line(budget.describe()); }
+
+inline JsonLine& add_budget_label(JsonLine& j, const std::string& budget_text) { return j.add("budget", budget_text); }
+inline JsonLine& add_budget_label(JsonLine& j, const privacy::Budget& budget) {
+  return add_budget_label(j, budget.describe());
 }
 
 inline std::string not_private_line(const std::string& what) {

@@ -7,7 +7,7 @@
 // The summary gives the captured variance tr(V̂ᵀAᵀAV̂)/Σ_{i≤k} λᵢ(AᵀA), the projector distance
 // ‖V̂V̂ᵀ − V_kV_kᵀ‖₂ and the privacy actually charged (an accountant holding the target budget); the
 // JSON line {method, k, epsilon, delta, captured_ratio, proj_dist, epsilon_spent, seconds, rows, dim,
-// calibration, input}. The scores use the raw rows: they are evaluation, not a release.
+// calibration, input, ..., budget}. The scores use the raw rows: they are evaluation, not a release.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +78,7 @@ struct PcaReport {
   double captured = 0, opt = 0, captured_ratio = 0, proj_dist = 0;
   pca::PrivateSubspace released;  // the method's release (V̂, and its private values if any)
   privacy::Spent spent{};
+  std::string budget;  // what release() was charged to, in its own words (privacy::Budget::describe)
   double method_seconds = 0, seconds = 0;
 };
 

@@ -96,10 +96,11 @@ pca::PrivatePcaMethod built_method(const PcaSettings& s, Index dimension) {
   o.iterations_given = s.iterations_given;
   o.batch = s.batch;
   o.learning_rate = s.learning_rate;
-  o.target = s.privacy.target();
-  o.calibration = s.privacy.calibration_value();
-  o.seed = s.privacy.seed;
-  o.row_norm_bound = s.normalize.norm_bound();
+  o.privacy.target = s.privacy.target();
+  o.privacy.calibration = s.privacy.calibration_value();
+  o.privacy.relation = pca::private_pca_relation(s.method);
+  o.privacy.noise.seed = s.privacy.seed;
+  o.privacy.row_norm_bound = s.normalize.norm_bound();
   o.max_rows_per_unit = s.unit.max_rows_per_user;
   return pca::PrivatePcaMethod(o, dimension);
 }
@@ -175,6 +176,7 @@ PcaReport run_pca(const PcaSettings& s, OpenedInput input) {
   r.proj_dist = pca::projector_distance(released.vectors, exact.vectors);
   r.released = released;
   r.spent = accountant.spent();
+  r.budget = privacy::Budget(accountant).describe();
   r.input_path = source.path();
   r.input_note = input.note;
   r.input_integrity = integrity;
@@ -205,7 +207,7 @@ std::string summary_text(const PcaSettings& s, const PcaReport& r) {
          unit_neighbours_line(s.unit, method_relation(s), "||a|| <= " + base::format_value(s.normalize.norm_bound()) +
                                                  " after the guard") +
          (r.unit_text.empty() ? std::string() : "      " + r.unit_text + "\n") +
-         "      private: the released subspace\n" +
+         "      private: the released subspace\n" + budget_line(r.budget) +
          format("captured variance: %.6g of the non-private top-%lld's %.6g (ratio %.4f); projector distance %.4f\n",
                 r.captured, (long long)s.k, r.opt, r.captured_ratio, r.proj_dist) +
          not_private_line("the row counts (used, clipped, rejected, skipped), the captured variance, OPT, their "
@@ -236,7 +238,8 @@ std::string json_line(const PcaSettings& s, const PcaReport& r) {
     not_private.insert(not_private.end(), {"users", "rows_dropped_by_bound"});
   }
   const privacy::Neighbours relation = method_relation(s);
-  return add_unit_privacy_labels(j, s.unit, &relation, not_private).text();
+  add_unit_privacy_labels(j, s.unit, &relation, not_private);
+  return add_budget_label(j, r.budget).text();
 }
 
 }  // namespace dpstream::tools::pca_tool

@@ -53,14 +53,14 @@ Plan plan(const DemoSettings& s) {
           continue;
         }
         Mechanism::Options o;
-        o.target = s.privacy.target();
-        o.calibration = calibration;
+        o.privacy.target = s.privacy.target();
+        o.privacy.calibration = calibration;
         o.shape = shape;
         p.table.emplace_back(row, Mechanism(o));
       }
     }
     Mechanism::Options o;
-    o.target = s.privacy.target();
+    o.privacy.target = s.privacy.target();
     p.accounted.emplace(o);
   } catch (const InvalidParameter& e) {
     throw calibration_refused(s.privacy, "--dim " + std::to_string(s.dim) + ", -k " + std::to_string(s.k), e.what());
@@ -188,7 +188,7 @@ std::string summary_text(const DemoSettings& s, const DemoReport& r) {
       t += format("%-8s %-16s %10.4f %10.3f %12.3f %10.4f %12.3f\n", row.calibration.c_str(), row.shape.c_str(),
                   row.sigma, row.e_norm, row.captured, row.loss, row.bound);
   }
-  t += "\n" + neighbours_line(Mechanism::Options{}.relation, "one row of the synthetic stream, ||a|| <= 1 after the guard");
+  t += "\n" + neighbours_line(Mechanism::Options{}.privacy.relation, "one row of the synthetic stream, ||a|| <= 1 after the guard");
   t += not_private_line("the guard's counts, OPT and the table's ||E||_2, captured, loss and bound (each compares "
                         "a release with the exact covariance: what the demo shows, not what a user would publish)");
   t += "accounting: budget " + s.privacy.target().to_string() + "\n";
@@ -222,7 +222,7 @@ std::string json_line(const DemoSettings& s, const DemoReport& r) {
       .add_raw("releases", releases + "]")
       .add("epsilon_spent", r.spent.epsilon)
       .add("second_release_refused", !r.refusal.empty());
-  const privacy::Neighbours relation = Mechanism::Options{}.relation;  // the releases' (one-shot)
+  const privacy::Neighbours relation = Mechanism::Options{}.privacy.relation;  // the releases' (one-shot)
   return add_privacy_labels(j, &relation,
                             {"rows_clipped", "opt", "releases.*.e_norm", "releases.*.captured", "releases.*.loss",
                              "releases.*.bound"})

@@ -20,6 +20,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/privacy/accountant.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "recommend/train.hpp"
 
 namespace dpstream::tools::recommend {
@@ -141,6 +142,7 @@ OnlineResult OnlineReplay::run() {
   Recommender rec(options_, accountant);  // the one charge, before any user
   OnlineResult out;
   out.epsilon_spent = accountant.spent().epsilon;
+  out.budget = privacy::Budget(accountant).describe();
   out.mu = rec.mu();
   out.row_norm_bound = rec.row_norm_bound();
   const std::vector<Row> train = rows_of(data_.train, data_.users()), test = rows_of(data_.test, data_.users());

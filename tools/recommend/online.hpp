@@ -43,6 +43,7 @@ struct OnlinePoint {
 struct OnlineResult {
   std::vector<OnlinePoint> curve;
   double epsilon_spent = 0, mu = 0, row_norm_bound = 0, item_sigma = 0;  // item_sigma: the last release's σ/β
+  std::string budget;  // what the stream was charged to, in its own words (privacy::Budget::describe)
   std::uint64_t releases = 0, scored = 0, top_hits = 0, top_shown = 0;
   completion::RecommenderCounts counts;
   Index items_left_out = 0;

@@ -41,7 +41,7 @@ std::string RecommendRun::summary_text() const {
                          s_.mechanism.c_str(), s_.mode.c_str(), base::format_value(s_.privacy.epsilon).c_str(),
                          base::format_value(s_.privacy.delta).c_str(), (long long)model_.rank,
                          s_.privacy.seed ? ", seeded noise (reproducible, NOT secure)" : ", secure noise");
-  t += "neighbours: " + neighbours_of(s_) + "\n";
+  t += "neighbours: " + neighbours_of(s_) + "\n" + budget_line(model_.budget);
   if (online_result_)  // its own lines, the ε once; the non-private baselines of the batch split beside them
     return t + online_text(s_, *online_result_) +
            format("non-private baselines on the same test ratings (not private: evaluation on the raw ratings): item "
@@ -113,6 +113,7 @@ std::string RecommendRun::json_line() const {
       .add("dropped_outside_catalogue", data_.dropped_outside_catalogue)
       .add("dropped_by_cap", data_.dropped_by_cap)
       .add("users_capped", static_cast<std::int64_t>(data_.users_capped));
+  add_budget_label(j, model_.budget);
   if (online_result_) add_online_json(j, *online_result_);
   add_not_private(j, not_private_keys(s_, e, online_result_.has_value()));
   return j.text();

@@ -33,6 +33,7 @@ void RecommendRun::train() {
     const OnlineResult& r = *online_result_;
     model_.rank = s_.rank;
     model_.epsilon_spent = r.epsilon_spent;
+    model_.budget = r.budget;
     train_seconds_ = r.seconds;
     if (!r.curve.empty()) {  // each held-out rating scored when its user was served
       evaluation_.rmse = r.curve.back().rmse;

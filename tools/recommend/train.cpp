@@ -14,6 +14,7 @@
 #include "dpstream/completion/private_baseline.hpp"
 #include "dpstream/completion/streaming_completion.hpp"
 #include "dpstream/linalg/decompositions.hpp"
+#include "common/privacy_labels.hpp"
 #include "dpstream/privacy/calibration.hpp"
 
 namespace dpstream::tools::recommend {
@@ -197,6 +198,7 @@ Model Trainer::train_dpam(const RatingsMatrix& train, privacy::PrivacyAccountant
   Model m;
   m.rank = dpam_options_.rank;
   m.epsilon_spent = accountant.spent().epsilon;
+  m.budget = privacy::Budget(accountant).describe();
   m.notes = dpam_notes(*dpam_, result);
   m.predict = served_predictor(result.model, dpam_options_.fold_in, train);
   m.dpam = result;
@@ -216,8 +218,11 @@ RatingPredictor Trainer::comparison_baseline(const RatingsMatrix& train) const {
 
 Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   const FrankWolfeOptions& o = fw_options_;
-  FrankWolfeResult result = fw_->train(train, o.nonprivate ? privacy::Budget::unaccounted("--nonprivate: no noise") : privacy::Budget(accountant));
+  const privacy::Budget budget =
+      o.nonprivate ? privacy::Budget::unaccounted("--nonprivate: no noise") : privacy::Budget(accountant);
+  FrankWolfeResult result = fw_->train(train, budget);
   Model m;
+  m.budget = budget.describe();
   m.rank = static_cast<Index>(result.broadcasts.size());
   m.epsilon_spent = o.nonprivate ? INFINITY : accountant.spent().epsilon;
   m.notes = format_line("frank-wolfe: T = %.0f, k = %.4g, L = %.4g", o.iterations, o.nuclear_norm_bound, o.privacy.row_norm_bound) +
@@ -231,10 +236,12 @@ Model Trainer::train_frank_wolfe(const RatingsMatrix& train, privacy::PrivacyAcc
 
 Model Trainer::train_als(const RatingsMatrix& train, privacy::PrivacyAccountant& accountant) {
   const AlsOptions& o = als_options_;
-  AlsResult result = als_->train(train, o.mode == AlsMode::rigorous
-                                          ? privacy::Budget(accountant)
-                                          : privacy::Budget::unaccounted("faithful mode proves no guarantee"));
+  const privacy::Budget budget = o.mode == AlsMode::rigorous
+                                     ? privacy::Budget(accountant)
+                                     : privacy::Budget::unaccounted("faithful mode proves no guarantee");
+  AlsResult result = als_->train(train, budget);
   Model m;
+  m.budget = budget.describe();
   m.rank = o.rank;
   m.epsilon_spent = o.mechanism == AlsMechanism::none ? INFINITY
                     : o.mode == AlsMode::rigorous      ? accountant.spent().epsilon
@@ -361,6 +368,7 @@ Model Training::run_streaming() {
   if (stream.pending_users() > 0) stream.refresh();
   model.predict = stream.model();
   model.epsilon_spent = stream.accountant().spent().epsilon;
+  model.budget = budget_text(&stream.accountant(), "");
   return model;
 }
 

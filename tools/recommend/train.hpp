@@ -33,6 +33,7 @@ struct Model {
   completion::RatingPredictor predict;
   Index rank = 0;
   double epsilon_spent = 0.0;  // +inf without noise
+  std::string budget;          // what training was charged to, in its own words (privacy::Budget::describe)
   std::string notes;           // privacy report lines
   // The private baseline's predictor: dpam's own (the release its ALS is centred by, part of the
   // model); for the other private methods a separate PrivateBaseline release at the same (ε, δ), shown

@@ -68,8 +68,8 @@ std::string private_learner_text(const ReplayRun& run) {
       mechanism_text(*sum).c_str(), s.noise_shape == "goe" ? " with GOE-shaped noise" : "",
       sum->options().horizon ? (std::to_string(sum->options().horizon) + " releases").c_str()
                              : "an unbounded stream (doubling epochs)",
-      (ull)s.block, base::format_value(sum->options().target.epsilon()).c_str(),
-      base::format_value(sum->options().target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
+      (ull)s.block, base::format_value(sum->options().privacy.target.epsilon()).c_str(),
+      base::format_value(sum->options().privacy.target.delta()).c_str(), s.learner == "fpl" ? "" : " (its share)",
       s.privacy.calibration.c_str());
   t += format("      Gaussian DP μ = %.4g; σ per draw = %.4g; last release: step %llu, noise variance %.4g per entry\n",
               sum->mu(), sum->noise().draw_sigma(), (ull)sum->steps(), sum->latest().noise_variance);
@@ -159,10 +159,13 @@ std::string timing_text(const ReplayRun& run) {
 
 std::string labels_text(const ReplayRun& run) {
   const session::OnlinePcaSession& p = run.session();
-  if (!p.accountant()) return not_private_line("every figure (--nonprivate: nothing is released privately)");
+  if (!p.accountant())
+    return not_private_line("every figure (--nonprivate: nothing is released privately)") +
+           budget_line(session::session_budget(p));
   const std::string bound = "||a|| <= " + base::format_value(run.settings().normalize.norm_bound()) +
                             " after the guard";
   return unit_neighbours_line(run.settings().unit, session::session_relation(p), bound) + "      private: the learners' subspaces (what each follows)\n" +
+         budget_line(session::session_budget(p)) +
          not_private_line("the row counts (used, read, rejected, skipped, zero, clipped), OPT, gains, regrets, "
                           "captured ratios and timings: evaluation on the raw rows");
 }
@@ -259,6 +262,7 @@ std::string json_line(const ReplayRun& run, const ReportFiles& files) {
   }
   const privacy::Neighbours relation = session::session_relation(p);
   add_unit_privacy_labels(j, s.unit, p.accountant() ? &relation : nullptr, not_private);
+  add_budget_label(j, session::session_budget(p));
   if (const auto* accountant = p.accountant()) {
     j.add("epsilon_spent", accountant->spent().epsilon);
     JsonLine learners;  // last: a nested object, after every flat key

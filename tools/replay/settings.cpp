@@ -61,10 +61,10 @@ stream::ContinualSumOptions ReplaySettings::stream_options(std::uint64_t horizon
   o.strategy = stream::parse_noise_strategy(mechanism);
   o.shape = privacy::parse_symmetric_noise_shape(noise_shape);
   o.blt_error = stream::parse_blt_error(blt_error);
-  o.target = privacy.target();
-  o.calibration = privacy.calibration_value();
-  o.row_norm_bound = normalize.norm_bound();
-  o.seed = privacy.seed;
+  o.privacy.target = privacy.target();
+  o.privacy.calibration = privacy.calibration_value();
+  o.privacy.row_norm_bound = normalize.norm_bound();
+  o.privacy.noise.seed = privacy.seed;
   o.participation = tools::participation(unit);
   return o;
 }

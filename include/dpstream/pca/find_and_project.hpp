@@ -73,6 +73,7 @@
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::pca {
 
@@ -86,6 +87,12 @@ MatrixNeighbours parse_matrix_neighbours(const std::string& text);
 // Δ, the largest ℓ2 norm of the one nonzero row of A − A': row_norm_bound for row_change and
 // add_remove_row, 2·row_norm_bound for replace_row. InvalidParameter unless the bound is finite, > 0.
 double row_change_bound(MatrixNeighbours relation, double row_norm_bound);
+
+// The options' privacy spec (PrivacySpec, which has no row_change) checked against `relation`, then
+// row_change_bound. The estimators below read the spec's target, calibration and L; its relation must
+// be `relation`'s: add_remove_row for add_remove_row, replace_row for replace_row and row_change (one
+// row changed); its noise must be unset (the noise is release()'s source). InvalidParameter naming who.
+double spec_row_change(const char* who, const privacy::PrivacySpec& spec, MatrixNeighbours relation);
 
 // Checks every row of a on entry: finite entries (InvalidRow naming row and column) and, for the
 // record relations, ‖a_i‖₂ ≤ row_norm_bound (stream::row_norm; InvalidRow naming the row).
@@ -134,10 +141,8 @@ double range_finder_sigma_two_part(Eigen::Index columns, double row_change, cons
 struct RangeFinderOptions {
   Eigen::Index k = 1;             // target rank (HR12's r), ≥ 1
   Eigen::Index oversampling = 2;  // p ≥ 0; the sketch has K = k + p columns (HR12's k). Thm 4.2 needs p ≥ 2
-  privacy::EpsDelta target{1.0, 1e-6};  // δ must be > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
+  privacy::PrivacySpec privacy;   // target (δ > 0), calibration, L (see spec_row_change)
   MatrixNeighbours relation = MatrixNeighbours::add_remove_row;
-  double row_norm_bound = 1.0;    // L (see MatrixNeighbours)
 };
 
 class PrivateRangeFinder {
@@ -179,10 +184,8 @@ Eigen::MatrixXd prune(const Eigen::Ref<const Eigen::MatrixXd>& w, double alpha, 
 double projection_paper_rho(Eigen::Index columns, const privacy::EpsDelta& target);
 
 struct ProjectionOptions {
-  privacy::EpsDelta target{1.0, 1e-6};  // δ must be > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
+  privacy::PrivacySpec privacy;  // target (δ > 0), calibration, L (see spec_row_change)
   MatrixNeighbours relation = MatrixNeighbours::add_remove_row;
-  double row_norm_bound = 1.0;
 };
 
 struct ProjectionRelease {
@@ -229,10 +232,8 @@ class PrivateProjection {
 struct FindAndProjectOptions {
   Eigen::Index k = 1;             // target rank r ≥ 1 (the truncation and the subspace have k columns)
   Eigen::Index oversampling = 2;  // p ≥ 0: W and P have K = k + p columns/rows (Thm 6.3 wants p ≥ 2)
-  privacy::EpsDelta target{1.0, 1e-6};  // the whole run; δ must be > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
+  privacy::PrivacySpec privacy;  // the whole run's target (δ > 0), calibration, L (see spec_row_change)
   MatrixNeighbours relation = MatrixNeighbours::add_remove_row;
-  double row_norm_bound = 1.0;
   double prune_threshold = 1.0;   // α > 0; ≥ 1 prunes nothing (Thm 6.3). Thm 6.2's α* depends on the
                                   // unknown coherence and ‖A‖_F (Thm 6.2's proof): the caller's choice
 };

@@ -96,10 +96,9 @@ struct FplOptions {
   // the rows between releases). follow_the_leader / perturbed_leader: refresh every refresh_every
   // rows (B). ≥ 1.
   std::uint64_t refresh_every = 1;
-  // perturbed_leader only: E_t is Algorithm 1's noise for these parameters.
+  // perturbed_leader only: E_t is Algorithm 1's noise for these parameters; perturbation.privacy.noise
+  // is its source (seed set: reproducible, NOT secure; unset: the secure source).
   privacy::SymmetricGaussianMechanism::Options perturbation;
-  // perturbed_leader only: set = seeded noise (reproducible, NOT secure); unset = the secure source.
-  std::optional<std::uint64_t> seed;
   // Unset: fpl_refresh_defaults(mode).
   std::optional<RefreshOptions> refresh;
 };

@@ -46,9 +46,9 @@ namespace dpstream::pca {
 
 struct GaussianPcaOptions {
   Eigen::Index k = 1;  // 1 ≤ k ≤ d
+  // mechanism.privacy: target, calibration, relation, L, and the noise's seed (set: reproducible,
+  // NOT secure; unset: the secure source).
   privacy::SymmetricGaussianMechanism::Options mechanism;
-  // set: seeded noise (reproducible, NOT secure); unset: the secure source.
-  std::optional<std::uint64_t> seed;
   // 0: row level; k ≥ 1: unit level, at most k rows of one unit (the header's contract).
   std::uint32_t max_rows_per_unit = 0;
 };

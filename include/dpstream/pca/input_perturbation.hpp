@@ -32,10 +32,8 @@ namespace dpstream::pca {
 
 struct InputPerturbationOptions {
   Eigen::Index k = 1;  // rank of the approximation, 1 ≤ k ≤ min(m, n)
-  privacy::EpsDelta target{1.0, 1e-6};  // δ must be > 0
-  privacy::Calibration calibration = privacy::Calibration::tight;
+  privacy::PrivacySpec privacy;  // target (δ > 0), calibration, L (see spec_row_change)
   MatrixNeighbours relation = MatrixNeighbours::add_remove_row;
-  double row_norm_bound = 1.0;
 };
 
 struct InputPerturbationResult {

@@ -25,6 +25,7 @@
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::pca {
 
@@ -37,10 +38,10 @@ struct PrivatePcaMethodOptions {
   bool iterations_given = false;
   std::uint64_t batch = 0;     // streaming-oja: rows of the first minibatch (0: derived, streaming_oja_plan.hpp)
   double learning_rate = 0;    // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
-  privacy::EpsDelta target{1.0, 1e-6};
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  std::optional<std::uint64_t> seed;  // set: reproducible, NOT secure
-  double row_norm_bound = 1.0;        // L
+  // Target, calibration, L and the noise's seed (set: reproducible, NOT secure). privacy.relation
+  // must be the method's (private_pca_relation(method)), else InvalidParameter: the release's
+  // guarantee is stated for that relation only.
+  privacy::PrivacySpec privacy;
   // gauss and power: 0 row level; k ≥ 1 unit level, at most k rows of one unit (gaussian_pca.hpp,
   // noisy_power_method.hpp). The other methods refuse it (their unit-level calibration is not
   // implemented).

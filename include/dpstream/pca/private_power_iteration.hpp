@@ -121,6 +121,8 @@ enum class HalfVectors { last_iterate, last_two_iterates };
 const char* to_string(EntryChange unit) noexcept;
 
 struct PpiOptions {
+  // Target and calibration only, not a PrivacySpec: the unit is an entry change (EntryChange), not a
+  // row of bounded norm, and the noise is the caller's source.
   privacy::EpsDelta target{1.0, 1e-6};  // for the whole call
   privacy::Calibration calibration = privacy::Calibration::tight;
   // T ≥ 1. Unset: T = paper_iteration_count(σ̂₁) with σ̂₁ from private_iteration_count (dense input

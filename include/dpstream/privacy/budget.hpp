@@ -42,4 +42,8 @@ class Budget {
   std::string reason_;
 };
 
+// Budget::describe()'s words for a holder of a read-only accountant (a report): `accountant`'s when
+// it is non-null, else "not accounted: <reason_if_none>".
+std::string describe_budget(const PrivacyAccountant* accountant, const std::string& reason_if_none);
+
 }  // namespace dpstream::privacy

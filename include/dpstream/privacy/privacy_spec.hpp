@@ -28,7 +28,7 @@ struct PrivacySpec {
   Calibration calibration = Calibration::tight;
   Neighbours relation = Neighbours::add_remove_row;
   double row_norm_bound = 1.0;  // L: every row ‖a‖₂ ≤ L
-  NoiseSpec noise;
+  NoiseSpec noise{};
 
   // The checks every estimator shares, each InvalidParameter naming `who` and the field:
   // "<who> row_norm_bound must be finite and > 0, got <L>".

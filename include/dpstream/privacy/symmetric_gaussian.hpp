@@ -27,6 +27,7 @@
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 
 namespace dpstream::privacy {
 
@@ -42,10 +43,9 @@ double covariance_sensitivity(Neighbours relation, double row_norm_bound);
 class SymmetricGaussianMechanism {
  public:
   struct Options {
-    EpsDelta target{1.0, 1e-6};
-    Calibration calibration = Calibration::tight;
-    Neighbours relation = Neighbours::add_remove_row;
-    double row_norm_bound = 1.0;
+    // Target, calibration, relation and L set σ. privacy.noise is read by the estimator that owns the
+    // source (GaussianPca, FplOnlinePca); release() draws from the source it is given.
+    PrivacySpec privacy;
     SymmetricNoiseShape shape = SymmetricNoiseShape::paper_symmetric;
   };
   explicit SymmetricGaussianMechanism(const Options& options);

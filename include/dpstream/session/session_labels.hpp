@@ -1,11 +1,13 @@
 // The labels of an online-PCA session's report, for every front end (dpstream-replay's JSON line and
-// text, Python's replay() dict): the neighbouring relation its private subspaces hold for, which of
-// the reported figures are exact evaluation on the raw rows, NOT private, and the learners' names.
+// text, Python's replay() dict): the neighbouring relation its private subspaces hold for, the budget
+// they are charged to, which of the reported figures are exact evaluation on the raw rows, NOT
+// private, and the learners' names.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/session/online_pca_session.hpp"
 #include "dpstream/session/row_learner.hpp"
@@ -16,7 +18,13 @@ namespace dpstream::session {
 // relation (gauss alone, offline, would hold under add/remove; run beside the others it is stated
 // for the run).
 inline privacy::Neighbours session_relation(const OnlinePcaSession& p) {
-  return p.sum() ? p.sum()->options().relation : privacy::Neighbours::zero_out_row;
+  return p.sum() ? p.sum()->options().privacy.relation : privacy::Neighbours::zero_out_row;
+}
+
+// The budget in its own words (privacy::Budget::describe): the session's accountant, or, for a
+// non-private session (built without one), why nothing is charged.
+inline std::string session_budget(const OnlinePcaSession& p) {
+  return privacy::describe_budget(p.accountant(), "a non-private run: nothing is released privately");
 }
 
 // A learner's name in a report or a plot's legend: the private FPL ("fpl", or "private", its name

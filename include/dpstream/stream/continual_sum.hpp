@@ -40,7 +40,7 @@
 //  * Released values are snapped to a grid of spacing 2^⌈log₂(σ_t·2⁻³⁰)⌉ (privacy::snap_granularity,
 //    kSnapBits = 30), σ_t the release's noise std (the diagonal's for a covariance: goe's off-diagonal
 //    entries, std σ_t/√2, share that grid).
-//  * Noise source: the secure one (libsodium ChaCha20) unless Options::seed is set, which selects
+//  * Noise source: the secure one (libsodium ChaCha20) unless Options::privacy.noise.seed is set, which selects
 //    the seeded xoshiro source: reproducible, NOT secure (tests, reproducible replay).
 //
 // Checkpoints (save / load; base::save_file writes one as a file) hold the exact partial sums, so
@@ -85,6 +85,7 @@
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/accumulators.hpp"
 #include "dpstream/stream/block_aggregate.hpp"
@@ -116,10 +117,9 @@ struct ContinualSumOptions {
   // blt only: the strategy C; unset = optimize_blt for the horizon and blt_error (blt_optimizer.hpp).
   std::optional<BufferedToeplitz> blt;
   BltError blt_error = BltError::max;
-  privacy::EpsDelta target{1.0, 1e-6};
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
-  double row_norm_bound = 1.0;    // L
+  // Target, calibration, relation (a stream's: zero_out_row, the default, or replace_row), L (every
+  // row ‖a‖₂ ≤ L) and the noise's seed (set: seeded source, reproducible, NOT secure).
+  privacy::PrivacySpec privacy{.relation = privacy::Neighbours::zero_out_row};
   // The privacy unit (participation.hpp). Default {1, 1}: a row. {k, b}: neighbouring streams differ
   // in one unit's rows, which lie in at most k steps (blocks), two of them at least b steps apart,
   // at most one row of hers a step (contribution bounding upstream must ensure all three; this
@@ -127,7 +127,6 @@ struct ContinualSumOptions {
   // the unit: mu() is the unit-level μ.
   Participation participation;
   privacy::SymmetricNoiseShape shape = privacy::SymmetricNoiseShape::paper_symmetric;  // covariance only
-  std::optional<std::uint64_t> seed;  // set: seeded source (reproducible, NOT secure)
   Eigen::Index batch_rows = 0;    // covariance: rows buffered per rank-k update (0: 128); speed only
   // Releases whose value stays valid: release t is written into buffer t mod kept_releases, so it is
   // not overwritten before release t + kept_releases (memory: that many values, allocated and
@@ -201,7 +200,7 @@ class ContinualSum {
   // Privacy of the whole stream: μ-GDP for the privacy unit of options().participation (a row by
   // default), and the (ε, δ) target it was calibrated to.
   double mu() const { return noise_->unit_mu(options_.participation); }
-  const privacy::EpsDelta& guarantee() const noexcept { return options_.target; }
+  const privacy::EpsDelta& guarantee() const noexcept { return options_.privacy.target; }
   bool is_secure() const noexcept { return source_->is_secure(); }
   // Where the stream's charge went, or why it was not accounted (for summaries).
   const privacy::Budget& budget() const noexcept { return budget_; }

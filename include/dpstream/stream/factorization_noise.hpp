@@ -119,6 +119,7 @@ enum class FactorizationKind { sqrt_toeplitz, blt, separable };  // separable: s
 struct FactorizationNoiseOptions {
   FactorizationKind kind = FactorizationKind::blt;
   std::uint64_t horizon = 0;  // ≥ 1: factorizations are built for a fixed horizon
+  // Calibrated to a sensitivity, not a PrivacySpec (as TreeNoiseOptions): ContinualSum derives it.
   double l2_sensitivity = 1.0;
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;

@@ -160,6 +160,8 @@ class EpochTreeNoise final : public ContinualNoise {
 struct TreeNoiseOptions {
   TreeKind kind = TreeKind::plain;
   std::uint64_t horizon = 0;  // releases; 0 = unbounded (doubling epochs)
+  // A strategy is calibrated to a sensitivity, not a PrivacySpec: its owner (ContinualSum) turns its
+  // spec's relation and L into l2_sensitivity, and draws from the source the spec makes.
   double l2_sensitivity = 1.0;
   privacy::EpsDelta target{1.0, 1e-6};
   privacy::Calibration calibration = privacy::Calibration::tight;

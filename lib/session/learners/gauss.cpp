@@ -35,11 +35,11 @@ class GaussLearner final : public RowLearner {
   static pca::GaussianPcaOptions options(const RowLearnerSetup& s) {
     pca::GaussianPcaOptions o;
     o.k = s.options.k;
-    o.mechanism.target = s.share;
-    o.mechanism.calibration = s.options.stream.calibration;
-    o.mechanism.row_norm_bound = s.options.stream.row_norm_bound;
+    o.mechanism.privacy.target = s.share;
+    o.mechanism.privacy.calibration = s.options.stream.privacy.calibration;
+    o.mechanism.privacy.row_norm_bound = s.options.stream.privacy.row_norm_bound;
     o.mechanism.shape = s.options.stream.shape;
-    o.seed = s.seed;
+    o.mechanism.privacy.noise.seed = s.seed;
     return o;
   }
   Eigen::Index d_;

@@ -39,9 +39,9 @@ class OjaLearner final : public RowLearner {
     // the plan's minibatches (the first σ₁√d rows or more); --minibatch may be far smaller, and then the
     // histogram's noise would swamp its counts.
     o.scale_share = 0.0;
-    o.row_norm_bound = s.options.stream.row_norm_bound;
+    o.row_norm_bound = s.options.stream.privacy.row_norm_bound;
     o.target = s.share;
-    o.calibration = s.options.stream.calibration;
+    o.calibration = s.options.stream.privacy.calibration;
     o.seed = s.seed;
     return o;
   }

@@ -38,8 +38,8 @@ class PowerLearner final : public RowLearner {
     o.refresh.k = s.options.k;
     o.refresh.release_values = false;  // only the subspace is used: no round spent on the values
     o.refresh.privacy.target = s.share;
-    o.refresh.privacy.calibration = s.options.stream.calibration;
-    o.refresh.privacy.row_norm_bound = s.options.stream.row_norm_bound;
+    o.refresh.privacy.calibration = s.options.stream.privacy.calibration;
+    o.refresh.privacy.row_norm_bound = s.options.stream.privacy.row_norm_bound;
     o.refresh.privacy.noise.seed = s.seed;
     return o;
   }
