@@ -90,7 +90,7 @@ void put_settings(const SettingList& settings, pb::ReplayCheckpoint& msg);
 std::string settings_mismatch(const pb::ReplayCheckpoint& msg, const SettingList& settings);
 
 // Writes checkpoint files on a thread of its own, one at a time: encoding a few MB and fsync'ing
-// them takes longer than copying the state (measured: ~20 ms against ~3 ms at d = 256), and the
+// them takes several times longer than copying the state, and the
 // workers need not wait for it. A crash during a write leaves the previous checkpoint
 // (atomic_file.hpp). wait() rethrows a failed write's error; the destructor only joins.
 class CheckpointWriter {

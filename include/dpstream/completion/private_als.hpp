@@ -20,9 +20,8 @@
 // release, items ascending, coordinates in order; the initial V and every θ̂ start come from a second,
 // algorithmic stream. So IRLS with K = 1 and α large enough that every weight is 1 draws exactly the
 // noise ALS draws and gives ALS's iterates bitwise (the weights enter as exact multiplications by 1).
-// Cost: per release O(|Ω|·r² + n·r³); no dense users × items matrix is formed. Measured (one thread,
-// rank 10, T = 20, 943 × 1682 with 100,000 ratings): faithful ALS 0.13 s, IRLS K = 20 1.6 s; rigorous
-// ALS 0.32 s, IRLS K = 20 5.9 s (there ~60% is the eigendecompositions of noise-dominated Grams).
+// Cost: per release O(|Ω|·r² + n·r³); no dense users × items matrix is formed (times on MovieLens
+// 100K: docs/performance.md, "Figures behind the code's choices").
 //
 // Privacy contract, faithful mode — NO PROVEN GUARANTEE:
 //  * Noise: only the r-vector RHS b_j of each item is noised, once per item per release (draw
@@ -67,8 +66,8 @@
 //    below at f = c·2·sd·√r (sd the noise's standard deviation per entry, 2·sd·√r ≈ ‖E_j‖₂ at the
 //    semicircle edge; c = gram_floor_multiplier, default 2; c = 0 is the plain projection onto the
 //    PSD cone), then λI is added and the system solved. f depends on public quantities only.
-//    Measured on a 4000 × 20 set (ε = 1, Gaussian): RMSE 3.46 with c = 0, 0.21 with c = 1, 0.16
-//    with c = 2 (zero predictor ≈ 0.58).
+//    Without the floor the solves amplify the noise past a zero predictor's error; with it they do
+//    not (RMSE by c: docs/performance.md).
 //  * Joint DP (Kearns et al. 2014; the billboard argument of Jain, Thakkar & Thakurta 2018, §3): the
 //    releases are (ε, δ)-DP; user i's factor u_i — and her predictions u_iᵀv_j — are computed from
 //    the public V's and her own ratings only (local_user_factor; not released). So the outputs to all other users are (ε, δ)-DP in user

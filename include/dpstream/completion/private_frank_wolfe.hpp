@@ -45,9 +45,8 @@
 //     eigenvalue) comes from Lanczos with full reorthogonalisation from a fixed, data-independent start
 //     vector, stopped at a Ritz residual ‖Ŵx − θx‖ ≤ 1e-10·max|Ritz value| (≤ ‖Ŵ‖₂), or at an
 //     invariant Krylov space, where it is exact. That is the same pair as SelfAdjointEigenSolver's to
-//     round-off (tested). It costs O(n²) per product instead of O(n³). At n = 1682 a whole private
-//     round takes ≈ 0.1 s, where SelfAdjointEigenSolver alone takes 1.9 s (0.47 s for values only),
-//     measured on the 2-core build machine.
+//     round-off (tested). It costs O(n²) per product instead of O(n³): at MovieLens' n = 1682 a
+//     whole private round costs a small share of one full eigendecomposition (docs/performance.md).
 //   oja: pca::PrivateOja (Algorithm 2, §3.2) on the residual rows A_i(t), which have norm ≤ 2L. It
 //     makes Γ noisy products Σ_i A_iᵀ(A_i v̂) + g and the eigenvalue ‖A v̂_Γ‖² + N(0, σ²): Γ + 1
 //     releases per round, with nothing n × n formed. Its σ is the one calibrated here for all rounds

@@ -1,9 +1,8 @@
 // Eigen's dense decompositions, instantiated once, in the library.
 //
 // Why this header exists: Eigen's SelfAdjointEigenSolver, HouseholderQR and JacobiSVD are templates
-// that every translation unit using them compiles anew: 7–12 s each with -march=native -O2, 40–100 s
-// under ASan + UBSan (measured on the 2-core CI machine, one-line files that instantiate one of
-// them). Used from ~30 files, they were most of the build. These classes hold the
+// that every translation unit using them compiles anew, for seconds each with -march=native -O2 and
+// tens of seconds under ASan + UBSan. Used from ~30 files, they were most of the build. These classes hold the
 // Eigen object and forward to it, so the results are Eigen's, bit for bit; only the instantiation
 // moves to lib/linalg/decompositions.cpp. Call sites that reuse one solver keep its workspace.
 #pragma once

@@ -58,11 +58,10 @@
 // in expectation (Thm 4.2, r = k, p = oversampling ≥ 2); with W' = W, A − B = (I − WWᵀ)A − W N'
 // splits orthogonally, so ‖A − B‖²_F = ‖A − WWᵀA‖²_F + ‖N'‖²_F exactly (the tight form of Thm 4.7).
 // Rank-R A = USVᵀ, K ≥ R + 2 [note, checked in the tests]: (I − WWᵀ)A = −(I − WWᵀ)NG⁺ exactly with
-// G = VᵀΩ, so E‖A − WWᵀA‖²_F ≈ ρ²(m − K)R/(K − R − 1) (measured 0.94× that with s_R ≫ ρ√m). PFP therefore beats input
+// G = VᵀΩ, so E‖A − WWᵀA‖²_F ≈ ρ²(m − K)R/(K − R − 1) (docs/performance.md: measured against it). PFP therefore beats input
 // perturbation (input_perturbation.hpp, error ≈ σ_RR√(k(m + n))) only for n ≫ m and incoherent A
-// (the projection's σ ∝ max row norm of W ≈ √(cK/m), c ≈ 2–3): tight PFP/RR at rank 2, p = 4,
-// (1, 1e-6), m = 200 measured 1.5–1.8 at n = 1,000 and 0.72–0.93 at n = 20,000 (rms over runs, over
-// seeds); paper constants lose ~20× there.
+// (the projection's σ ∝ max row norm of W ≈ √(cK/m), c ≈ 2–3); the paper's constants lose an order
+// of magnitude against the tight calibration (the ratios: docs/performance.md).
 #pragma once
 
 #include <string>

@@ -68,9 +68,9 @@ FplMode parse_fpl_mode(const std::string& text);
 //  * perturbed_leader, private_tree: 1e-2, an approximate leader within 1% of the perturbed
 //    objective. The perturbation itself moves that objective by far more: the top-k sum of Ĉ = C + E
 //    differs from C's by up to k·‖E‖₂ (≈ k·2σ√d, e.g. ~35% of OPT at the end of the Fashion-MNIST
-//    replay of dpstream-replay's defaults), so solving it to 0.1% buys nothing. Measured on that
-//    replay (3 noise seeds): regret/OPT moves by −0.04 to −0.05 points against 1e-3, while it spreads
-//    over 0.24 points across 8 noise seeds (15.93–16.17%), and the block products drop by half.
+//    replay of dpstream-replay's defaults), so solving it to 0.1% buys nothing: on that replay the
+//    regret moves by far less than its spread across noise seeds, for half the block products
+//    (docs/performance.md).
 //  Both stop earlier where the leader's noise makes the rest pointless (kNoiseFloorShare).
 RefreshOptions fpl_refresh_defaults(FplMode mode);
 

@@ -67,7 +67,7 @@
 // σ₁ is sensitive: Remark 4.5 bounds it privately by ‖A‖₁ = Σ|A_ij| (l1 sensitivity 1; 2 for
 // mirrored pairs) + Laplace, see private_iteration_count. σ₁ ≤ ‖A‖_F ≤ ‖A‖₁ ≤ √(md)·‖A‖_F ≤
 // √(md·rank)·σ₁ for m × d, so this T overshoots 4 ln σ₁ by at most 2 ln(md·rank) (+ the noise
-// margin): ≈ 30 extra rounds at n = 1000 (measured: T = 67 instead of 37).
+// margin): about 30 extra rounds at n = 1000.
 //
 // Rectangular input (HR13 §2.2, Fact 2.8; Lemma B.3): PPI runs on the dilation, whose eigenvalues are
 // ±σ_i. Its top vector is x = (a u₁, b v₁) with a, b arbitrary, and Fig 3 on the dilation cannot

@@ -1,7 +1,7 @@
 // nonnegative: the PSD projections of the reader's full releases (pca::DoublyNonnegativeReader),
 // computed by whichever of two threads is free — the projection thread, or the learner's while it would
 // otherwise wait — so that two run at once where the full releases crowd (releases 1, 2, 3, 5, 7, 10,
-// 14, 19, … at α = 1/3, each ~150 ms at d = 784: one core could not keep up with the stream there,
+// 14, 19, … at α = 1/3, each a d × d eigendecomposition: one core could not keep up with the stream there,
 // and the other sat idle). A projection depends on its release alone
 // (DoublyNonnegativeReader::full_projection), so which thread computes it changes nothing: the
 // reader gets the same bits (apply_projected).

@@ -27,19 +27,17 @@ inline constexpr double kNonnegativeBufferBytes = 128.0 * 1024 * 1024;
 //    kPrivateBufferBytes (4 each up to d = 1,140, 3 up to 1,630, then the defaults). Why: a warm
 //    refresh takes 2 to 8 block products, so the learner's cost swings from one release to the
 //    next, and with 2 release slots the stream waited for the slow ones while the evaluation,
-//    waiting on the learner, had nothing to do. bench_scale at d = 784, k = 10: replay/ingest
-//    0.60–0.67 with 2 slots (7 runs), 0.66–0.72 with 4 (6 runs), no better with 6 or 10; at
-//    d = 2048, k = 32 no gain, with the learner the longest thread or not. docs/performance.md.
+//    waiting on the learner, had nothing to do. 4 beat 2 in bench_scale at d = 784, and more
+//    gained nothing (the runs: docs/performance.md).
 //  * under nonnegative, up to 8 releases (and sums, and blocks + 4) ahead, as many as fit in
 //    kNonnegativeBufferBytes beyond the defaults, never fewer than 3, and 2 projections ahead (the
 //    projection thread may be one full release ahead of the one the learner reads). Why: a full
-//    release's PSD projection holds the learner for many blocks of the stream's work (~150 ms at
-//    d = 784 when this was built); with 2 release slots the stream stopped one release ahead, with
-//    more it streams on, the projection thread projects the next full release meanwhile, and the
-//    learner and the evaluation catch up after. Why 8, not the 16 first chosen: once projections
-//    ran ahead at ~65 ms, Fashion-MNIST --nonnegative was as fast with 8, with 5-13% less CPU (fewer
-//    first-touch page faults) and 64 MB less peak memory (docs/tools.md); 4 and 6 were mixed. At
-//    d = 784 that is 8 slots, at d = 2048 4, at d = 4096 the minimum.
+//    release's PSD projection holds the learner for many blocks of the stream's work; with 2
+//    release slots the stream stopped one release ahead, with more it streams on, the projection
+//    thread projects the next full release meanwhile, and the learner and the evaluation catch up
+//    after. Why 8, not 16: once projections ran ahead, 8 was as fast, with less CPU (fewer
+//    first-touch page faults) and less peak memory (the runs: docs/tools.md). At d = 784 that is 8
+//    slots, at d = 2048 4, at d = 4096 the minimum.
 // Neither changes a bit of the output: each thread does the same work in the same order.
 SessionSlots session_slots(Eigen::Index d, const OnlinePcaOptions& o);
 // The d × d matrices these slots hold beyond the defaults' (a packed sum counts ½): what deeper
