@@ -43,8 +43,8 @@ OnlinePcaOptions options(const std::string& mechanism) {
   o.known_rows = kRows;
   o.threaded = false;
   o.stream.strategy = stream::parse_noise_strategy(mechanism);
-  o.stream.target = privacy::EpsDelta(1.0, 1e-6);
-  o.stream.seed = 5;
+  o.stream.privacy.target = privacy::EpsDelta(1.0, 1e-6);
+  o.stream.privacy.noise.seed = 5;
   return o;
 }
 
