@@ -116,9 +116,9 @@ std::vector<Score> run_trial(const Spiked& s, Index n, double sigma, std::uint64
   pca::StreamingPrivateOjaOptions o;
   o.k = kRank;
   o.horizon = std::uint64_t(n);
-  o.row_norm_bound = s.l;
-  o.target = kTarget;
-  o.seed = seed;
+  o.privacy.row_norm_bound = s.l;
+  o.privacy.target = kTarget;
+  o.privacy.noise.seed = seed;
   pca::StreamingPrivateOja oja(kDim, o, privacy::Budget::unaccounted("a benchmark: nothing is published"));
   oja.update_block(rows);
   oja.flush();

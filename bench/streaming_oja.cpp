@@ -79,7 +79,7 @@ Rate dense_part(Eigen::Index k) {
   StreamingPrivateOjaOptions o;
   o.k = k;
   o.batch_rows = 1875;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   StreamingPrivateOja oja(784, o, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   t0 = Clock::now();
   read_dense([&](const Eigen::VectorXd& row) { oja.update(row); });
@@ -124,7 +124,7 @@ SparseResult sparse_part(std::uint64_t rows, double scale_share, Eigen::Index ov
   o.batch_rows = 20000;
   o.scale_share = scale_share;
   if (oversampling >= 0) o.oversampling = oversampling;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   StreamingPrivateOja oja(d, o, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
   t0 = Clock::now();
   {

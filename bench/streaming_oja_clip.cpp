@@ -41,7 +41,7 @@ double one_pass(const MatrixXd& rows, Index k, std::optional<double> scale_share
   pca::StreamingPrivateOjaOptions o;
   o.k = k;
   o.horizon = std::uint64_t(rows.rows());
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   o.scale_share = scale_share;
   pca::StreamingPrivateOja oja(rows.cols(), o, privacy::Budget::unaccounted("a benchmark: nothing is published"));
   oja.update_block(rows);

@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
             dpstream::pca::StreamingPrivateOjaOptions o;
             o.k = k;
             o.horizon = n;
-            o.seed = std::uint64_t(s);
+            o.privacy.noise.seed = std::uint64_t(s);
             o.scale_share = scale_share;
             dpstream::pca::StreamingPrivateOja oja(d, o, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
             oja.update_block(rows);

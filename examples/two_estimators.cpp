@@ -75,9 +75,9 @@ int main() {
   pca::StreamingPrivateOjaOptions oja_options;
   oja_options.k = k;
   oja_options.batch_rows = 1000;
-  oja_options.row_norm_bound = 1.0;
-  oja_options.target = share;
-  oja_options.seed = 8;
+  oja_options.privacy.row_norm_bound = 1.0;
+  oja_options.privacy.target = share;
+  oja_options.privacy.noise.seed = 8;
   pca::StreamingPrivateOja oja(d, oja_options, accountant);
 
   // 5. Event-driven refresh: react to each estimator's own events (here: count them).

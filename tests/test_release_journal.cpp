@@ -121,7 +121,7 @@ TEST_CASE("streaming Oja: a restored step on other rows is refused unpublished; 
     o.k = 1;
     o.batch_rows = 2;
     o.batch_growth = 1.0;  // fixed minibatches of 2: the second block is step 2
-    o.seed = seed;
+    o.privacy.noise.seed = seed;
     o.scale_share = 0.25;  // the histogram's release is journalled too
     o.journal = dir.file("oja.journal");
     Eigen::MatrixXd first(2, 3), second(2, 3), other(2, 3);

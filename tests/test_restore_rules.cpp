@@ -41,7 +41,7 @@ pca::StreamingPrivateOjaOptions oja_options(const std::string& journal) {
   pca::StreamingPrivateOjaOptions o;
   o.k = 1;
   o.batch_rows = 2;
-  o.seed = 4;
+  o.privacy.noise.seed = 4;
   o.journal = journal;
   return o;
 }

@@ -77,9 +77,9 @@ TEST_CASE("streaming oja plan: sizes double and end exactly at the horizon", "[s
 TEST_CASE("streaming oja plan: the derived first minibatch is ceil(sigma1 sqrt(d k))", "[streaming_oja]") {
   StreamingPrivateOjaOptions o;
   o.k = 3;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   const StreamingPrivateOja oja(48, o, test_budget::unaccounted());
-  const double sigma1 = privacy::gaussian_sigma(1.0, o.target, o.calibration);
+  const double sigma1 = privacy::gaussian_sigma(1.0, o.privacy.target, o.privacy.calibration);
   CHECK(oja.first_batch() == std::uint64_t(std::ceil(sigma1 * 12.0)));
   CHECK(oja.planned_rows(2) == 2 * oja.first_batch());
   CHECK(std::isinf(oja.step_size(1)));  // power steps
@@ -88,7 +88,7 @@ TEST_CASE("streaming oja plan: the derived first minibatch is ceil(sigma1 sqrt(d
 TEST_CASE("streaming oja plan: flush keeps a remainder under half its minibatch pending", "[streaming_oja]") {
   StreamingPrivateOjaOptions o;
   o.batch_rows = 40;
-  o.seed = 2;
+  o.privacy.noise.seed = 2;
   StreamingPrivateOja oja(8, o, test_budget::unaccounted());
   const MatrixXd rows = spiked_rows(40 + 30, 8, 0.5, 0.3, 4);  // minibatch 1: 40 rows; 2: 80 planned
   oja.update_block(rows);
@@ -111,7 +111,7 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
   o.batch_growth = 1.0;
   o.step_rule = StepRule::oja;
   o.oversampling = 0;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
   proto::StreamingOjaCheckpoint msg;
@@ -137,8 +137,8 @@ TEST_CASE("streaming oja plan: the private clip share is derived by default and 
   CHECK(derived_scale_share(784, 0.8) == Approx(25.0 / 784.0).epsilon(1e-12));
   for (const Index d : {Index(100), Index(784), Index(20000)}) {
     StreamingPrivateOjaOptions o;
-    o.seed = 1;
-    privacy::PrivacyAccountant accountant(o.target);
+    o.privacy.noise.seed = 1;
+    privacy::PrivacyAccountant accountant(o.privacy.target);
     const StreamingPrivateOja oja(d, o, accountant);
     const double f = derived_scale_share(d, o.clip_quantile);
     // The ledger names the share the pass spends on its clip scale.
@@ -179,7 +179,7 @@ TEST_CASE("streaming oja plan: a checkpoint written with share 0 restores only w
           "[streaming_oja]") {
   StreamingPrivateOjaOptions o;
   o.batch_rows = 10;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   o.scale_share = 0.0;  // the default before the derived share
   StreamingPrivateOja oja(4, o, test_budget::unaccounted());
   oja.update_block(spiked_rows(25, 4, 0.5, 0.3, 3));
@@ -213,7 +213,7 @@ TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gau
     const MatrixXd rows = spiked_rows(Index(n), d, 0.4, 0.3, 100 + seed);
     StreamingPrivateOjaOptions o;  // the defaults, the horizon declared as the tool does
     o.horizon = n;
-    o.seed = seed;
+    o.privacy.noise.seed = seed;
     StreamingPrivateOja oja(d, o, test_budget::unaccounted());
     oja.update_block(rows);
     oja.flush();

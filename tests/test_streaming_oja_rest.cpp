@@ -118,7 +118,7 @@ TEST_CASE("streaming oja rest: a settled pass takes the rest in one minibatch an
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     StreamingPrivateOjaOptions o;
     o.horizon = n;
-    o.seed = seed;
+    o.privacy.noise.seed = seed;
     const MatrixXd rows = spiked_rows(Index(n), d, 0.6, 0.3, 300 + seed);
     const std::vector<std::uint64_t> at = step_positions(d, o, rows);
     const OjaBatchPlan plan(StreamingPrivateOja(d, o, test_budget::unaccounted()).first_batch(), 2.0, n);
@@ -137,7 +137,7 @@ TEST_CASE("streaming oja rest: a stream that never settles, and no horizon, keep
   const std::uint64_t n = 20000;
   StreamingPrivateOjaOptions o;
   o.horizon = n;
-  o.seed = 3;
+  o.privacy.noise.seed = 3;
   const OjaBatchPlan plan(StreamingPrivateOja(d, o, test_budget::unaccounted()).first_batch(), 2.0, n);
   // Isotropic rows: no gap to settle on (the Ritz gap stays within its noise).
   const std::vector<std::uint64_t> flat = step_positions(d, o, spiked_rows(Index(n), d, 0.0, 0.9, 7));
@@ -155,7 +155,7 @@ TEST_CASE("streaming oja rest: checkpoints inside the rest's minibatch continue;
   const std::uint64_t n = 20000;
   StreamingPrivateOjaOptions o;
   o.horizon = n;
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   const MatrixXd rows = spiked_rows(Index(n), d, 0.6, 0.3, 301);
   StreamingPrivateOja whole(d, o, test_budget::unaccounted());
   whole.update_block(rows);

@@ -39,7 +39,7 @@ StreamingPrivateOjaOptions seeded_options(Index k, std::uint64_t batch, std::uin
   o.batch_growth = 1.0;  // fixed minibatches and the 1/t Oja step: the defaults are
   o.step_rule = StepRule::oja;  // test_streaming_oja_plan.cpp's
   o.oversampling = 0;
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   return o;
 }
 
@@ -95,10 +95,10 @@ TEST_CASE("streaming oja: a noise scale that vanishes at the smallest clip is re
   // L = 1e-150, ε = 1e150: the unit σ ≈ 1e-150 times the clip, L²·2^-47 ≈ 1e-314, underflows to 0, found
   // before at the first release (snap_granularity), after noise was drawn.
   auto o = seeded_options(1, 10, 1);
-  o.row_norm_bound = 1e-150;
-  o.target = privacy::EpsDelta(1e150, 1e-6);
+  o.privacy.row_norm_bound = 1e-150;
+  o.privacy.target = privacy::EpsDelta(1e150, 1e-6);
   CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, test_budget::unaccounted()), InvalidParameter, Contains("gradient noise sigma"));
-  o.row_norm_bound = 1.0;
+  o.privacy.row_norm_bound = 1.0;
   CHECK_NOTHROW(StreamingPrivateOja(5, o, test_budget::unaccounted()));
 }
 
@@ -131,12 +131,12 @@ TEST_CASE("streaming oja: a bad row is refused before it is taken or any noise i
 TEST_CASE("streaming oja: one charge for the whole pass, before any row; too small a budget builds nothing",
           "[streaming_oja]") {
   auto o = seeded_options(2, 10, 1);
-  o.target = EpsDelta(1.0, 1e-6);
+  o.privacy.target = EpsDelta(1.0, 1e-6);
   privacy::PrivacyAccountant accountant(EpsDelta(1.0, 1e-6));
   StreamingPrivateOja oja(6, o, accountant);
   REQUIRE(accountant.ledger().size() == 1);
   // The pass is one Gaussian mechanism of sensitivity 1 and σ₁: ρ = 1/(2σ₁²), whatever the length.
-  const double sigma1 = privacy::analytic_gaussian_sigma(1.0, o.target);
+  const double sigma1 = privacy::analytic_gaussian_sigma(1.0, o.privacy.target);
   CHECK(oja.unit_sigma() == sigma1);
   CHECK(*accountant.ledger()[0].rho == Approx(1.0 / (2 * sigma1 * sigma1)).epsilon(1e-12));
   oja.update_block(spiked_rows(100, 6, {0.5, 0.2}, 2));
@@ -148,8 +148,8 @@ TEST_CASE("streaming oja: one charge for the whole pass, before any row; too sma
 
 TEST_CASE("streaming oja: add_remove_row refused (minibatches are slots), before any charge", "[streaming_oja]") {
   auto o = seeded_options(1, 10, 1);
-  CHECK(StreamingPrivateOjaOptions{}.relation == privacy::Neighbours::zero_out_row);
-  o.relation = privacy::Neighbours::add_remove_row;
+  CHECK(StreamingPrivateOjaOptions{}.privacy.relation == privacy::Neighbours::zero_out_row);
+  o.privacy.relation = privacy::Neighbours::add_remove_row;
   privacy::PrivacyAccountant accountant(EpsDelta(5.0, 1e-6));
   CHECK_THROWS_NAMING(StreamingPrivateOja(5, o, accountant), InvalidParameter,
                       Contains("StreamingPrivateOja: relation add_remove_row is not a stream's guarantee"));
@@ -169,7 +169,7 @@ TEST_CASE("streaming oja: a checkpoint written before zero_out_row (add_remove_r
   const std::string old = base::seal_message(msg.SerializeAsString());
   CHECK(StreamingPrivateOja::load(old, 4, o).rows() == 25);
   auto replace = o;
-  replace.relation = privacy::Neighbours::replace_row;
+  replace.privacy.relation = privacy::Neighbours::replace_row;
   CHECK_THROWS_AS(StreamingPrivateOja::load(old, 4, replace), CorruptInput);
 }
 
@@ -184,7 +184,7 @@ TEST_CASE("streaming oja: the noise split keeps the minibatch at mu = 1/sigma1; 
   // a valid bound on it (replace: (2C/σ_g)² + (√2/σ_h)² = 1/σ₁² with σ's scaled accordingly).
   CHECK(std::pow(c / add_remove.gradient_sigma(), 2) + std::pow(1.0 / add_remove.histogram_sigma(), 2) ==
         Approx(1.0 / (s1 * s1)).epsilon(1e-12));
-  o.relation = privacy::Neighbours::replace_row;
+  o.privacy.relation = privacy::Neighbours::replace_row;
   const StreamingPrivateOja replace(5, o, test_budget::unaccounted());
   CHECK(replace.gradient_sigma() == Approx(2.0 * add_remove.gradient_sigma()).epsilon(1e-15));
   CHECK(replace.histogram_sigma() == Approx(std::sqrt(2.0) * add_remove.histogram_sigma()).epsilon(1e-15));
@@ -262,7 +262,7 @@ TEST_CASE("streaming oja: converges on planted spiked streams at epsilon = 1", "
     const std::vector<double> spikes = k == 1 ? std::vector<double>{0.4} : std::vector<double>{0.4, 0.25, 0.15};
     const MatrixXd rows = spiked_rows(40000, d, spikes, 21 + std::uint64_t(k));
     auto o = seeded_options(k, 1000, 99 + std::uint64_t(k));
-    o.target = EpsDelta(1.0, 1e-6);
+    o.privacy.target = EpsDelta(1.0, 1e-6);
     StreamingPrivateOja oja(d, o, test_budget::unaccounted());
     std::uint64_t published = 0;
     oja.subscribe([&](const StreamingPrivateOja::Release& r) {
@@ -322,7 +322,7 @@ TEST_CASE("streaming oja: a restored estimator continues bit for bit (seeded)", 
   other.batch_rows = 41;
   CHECK_THROWS_NAMING(StreamingPrivateOja::load(bytes, d, other), CorruptInput, Contains("batch_rows"));
   other = o;
-  other.seed = 18;
+  other.privacy.noise.seed = 18;
   CHECK_THROWS_NAMING(StreamingPrivateOja::load(bytes, d, other), CorruptInput, Contains("seed"));
   CHECK_THROWS_AS(StreamingPrivateOja::load(bytes.substr(0, bytes.size() / 2), d, o), CorruptInput);
   CHECK_THROWS_AS(StreamingPrivateOja::load(bytes, d + 1, o), CorruptInput);

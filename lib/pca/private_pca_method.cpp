@@ -34,11 +34,8 @@ privacy::Neighbours method_relation(const PrivatePcaMethodOptions& s) {
 StreamingPrivateOjaOptions streaming_oja_options(const PrivatePcaMethodOptions& s) {
   StreamingPrivateOjaOptions o;
   o.k = s.k;
-  o.seed = s.privacy.noise.seed;
-  o.target = s.privacy.target;
-  o.calibration = s.privacy.calibration;
-  o.row_norm_bound = s.privacy.row_norm_bound;
-  o.relation = method_relation(s);
+  o.privacy = s.privacy;
+  o.privacy.relation = method_relation(s);
   if (s.learning_rate > 0) {
     o.learning_rate = s.learning_rate;
     o.step_rule = StepRule::oja;

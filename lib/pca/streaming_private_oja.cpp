@@ -36,9 +36,9 @@ StreamingPrivateOjaOptions validated(Index dimension, StreamingPrivateOjaOptions
   if (!(o.batch_growth >= 1.0) || !std::isfinite(o.batch_growth))
     fail("batch_growth must be finite and >= 1, got " + base::format_value(o.batch_growth));
   if (o.step_rule != StepRule::power && o.step_rule != StepRule::oja) fail("step_rule is not power or oja");
-  privacy::require_stream_relation("StreamingPrivateOja", o.relation);
-  base::require_positive("row_norm_bound", o.row_norm_bound);
-  const double l2 = o.row_norm_bound * o.row_norm_bound;
+  privacy::require_stream_relation("StreamingPrivateOja", o.privacy.relation);
+  base::require_positive("row_norm_bound", o.privacy.row_norm_bound);
+  const double l2 = o.privacy.row_norm_bound * o.privacy.row_norm_bound;
   if (!std::isfinite(l2) || !std::isnormal(l2)) fail("row_norm_bound squared must be finite and normal");
   base::require_positive("learning_rate", o.learning_rate);
   if (!(o.rate_offset >= 0.0) || !std::isfinite(o.rate_offset))
@@ -55,12 +55,7 @@ StreamingPrivateOjaOptions validated(Index dimension, StreamingPrivateOjaOptions
 
 // σ for sensitivity 1 at the target: the whole minibatch's releases together are this one mechanism.
 double calibrated_unit_sigma(const StreamingPrivateOjaOptions& o) {
-  return privacy::gaussian_sigma(1.0, o.target, o.calibration);
-}
-
-std::unique_ptr<privacy::NoiseSource> make_source(const StreamingPrivateOjaOptions& o) {
-  if (o.seed) return std::make_unique<privacy::SeededNoiseSource>(*o.seed);
-  return privacy::make_secure_noise_source();
+  return privacy::gaussian_sigma(1.0, o.privacy.target, o.privacy.calibration);
 }
 
 // Q of the thin QR of m (d × k, k ≤ d), columns signed so that R's diagonal is ≥ 0: a deterministic
@@ -109,15 +104,15 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
       first_batch_(options.batch_rows != 0 ? options.batch_rows
                                            : derived_first_batch(dimension, options.k, unit_sigma_)),
       plan_(first_batch_, options.batch_growth, options.horizon),
-      source_(make_source(options)),
+      source_(options.privacy.noise.make_source()),
       width_(options.k + std::min<Index>(dimension - options.k, options.oversampling)),
       sum_(MatrixXd::Zero(dimension, width_)),
       projection_(width_),
       histogram_(VectorXd::Zero(scale_share() > 0.0 ? kScaleBins : 0)),
-      clip_(options.initial_clip > 0.0 ? options.initial_clip : options.row_norm_bound * options.row_norm_bound) {
+      clip_(options.initial_clip > 0.0 ? options.initial_clip : options.privacy.row_norm_bound * options.privacy.row_norm_bound) {
   // Every noise scale the pass can use, checked now: the clip is the initial one, then L² down to
   // L²·2^-47; a σ that overflows or vanishes in floating point would stop the pass at a release.
-  const double l2 = options_.row_norm_bound * options_.row_norm_bound;
+  const double l2 = options_.privacy.row_norm_bound * options_.privacy.row_norm_bound;
   for (const double clip : {clip_, l2, std::ldexp(l2, -static_cast<int>(kScaleBins - 1))}) {
     const double saved = std::exchange(clip_, clip);
     const double sigma = gradient_sigma();
@@ -125,7 +120,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
     if (!(std::isfinite(sigma) && sigma > 0.0))
       throw InvalidParameter("StreamingPrivateOja: the gradient noise sigma " + base::format_value(sigma) +
                              " at clip " + base::format_value(clip) + " is not finite and > 0 (row_norm_bound " +
-                             base::format_value(options_.row_norm_bound) + ", unit sigma " +
+                             base::format_value(options_.privacy.row_norm_bound) + ", unit sigma " +
                              base::format_value(unit_sigma_) + ")");
   }
   // W_0: data-independent, the Q of a Gaussian matrix (uniform on the Stiefel manifold).
@@ -146,7 +141,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
       budget.accountant()->charge_gaussian("streaming private Oja (one pass, minibatches from " +
                                       std::to_string(first_batch_) + " rows, growth " +
                                       base::format_value(options_.batch_growth) + ", " + clip_label() + ")",
-                                  1.0, unit_sigma_, options_.target);
+                                  1.0, unit_sigma_, options_.privacy.target);
   } catch (...) {
     journal_.discard();  // nothing was built: the journal, empty, goes too
     throw;
@@ -179,13 +174,13 @@ void StreamingPrivateOja::subscribe(Subscriber subscriber) { subscribers_.push_b
 double StreamingPrivateOja::gradient_sigma() const noexcept { return sigma_at(clip_); }
 
 double StreamingPrivateOja::sigma_at(double clip) const noexcept {
-  const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? 2.0 * clip : clip;
+  const double sensitivity = options_.privacy.relation == privacy::Neighbours::replace_row ? 2.0 * clip : clip;
   return sensitivity * unit_sigma_ / std::sqrt(1.0 - scale_share());
 }
 
 double StreamingPrivateOja::histogram_sigma() const noexcept {
   if (scale_share() == 0.0) return std::numeric_limits<double>::infinity();
-  const double sensitivity = options_.relation == privacy::Neighbours::replace_row ? std::sqrt(2.0) : 1.0;
+  const double sensitivity = options_.privacy.relation == privacy::Neighbours::replace_row ? std::sqrt(2.0) : 1.0;
   return sensitivity * unit_sigma_ / std::sqrt(scale_share());
 }
 
@@ -197,7 +192,7 @@ Index StreamingPrivateOja::scale_bin(double update_norm, double l2) noexcept {
 
 double StreamingPrivateOja::step_size(std::uint64_t step) const noexcept {
   if (options_.step_rule == StepRule::power) return std::numeric_limits<double>::infinity();
-  const double l2 = options_.row_norm_bound * options_.row_norm_bound;
+  const double l2 = options_.privacy.row_norm_bound * options_.privacy.row_norm_bound;
   return options_.learning_rate / (l2 * (options_.rate_offset + static_cast<double>(step)));
 }
 
@@ -246,7 +241,7 @@ double StreamingPrivateOja::clip_factor(double update_norm) const noexcept {
 
 void StreamingPrivateOja::check_dense(const Eigen::Ref<const VectorXd>& row, std::uint64_t index) const {
   journal_.require_usable("streaming Oja");
-  stream::require_bounded_row(row, index, dimension_, options_.row_norm_bound);
+  stream::require_bounded_row(row, index, dimension_, options_.privacy.row_norm_bound);
 }
 
 void StreamingPrivateOja::update(const Eigen::Ref<const VectorXd>& row) {
@@ -254,7 +249,7 @@ void StreamingPrivateOja::update(const Eigen::Ref<const VectorXd>& row) {
   projection_.noalias() = iterate_.transpose() * row;  // xᵀW (p), from the column-major W always
   const double norm = row.norm() * projection_.norm();  // ‖x (xᵀW)‖_F
   const double factor = clip_factor(norm);
-  if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
+  if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.privacy.row_norm_bound * options_.privacy.row_norm_bound)] += 1.0;
   if (sparse_layout_)
     sum_rows_.noalias() += (factor * row) * projection_.transpose();
   else
@@ -291,7 +286,7 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
                                   ") or not increasing");
   }
   // The same checks as a dense row's (finite entries, ‖x‖ ≤ L): the absent entries are zeros.
-  stream::require_bounded_row(values, rows_, values.size(), options_.row_norm_bound);
+  stream::require_bounded_row(values, rows_, values.size(), options_.privacy.row_norm_bound);
   if (!sparse_layout_) use_sparse_layout();
   // p contiguous doubles of W and of S per non-zero (plain loops: p is small and known only at run
   // time; the same operations, in the same order, as the vector expressions they replace).
@@ -315,7 +310,7 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
   }
   const double norm = values.norm() * projection_.norm();
   const double factor = clip_factor(norm);
-  if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.row_norm_bound * options_.row_norm_bound)] += 1.0;
+  if (histogram_.size() > 0 && norm > 0.0) histogram_[scale_bin(norm, options_.privacy.row_norm_bound * options_.privacy.row_norm_bound)] += 1.0;
   for (Index i = 0; i < indices.size(); ++i) {
     const double a = factor * values[i];
     double* s = sum_rows_.data() + static_cast<std::ptrdiff_t>(indices[i]) * p;
@@ -376,7 +371,7 @@ void StreamingPrivateOja::step() {
   last_clip_ = clip;
   if (scale_share() > 0.0) {
     clip_ = quantile_edge(noisy_histogram_, options_.clip_quantile, batch,
-                          options_.row_norm_bound * options_.row_norm_bound);
+                          options_.privacy.row_norm_bound * options_.privacy.row_norm_bound);
     histogram_.setZero();
   }
   if (sparse_layout_)

@@ -52,11 +52,11 @@ void StreamingPrivateOja::save(proto::StreamingOjaCheckpoint& msg) const {
   msg.set_dimension(dimension_);
   msg.set_k(options_.k);
   msg.set_batch_rows(options_.batch_rows);
-  msg.set_row_norm_bound(options_.row_norm_bound);
-  msg.set_relation(privacy::to_string(options_.relation));
-  msg.set_epsilon(options_.target.epsilon());
-  msg.set_delta(options_.target.delta());
-  msg.set_calibration(privacy::to_string(options_.calibration));
+  msg.set_row_norm_bound(options_.privacy.row_norm_bound);
+  msg.set_relation(privacy::to_string(options_.privacy.relation));
+  msg.set_epsilon(options_.privacy.target.epsilon());
+  msg.set_delta(options_.privacy.target.delta());
+  msg.set_calibration(privacy::to_string(options_.privacy.calibration));
   msg.set_batch_growth(options_.batch_growth);
   msg.set_horizon(options_.horizon);
   msg.set_step_rule(step_rule_name(options_.step_rule));
@@ -94,11 +94,11 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
   expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
   expect("k", std::to_string(msg.k()), std::to_string(options.k));
   expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
-  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.row_norm_bound));
-  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.relation));
-  expect("epsilon", format_value(msg.epsilon()), format_value(options.target.epsilon()));
-  expect("delta", format_value(msg.delta()), format_value(options.target.delta()));
-  expect("calibration", msg.calibration(), privacy::to_string(options.calibration));
+  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.privacy.row_norm_bound));
+  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.privacy.relation));
+  expect("epsilon", format_value(msg.epsilon()), format_value(options.privacy.target.epsilon()));
+  expect("delta", format_value(msg.delta()), format_value(options.privacy.target.delta()));
+  expect("calibration", msg.calibration(), privacy::to_string(options.privacy.calibration));
   expect("oversampling", std::to_string(msg.oversampling()), std::to_string(options.oversampling));
   expect("batch_growth", format_value(msg.batch_growth() == 0.0 ? 1.0 : msg.batch_growth()),
          format_value(options.batch_growth));
@@ -116,11 +116,11 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
                        (options.scale_share ? std::string() : " (derived: options without scale_share)") +
                        "; restore with options whose scale_share is the checkpoint's");
   expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
-  expect("noise source", msg.seeded() ? "seeded" : "secure", options.seed ? "seeded" : "secure");
-  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.seed));
+  expect("noise source", msg.seeded() ? "seeded" : "secure", options.privacy.noise.seed ? "seeded" : "secure");
+  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.privacy.noise.seed));
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
-  const double l2 = options.row_norm_bound * options.row_norm_bound;
+  const double l2 = options.privacy.row_norm_bound * options.privacy.row_norm_bound;
   // The rest's minibatch: decided after a step, so it is at most the next one, and ends by the horizon.
   const bool final_ok = msg.final_step() == 0
                             ? msg.final_rows() == 0

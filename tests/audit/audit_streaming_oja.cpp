@@ -64,7 +64,7 @@ StreamingPrivateOjaOptions audit_options(Path path) {
     o.step_rule = dpstream::pca::StepRule::oja;
     o.oversampling = 0;
   }
-  o.target = EpsDelta(3.0, 1e-3);
+  o.privacy.target = EpsDelta(3.0, 1e-3);
   o.scale_share = 0.2;
   o.initial_clip = 0.5;
   return o;
@@ -101,7 +101,7 @@ Eigen::MatrixXd clipped_update(const Eigen::VectorXd& x, const Eigen::MatrixXd& 
 // observed releases. `overlap` feeds the planted double use.
 Eigen::VectorXd features(Path path, bool neighbour, std::uint64_t seed, bool overlap) {
   auto o = audit_options(path);
-  o.seed = seed;
+  o.privacy.noise.seed = seed;
   StreamingPrivateOja oja(kDim, o, test_budget::unaccounted());
   const Eigen::MatrixXd rows = stream_rows(path, neighbour);
   const Eigen::VectorXd a = Eigen::Vector3d(1.0, 0.0, 0.0);
@@ -124,7 +124,7 @@ Eigen::VectorXd features(Path path, bool neighbour, std::uint64_t seed, bool ove
     }
     double a_norm = 0.0;
     const Eigen::MatrixXd g = clipped_update(a, r.previous, r.clip, &a_norm);
-    const double sg = oja.options().relation == dpstream::privacy::Neighbours::zero_out_row ? r.clip : 2 * r.clip;
+    const double sg = oja.options().privacy.relation == dpstream::privacy::Neighbours::zero_out_row ? r.clip : 2 * r.clip;
     const double sigma_g = sg * oja.unit_sigma() / std::sqrt(1.0 - oja.scale_share());
     const double sigma_h = oja.histogram_sigma();
     double l = ((r.noisy_sum - sum_d).cwiseProduct(g).sum() - 0.5 * g.squaredNorm()) / (sigma_g * sigma_g);
@@ -148,7 +148,7 @@ Eigen::VectorXd features(Path path, bool neighbour, std::uint64_t seed, bool ove
 
 double claimed_epsilon(Path path) {
   auto o = audit_options(path);
-  o.seed = 1;
+  o.privacy.noise.seed = 1;
   return gdp_epsilon(StreamingPrivateOja(kDim, o, test_budget::unaccounted()).mu(), kAuditDelta);
 }
 

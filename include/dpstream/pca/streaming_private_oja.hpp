@@ -116,6 +116,7 @@
 #include "dpstream/base/release_journal.hpp"
 #include "dpstream/pca/private_subspace.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
+#include "dpstream/privacy/privacy_spec.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -141,10 +142,10 @@ struct StreamingPrivateOjaOptions {
   double batch_growth = 2.0;        // r ≥ 1
   std::uint64_t horizon = 0;        // the declared number of rows; 0: unknown
   StepRule step_rule = StepRule::power;  // power: W_t = qr(S̃_t); oja: the 1/t step below
-  double row_norm_bound = 1.0;      // L: every row ‖x‖₂ ≤ L (checked), finite > 0
-  privacy::EpsDelta target{1.0, 1e-6};  // for the whole pass
-  privacy::Calibration calibration = privacy::Calibration::tight;
-  privacy::Neighbours relation = privacy::Neighbours::zero_out_row;
+  // Target (for the whole pass), calibration, relation (a stream's: zero_out_row, the default, or
+  // replace_row), L (every row ‖x‖₂ ≤ L, checked) and the noise's seed (set: seeded, reproducible,
+  // NOT secure; unset: the secure source).
+  privacy::PrivacySpec privacy{.relation = privacy::Neighbours::zero_out_row};
   double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t)) (step_rule oja only)
   double rate_offset = 1.0;         // t₀ ≥ 0 (step_rule oja only)
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²
@@ -154,7 +155,6 @@ struct StreamingPrivateOjaOptions {
   // options that set scale_share = 0 explicitly.
   std::optional<double> scale_share;
   double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
-  std::optional<std::uint64_t> seed;  // set: seeded, reproducible, NOT secure; unset: secure source
   std::string journal;  // the release journal's path, "" for none (header; as ContinualSumOptions::journal)
 };
 

@@ -39,10 +39,10 @@ class OjaLearner final : public RowLearner {
     // the plan's minibatches (the first σ₁√d rows or more); --minibatch may be far smaller, and then the
     // histogram's noise would swamp its counts.
     o.scale_share = 0.0;
-    o.row_norm_bound = s.options.stream.privacy.row_norm_bound;
-    o.target = s.share;
-    o.calibration = s.options.stream.privacy.calibration;
-    o.seed = s.seed;
+    o.privacy.row_norm_bound = s.options.stream.privacy.row_norm_bound;
+    o.privacy.target = s.share;
+    o.privacy.calibration = s.options.stream.privacy.calibration;
+    o.privacy.noise.seed = s.seed;
     return o;
   }
   pca::StreamingPrivateOja oja_;
