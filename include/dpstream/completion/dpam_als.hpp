@@ -91,6 +91,9 @@ struct DpamAlsOptions {
   double gate_share = 0.02;
   double gate_bound = 0.1;
   double gate_margin = 2.0;
+  // Not a privacy::PrivacySpec: the privacy unit here is a user (all her ratings, add/remove: the
+  // header), not a row of norm L, and the run draws from two sources derived from one seed; a spec
+  // would carry a row bound, a relation and a calibration nothing reads.
   privacy::EpsDelta target{1.0, 1e-6};  // the whole run; δ > 0
   std::optional<std::uint64_t> seed;    // set: reproducible, NOT secure
 };

@@ -132,6 +132,9 @@ struct AlsOptions {
   double report_delta = 1e-5;      // δ ∈ (0, 1) of the Gaussian figures and compositions (Table 1)
 
   // ---- rigorous mode ----
+  // Not a privacy::PrivacySpec: the privacy unit here is a user (her ratings bounded by B_r, at most
+  // ξ of them), not a row of norm L, and the run draws from two sources derived from one seed;
+  // a spec would carry a row bound and a calibration nothing reads.
   privacy::EpsDelta target{1.0, 1e-6};  // for the whole run; δ > 0 for Gaussian
   privacy::Neighbours relation = privacy::Neighbours::add_remove_row;
   double rating_bound = 5.0;        // B_r > 0: ratings clipped to [−B_r, B_r]
