@@ -3,8 +3,8 @@
 // configuration (byte % kConfigs); the rest are the checkpoint bytes.
 //
 //   0-5  ContinualSum::load (vector or covariance sum; plain / Honaker / unbounded trees,
-//        square-root Toeplitz, BLT; seeded or secure source; with an accountant whose ledger the
-//        checkpoint replaces)
+//        square-root Toeplitz, BLT; seeded or secure source; with an accountant the checkpoint's
+//        ledger is merged into, never lowering it)
 //   6-9  ContinualNoise::load of a proto::ContinualNoiseState (TreeNoise Honaker, EpochTreeNoise,
 //        SqrtToeplitzNoise, BltNoise) — the strategies' own restore, without ContinualSum's checks
 //        in front of it
