@@ -182,6 +182,15 @@ class OnlinePCA(PcaTransformer):
         return self
 
     @property
+    def budget_description_(self):
+        """What the fit is charged to, in the library's words ("accounted against (epsilon=…,
+        delta=…)"): accountant_'s budget (the one given, or the one made for (epsilon, delta))."""
+        accountant = self.__dict__.get("accountant_")
+        if accountant is None:
+            raise NotFittedError("this OnlinePCA has seen no rows yet: call fit or partial_fit first")
+        return _core._describe_budget(accountant._core)
+
+    @property
     def user_counts_(self):
         """The contribution bound's counts (seen, kept, over_rows, too_close, users, state_bytes,
         max_state_bytes): they depend on the raw data and are NOT private."""

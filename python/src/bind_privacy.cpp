@@ -3,6 +3,7 @@
 
 #include "bindings.hpp"
 #include "dpstream/base/errors.hpp"
+#include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
 #include "dpstream/stream/row_normalization.hpp"
 
@@ -155,6 +156,8 @@ Eigen::MatrixXd guard_block(const RowArray& rows, stream::RowGuard& guard) {
 void bind_privacy(py::module_& m) {
   m.def("_describe_neighbours", [](const std::string& relation) { return privacy::describe(python_relation(relation)); },
         "The neighbouring relation in words (privacy::describe), from its Python or C++ name.");
+  m.def("_describe_budget", [](const privacy::PrivacyAccountant& accountant) { return privacy::describe_budget(&accountant, ""); },
+        "An accountant's budget in the library's words (privacy::Budget::describe).");
   py::class_<privacy::PrivacyAccountant, SharedAccountant>(m, "_Accountant")
       .def(py::init([](double epsilon, double delta, const std::string& conversion) {
              return std::make_shared<privacy::PrivacyAccountant>(privacy::EpsDelta(epsilon, delta),

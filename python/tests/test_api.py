@@ -2,6 +2,7 @@
 
 Every stream here is seeded (reproducible, NOT secure noise) so that assertions are exact."""
 import os
+import pickle
 import stat
 
 import numpy as np
@@ -91,6 +92,14 @@ def test_the_budget_is_described_in_the_librarys_words(rows):
     assert alone.budget_description == "not accounted: ContinualCovariance: no accountant was given (accountant=None)"
     fit = dpstream.PrivatePCA("gauss", 2, 0.5, 1e-6, seed=2).fit(rows)
     assert fit.budget_description_ == "accounted against (epsilon=0.5, delta=1e-06)"
+    online = dpstream.OnlinePCA(n_components=2, epsilon=0.5, delta=1e-6, seed=3, block=10)
+    with pytest.raises(dpstream.NotFittedError):
+        online.budget_description_
+    online.partial_fit(rows)
+    assert online.budget_description_ == "accounted against (epsilon=0.5, delta=1e-06)"  # the one it made
+    assert pickle.loads(pickle.dumps(online)).budget_description_ == online.budget_description_
+    given = dpstream.OnlinePCA(n_components=2, seed=3, block=10, accountant=dpstream.PrivacyAccountant(3.0, 1e-5))
+    assert given.partial_fit(rows).budget_description_ == "accounted against (epsilon=3, delta=1e-05)"
 
 
 def test_checkpoints_continue_bit_identically(tmp_path, rows):
