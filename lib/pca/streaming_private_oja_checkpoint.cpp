@@ -11,6 +11,7 @@
 #include "privacy/noise_source_state.hpp"
 #include "dpstream/privacy/params.hpp"
 #include "dpstream/base/format.hpp"
+#include "dpstream/privacy/spec_record.hpp"
 
 namespace dpstream::pca {
 
@@ -52,11 +53,7 @@ void StreamingPrivateOja::save(proto::StreamingOjaCheckpoint& msg) const {
   msg.set_dimension(dimension_);
   msg.set_k(options_.k);
   msg.set_batch_rows(options_.batch_rows);
-  msg.set_row_norm_bound(options_.privacy.row_norm_bound);
-  msg.set_relation(privacy::to_string(options_.privacy.relation));
-  msg.set_epsilon(options_.privacy.target.epsilon());
-  msg.set_delta(options_.privacy.target.delta());
-  msg.set_calibration(privacy::to_string(options_.privacy.calibration));
+  privacy::put_spec(options_.privacy, msg);
   msg.set_batch_growth(options_.batch_growth);
   msg.set_horizon(options_.horizon);
   msg.set_step_rule(step_rule_name(options_.step_rule));
@@ -94,11 +91,7 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
   expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
   expect("k", std::to_string(msg.k()), std::to_string(options.k));
   expect("batch_rows", std::to_string(msg.batch_rows()), std::to_string(options.batch_rows));
-  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.privacy.row_norm_bound));
-  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.privacy.relation));
-  expect("epsilon", format_value(msg.epsilon()), format_value(options.privacy.target.epsilon()));
-  expect("delta", format_value(msg.delta()), format_value(options.privacy.target.delta()));
-  expect("calibration", msg.calibration(), privacy::to_string(options.privacy.calibration));
+  privacy::expect_spec(msg, privacy::stream_relation_from_checkpoint(msg.relation()), options.privacy, expect);
   expect("oversampling", std::to_string(msg.oversampling()), std::to_string(options.oversampling));
   expect("batch_growth", format_value(msg.batch_growth() == 0.0 ? 1.0 : msg.batch_growth()),
          format_value(options.batch_growth));
@@ -116,8 +109,7 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
                        (options.scale_share ? std::string() : " (derived: options without scale_share)") +
                        "; restore with options whose scale_share is the checkpoint's");
   expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
-  expect("noise source", msg.seeded() ? "seeded" : "secure", options.privacy.noise.seed ? "seeded" : "secure");
-  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.privacy.noise.seed));
+  privacy::expect_noise(msg, options.privacy.noise, expect);
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
   const double l2 = options.privacy.row_norm_bound * options.privacy.row_norm_bound;

@@ -2,11 +2,11 @@
 #include <string>
 
 #include "dpstream/base/errors.hpp"
-#include "dpstream/base/format.hpp"
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/saved_state.hpp"
 #include "dpstream/pca/streaming_private_pca.hpp"
 #include "dpstream/stream/restore_rules.hpp"
+#include "dpstream/privacy/spec_record.hpp"
 #include "linalg/matrix_message.hpp"
 #include "streaming_pca.pb.h"
 
@@ -25,7 +25,6 @@ void expect_built_alike(const proto::StreamingPcaCheckpoint& msg, Eigen::Index d
       throw CorruptInput(std::string(kWhat) + ": " + field + " is " + got + ", the estimator being restored has " +
                          want + " (checkpoint made with other parameters)");
   };
-  using base::format_value;
   const NoisyPowerMethodOptions& r = options.refresh;
   expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
   expect("horizon_rows", std::to_string(msg.horizon_rows()), std::to_string(options.horizon_rows));
@@ -33,11 +32,7 @@ void expect_built_alike(const proto::StreamingPcaCheckpoint& msg, Eigen::Index d
   expect("k", std::to_string(msg.k()), std::to_string(r.k));
   expect("iterations", std::to_string(msg.iterations()), std::to_string(r.iterations));
   expect("release_values", msg.release_values() ? "true" : "false", r.release_values ? "true" : "false");
-  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(r.privacy.row_norm_bound));
-  expect("relation", msg.relation(), privacy::to_string(r.privacy.relation));
-  expect("epsilon", format_value(msg.epsilon()), format_value(r.privacy.target.epsilon()));
-  expect("delta", format_value(msg.delta()), format_value(r.privacy.target.delta()));
-  expect("calibration", msg.calibration(), privacy::to_string(r.privacy.calibration));
+  privacy::expect_spec(msg, msg.relation(), r.privacy, expect);
   expect("max_rows_per_unit", std::to_string(msg.max_rows_per_unit()), std::to_string(r.max_rows_per_unit));
 }
 
@@ -70,11 +65,7 @@ void StreamingPrivatePca::save(proto::StreamingPcaCheckpoint& msg) const {
   msg.set_k(r.k);
   msg.set_iterations(r.iterations);
   msg.set_release_values(r.release_values);
-  msg.set_row_norm_bound(r.privacy.row_norm_bound);
-  msg.set_relation(privacy::to_string(r.privacy.relation));
-  msg.set_epsilon(r.privacy.target.epsilon());
-  msg.set_delta(r.privacy.target.delta());
-  msg.set_calibration(privacy::to_string(r.privacy.calibration));
+  privacy::put_spec(r.privacy, msg);
   msg.set_max_rows_per_unit(r.max_rows_per_unit);
   msg.set_rows(exact_.rows());
   Eigen::VectorXd packed(exact_.packed_size());

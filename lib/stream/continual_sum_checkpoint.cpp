@@ -11,14 +11,13 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
 #include "dpstream/base/saved_state.hpp"
-#include "dpstream/base/format.hpp"
 #include "dpstream/stream/continual_sum.hpp"
 #include "dpstream/stream/restore_rules.hpp"
+#include "dpstream/privacy/spec_record.hpp"
 #include "privacy/noise_source_state.hpp"
 
 namespace dpstream::stream {
 
-using base::format_value;
 
 namespace {
 
@@ -58,11 +57,7 @@ void ContinualSum<Accumulator>::save(proto::ContinualSumCheckpoint& msg) const {
   msg.set_dimension(dimension_);
   msg.set_horizon(options_.horizon);
   msg.set_block_rows(options_.block_rows);
-  msg.set_row_norm_bound(options_.privacy.row_norm_bound);
-  msg.set_relation(privacy::to_string(options_.privacy.relation));
-  msg.set_epsilon(options_.privacy.target.epsilon());
-  msg.set_delta(options_.privacy.target.delta());
-  msg.set_calibration(privacy::to_string(options_.privacy.calibration));
+  privacy::put_spec(options_.privacy, msg);
   msg.set_strategy(to_string(options_.strategy));
   msg.set_shape(shape_name(options_.shape));
   msg.set_rows(rows());
@@ -97,15 +92,10 @@ ContinualSum<Accumulator> ContinualSum<Accumulator>::load(const proto::Continual
   expect("dimension", std::to_string(msg.dimension()), std::to_string(dimension));
   expect("horizon", std::to_string(msg.horizon()), std::to_string(options.horizon));
   expect("block_rows", std::to_string(msg.block_rows()), std::to_string(options.block_rows));
-  expect("row_norm_bound", format_value(msg.row_norm_bound()), format_value(options.privacy.row_norm_bound));
-  expect("relation", privacy::stream_relation_from_checkpoint(msg.relation()), privacy::to_string(options.privacy.relation));
-  expect("epsilon", format_value(msg.epsilon()), format_value(options.privacy.target.epsilon()));
-  expect("delta", format_value(msg.delta()), format_value(options.privacy.target.delta()));
-  expect("calibration", msg.calibration(), privacy::to_string(options.privacy.calibration));
+  privacy::expect_spec(msg, privacy::stream_relation_from_checkpoint(msg.relation()), options.privacy, expect);
   expect("strategy", msg.strategy(), to_string(options.strategy));
   expect("shape", msg.shape(), shape_name(options.shape));
-  expect("noise source", msg.seeded() ? "seeded" : "secure", options.privacy.noise.seed ? "seeded" : "secure");
-  if (msg.seeded()) expect("seed", std::to_string(msg.source().seed()), std::to_string(*options.privacy.noise.seed));
+  privacy::expect_noise(msg, options.privacy.noise, expect);
 
   ContinualSum sum(dimension, options, budget, NoCharge{});
   const Eigen::Index p = sum.exact_.packed_size();
