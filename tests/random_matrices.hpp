@@ -2,6 +2,8 @@
 // matrix on every platform).
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <span>
 
 #include <Eigen/Core>
@@ -22,6 +24,20 @@ inline Eigen::MatrixXd gaussian_matrix(Eigen::Index rows, Eigen::Index cols, pri
 inline Eigen::MatrixXd orthonormal_columns(const Eigen::MatrixXd& g) {
   linalg::HouseholderQr qr(g);
   return qr.q(g.cols());
+}
+
+// n rows x = √s·z·e_1 + √(iso/d)·ξ (z, ξ standard normal, from a SeededNoiseSource), scaled into
+// the unit ball: top eigenvector e_1, gap ≈ s − iso/d.
+inline Eigen::MatrixXd spiked_rows(Eigen::Index n, Eigen::Index d, double spike, double iso, std::uint64_t seed) {
+  privacy::SeededNoiseSource source(seed);
+  Eigen::MatrixXd rows(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) rows(i, j) = std::sqrt(iso / double(d)) * source.gaussian();
+    rows(i, 0) += std::sqrt(spike) * source.gaussian();
+    const double norm = rows.row(i).norm();
+    if (norm > 0.999) rows.row(i) *= 0.999 / norm;
+  }
+  return rows;
 }
 
 }  // namespace dpstream::testing

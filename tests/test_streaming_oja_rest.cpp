@@ -18,6 +18,7 @@
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "random_matrices.hpp"
 #include "streaming_oja.pb.h"
 #include "unaccounted.hpp"
 
@@ -27,23 +28,11 @@ using namespace dpstream;
 using namespace dpstream::pca;
 using Eigen::Index;
 using Eigen::MatrixXd;
+using dpstream::testing::spiked_rows;
 using Eigen::VectorXd;
 using Catch::Matchers::Contains;
 
 namespace {
-
-// n rows x = √s·z·e_1 + √(iso/d)·ξ (z, ξ standard normal), scaled into the unit ball.
-MatrixXd spiked_rows(Index n, Index d, double spike, double iso, std::uint64_t seed) {
-  privacy::SeededNoiseSource source(seed);
-  MatrixXd rows(n, d);
-  for (Index i = 0; i < n; ++i) {
-    for (Index j = 0; j < d; ++j) rows(i, j) = std::sqrt(iso / double(d)) * source.gaussian();
-    rows(i, 0) += std::sqrt(spike) * source.gaussian();
-    const double norm = rows.row(i).norm();
-    if (norm > 0.999) rows.row(i) *= 0.999 / norm;
-  }
-  return rows;
-}
 
 // The stream positions at which each step was released.
 std::vector<std::uint64_t> step_positions(Index d, const StreamingPrivateOjaOptions& o, const MatrixXd& rows) {
