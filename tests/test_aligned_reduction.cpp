@@ -14,6 +14,7 @@
 #include "dpstream/completion/ratings_matrix.hpp"
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/linalg/aligned_reduction.hpp"
+#include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "sanitized_build.hpp"
 
@@ -23,23 +24,11 @@ using namespace dpstream;
 
 namespace {
 
-// splitmix64 → uniform in [0, 1): any fixed data will do.
-struct Uniform {
-  std::uint64_t state;
-  double operator()() {
-    state += 0x9e3779b97f4a7c15ULL;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-  }
-};
-
 // Values of both signs over twelve binades: the order of the additions shows in the last bits.
 Eigen::VectorXd spread_values(Eigen::Index n, std::uint64_t seed) {
-  Uniform next{seed};
+  privacy::SeededNoiseSource source(seed);  // any fixed data will do
   Eigen::VectorXd v(n);
-  for (Eigen::Index i = 0; i < n; ++i) v(i) = (next() - 0.3) * static_cast<double>(1 << (i % 12));
+  for (Eigen::Index i = 0; i < n; ++i) v(i) = (source.uniform_open() - 0.3) * static_cast<double>(1 << (i % 12));
   return v;
 }
 
@@ -114,10 +103,10 @@ TEST_CASE("RatingsMatrix::mean: the same bits whichever address the heap gives i
   // 64 KiB + 16·(s mod 4) bytes, larger than any a build frees, is taken from the top of the heap
   // and moves the next build's values by 16 bytes more each time. The reference is the values' sum
   // held in a VectorXd.
-  Uniform next{99};
+  privacy::SeededNoiseSource source(99);
   std::vector<completion::Rating> ratings;
   for (int i = 0; i < 3000; ++i)
-    ratings.push_back({i % 97, (i * 31) % 89, (next() - 0.3) * static_cast<double>(1 << (i % 12))});
+    ratings.push_back({i % 97, (i * 31) % 89, (source.uniform_open() - 0.3) * static_cast<double>(1 << (i % 12))});
   const completion::RatingsMatrix first(97, 89, ratings);
   const auto& by_user = first.by_user();
   const Eigen::VectorXd held = Eigen::Map<const Eigen::VectorXd>(by_user.valuePtr(), by_user.nonZeros());
