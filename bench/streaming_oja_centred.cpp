@@ -3,9 +3,10 @@
 // private quantile clip of ‖g‖) and Analyze Gauss (GaussianPca), ε = 1, δ = 1e-6, the horizon
 // declared, seeds 1..S. Captured variance Σ‖Vᵀx‖² as a share of the exact top k's; "ratio" is one
 // pass / Analyze Gauss, the mean over seeds. Regimes (argument 1):
-//  low    — one spike and small isotropic noise: x = s·u + σ·z, s = ±1, z ~ N(0, I_d), d = 200,
-//           σ ∈ {0.025, 0.001}, k = 1, 2, n ∈ {1000, 4000}; L = 1 + σ·√(d + 6√(2d)) (no row exceeds
-//           it: checked). Also sin²θ = ‖(I − VVᵀ)u‖² of the spike, where captured variance saturates.
+//  low    — spikes and small isotropic noise: x = Σ√λ_j·s_j·u_j + σ·z, s_j = ±1, z ~ N(0, I_d),
+//           d = 200, σ ∈ {0.025, 0.001}, n ∈ {1000, 4000}: one spike λ = 1 (k = 1, 2) and Düngler &
+//           Sanyal's two, λ = 10, 5 (k = 2); L = √Σλ + σ·√(d + 6√(2d)) (no row exceeds it: checked).
+//           Also sin²θ = ‖(I − VVᵀ)U‖²/j of the j spikes, where captured variance saturates.
 //  spiked — bench_streaming_oja_reach's streams (spikes share·2^{−j}, isotropic bulk, unit ball),
 //           d ∈ {100, 784}, n ∈ {10·d, 30·d}, share ∈ {0.1, 0.3}, k = 1.
 //  fmnist — an IDX file's rows scaled to unit norm (argument 3; the first `limit` rows, argument 4,
@@ -33,7 +34,8 @@ namespace privacy = dpstream::privacy;
 
 privacy::Budget unaccounted() { return privacy::Budget::unaccounted("a benchmark: nothing is published"); }
 
-MatrixXd one_pass(const MatrixXd& rows, Index k, double bound, bool centred, std::uint64_t seed) {
+// The pass's estimate; `last_clip` receives the clip (C, or the radius r when centred) of its last step.
+MatrixXd one_pass(const MatrixXd& rows, Index k, double bound, bool centred, std::uint64_t seed, double& last_clip) {
   pca::StreamingPrivateOjaOptions o;
   o.k = k;
   o.horizon = std::uint64_t(rows.rows());
@@ -41,6 +43,7 @@ MatrixXd one_pass(const MatrixXd& rows, Index k, double bound, bool centred, std
   o.privacy.row_norm_bound = bound;
   o.centred_updates = centred;
   pca::StreamingPrivateOja oja(rows.cols(), o, unaccounted());
+  oja.subscribe([&](const pca::StreamingPrivateOja::Release& r) { last_clip = r.clip; });
   oja.update_block(rows);
   oja.flush();
   return oja.basis();
@@ -55,17 +58,20 @@ MatrixXd analyze_gauss(const MatrixXd& rows, Index k, double bound, std::uint64_
 }
 
 // One configuration: per seed the rows (make(seed)), both passes and Analyze Gauss; prints a line.
+// "r/C": the last step's radius over the quantile clip's C, the ratio of their noise (mean over seeds).
 template <class Make>
-void run(const char* label, Index k, double bound, int seeds, Make make, const Eigen::VectorXd* spike = nullptr) {
-  double off = 0, on = 0, gauss = 0, sin_off = 0, sin_on = 0, sin_gauss = 0;
+void run(const char* label, Index k, double bound, int seeds, Make make) {
+  double off = 0, on = 0, gauss = 0, sin_off = 0, sin_on = 0, sin_gauss = 0, clip_ratio = 0;
   std::string per_seed;
   for (int s = 1; s <= seeds; ++s) {
-    Eigen::VectorXd u;
+    MatrixXd u;  // the planted spikes (d × j), when known
     const MatrixXd rows = make(std::uint64_t(s), u);
     const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(rows.transpose() * rows);
     const double best = eig.eigenvalues().tail(k).sum();
-    const MatrixXd v_off = one_pass(rows, k, bound, false, std::uint64_t(s));
-    const MatrixXd v_on = one_pass(rows, k, bound, true, std::uint64_t(s));
+    double clip_off = 0, clip_on = 0;
+    const MatrixXd v_off = one_pass(rows, k, bound, false, std::uint64_t(s), clip_off);
+    const MatrixXd v_on = one_pass(rows, k, bound, true, std::uint64_t(s), clip_on);
+    clip_ratio += clip_on / clip_off;
     const MatrixXd v_g = analyze_gauss(rows, k, bound, std::uint64_t(s));
     const double a = (rows * v_off).squaredNorm() / best, b = (rows * v_on).squaredNorm() / best,
                  c = (rows * v_g).squaredNorm() / best;
@@ -73,45 +79,55 @@ void run(const char* label, Index k, double bound, int seeds, Make make, const E
     char buf[64];
     std::snprintf(buf, sizeof buf, " %.3f/%.3f", a / c, b / c);
     per_seed += buf;
-    if (spike != nullptr || u.size() > 0) {
-      auto sin2 = [&](const MatrixXd& v) { return (u - v * (v.transpose() * u)).squaredNorm(); };
+    if (u.size() > 0) {  // sin²θ = ‖(I − VVᵀ)U‖_F²/(spikes)
+      auto sin2 = [&](const MatrixXd& v) { return (u - v * (v.transpose() * u)).squaredNorm() / double(u.cols()); };
       sin_off += sin2(v_off), sin_on += sin2(v_on), sin_gauss += sin2(v_g);
     }
   }
-  std::printf("%-34s k=%-2ld | gauss %.4f | off %.4f on %.4f | ratio off %.3f on %.3f |%s", label, long(k),
-              gauss / seeds, off / seeds, on / seeds, off / gauss, on / gauss, per_seed.c_str());
+  std::printf("%-34s k=%-2ld | gauss %.4f | off %.4f on %.4f | ratio off %.3f on %.3f | r/C %.3f |%s", label,
+              long(k), gauss / seeds, off / seeds, on / seeds, off / gauss, on / gauss, clip_ratio / seeds,
+              per_seed.c_str());
   if (sin_gauss > 0)
     std::printf(" | sin2 gauss %.3g off %.3g on %.3g", sin_gauss / seeds, sin_off / seeds, sin_on / seeds);
   std::printf("\n");
   std::fflush(stdout);
 }
 
+// x = Σ_j √λ_j·s_j·u_j + σ·z (s_j = ±1, U random orthonormal per seed, z ~ N(0, I_d)), d = 200, and
+// L = √Σλ_j + σ·√(d + 6√(2d)): one spike λ = 1 (k = 1, 2), and Düngler & Sanyal's two, λ = 10, 5 (k = 2).
 void low_randomness(int seeds) {
   const Index d = 200;
-  for (const double sigma : {0.025, 0.001}) {
-    const double bound = 1.0 + sigma * std::sqrt(d + 6.0 * std::sqrt(2.0 * d));
-    for (const std::uint64_t n : {1000ull, 4000ull})
-      for (const Index k : {Index(1), Index(2)}) {
-        auto make = [&](std::uint64_t seed, Eigen::VectorXd& u) {
-          privacy::SeededNoiseSource noise(7000 + seed);
-          u.resize(d);
-          noise.fill_gaussian(std::span<double>(u.data(), std::size_t(d)));
-          u.normalize();
-          MatrixXd rows(Index(n), d);
-          noise.fill_gaussian(std::span<double>(rows.data(), std::size_t(rows.size())), sigma);
-          std::vector<double> sign(n);
-          noise.fill_gaussian(std::span<double>(sign.data(), sign.size()));
-          for (Index i = 0; i < Index(n); ++i) {
-            rows.row(i) += (sign[std::size_t(i)] >= 0 ? 1.0 : -1.0) * u.transpose();
-            if (rows.row(i).norm() > bound) std::printf("row %ld exceeds L\n", long(i));
-          }
-          return rows;
-        };
-        char label[64];
-        std::snprintf(label, sizeof label, "low sigma=%g d=200 n=%llu", sigma, (unsigned long long)n);
-        run(label, k, bound, seeds, make);
-      }
-  }
+  for (const double sigma : {0.025, 0.001})
+    for (const std::vector<double>& spikes : {std::vector<double>{1.0}, std::vector<double>{10.0, 5.0}}) {
+      double total = 0;
+      for (double l : spikes) total += l;
+      const double bound = std::sqrt(total) + sigma * std::sqrt(d + 6.0 * std::sqrt(2.0 * d));
+      for (const std::uint64_t n : {1000ull, 4000ull})
+        for (const Index k : {Index(1), Index(2)}) {
+          if (Index(spikes.size()) > k) continue;
+          auto make = [&](std::uint64_t seed, MatrixXd& u) {
+            privacy::SeededNoiseSource noise(7000 + seed);
+            MatrixXd g(d, Index(spikes.size()));
+            noise.fill_gaussian(std::span<double>(g.data(), std::size_t(g.size())));
+            u = Eigen::HouseholderQR<MatrixXd>(g).householderQ() * MatrixXd::Identity(d, g.cols());
+            MatrixXd rows(Index(n), d);
+            noise.fill_gaussian(std::span<double>(rows.data(), std::size_t(rows.size())), sigma);
+            std::vector<double> sign(n * spikes.size());
+            noise.fill_gaussian(std::span<double>(sign.data(), sign.size()));
+            for (Index i = 0; i < Index(n); ++i) {
+              for (std::size_t j = 0; j < spikes.size(); ++j)
+                rows.row(i) += (sign[std::size_t(i) * spikes.size() + j] >= 0 ? 1.0 : -1.0) * std::sqrt(spikes[j]) *
+                               u.col(Index(j)).transpose();
+              if (rows.row(i).norm() > bound) std::printf("row %ld exceeds L\n", long(i));
+            }
+            return rows;
+          };
+          char label[64];
+          std::snprintf(label, sizeof label, "low sigma=%g spikes=%zu n=%llu", sigma, spikes.size(),
+                        (unsigned long long)n);
+          run(label, k, bound, seeds, make);
+        }
+    }
 }
 
 void spiked(int seeds) {
@@ -119,7 +135,7 @@ void spiked(int seeds) {
     for (const int multiple : {10, 30})
       for (const double share : {0.1, 0.3}) {
         const auto n = std::uint64_t(multiple * d);
-        auto make = [&](std::uint64_t seed, Eigen::VectorXd&) {
+        auto make = [&](std::uint64_t seed, MatrixXd&) {
           dpstream::io::SyntheticRowsOptions g;
           g.dimension = d;
           g.rows = n;
@@ -158,7 +174,7 @@ void image_rows(int seeds, const std::string& path, long limit) {
   char label[64];
   std::snprintf(label, sizeof label, "images %ld rows", long(rows.rows()));
   for (const Index k : {Index(1), Index(10)})
-    run(label, k, 1.0, seeds, [&](std::uint64_t, Eigen::VectorXd&) { return rows; });
+    run(label, k, 1.0, seeds, [&](std::uint64_t, MatrixXd&) { return rows; });
 }
 
 }  // namespace
