@@ -2,7 +2,8 @@
 // without a scale share, before anything is drawn; each release is B·c + Σ_{x ≠ 0} clip_r(g − c) plus
 // N(0, σ_g²) with σ_g = Δ·σ₁/√(1 − f), Δ = r (zero-out) and 2r (replace), c computed from the
 // previous release only; the sparse path equals the dense one; checkpoints carry the option and the
-// centre (bit for bit after a restore; a mismatch refused naming centred_updates).
+// centre (bit for bit after a restore; a mismatch refused naming centred_updates); the radius falls
+// below the uncentred clip where the rows' spread off the spike is small.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -148,6 +149,35 @@ TEST_CASE("streaming oja centred: checkpoints carry the option and the centre", 
   const std::string plain_bytes = plain.save();  // as a checkpoint written before the option
   CHECK_THROWS_NAMING(StreamingPrivateOja::load(plain_bytes, d, o), CorruptInput, Contains("centred_updates"));
   CHECK(StreamingPrivateOja::load(plain_bytes, d, off).steps() == 4);
+}
+
+// Where the rows' randomness off the spike is small the radius falls below the uncentred clip: rows
+// x = ±0.8·e₁ + 0.02·ξ (d = 50, unit ball) have ‖g‖ ≈ ‖x‖² ≈ 0.66, so the default clip sits on the
+// edge L² = 1, while the spread around the mean update, ‖g − Σ̂W‖ ≈ 0.8·0.02·(√d + √p) ≈ 0.15, plus
+// the centre's bias (the iterate's own error, a few hundredths once settled) stays under the edge
+// 0.25 — the radius must end at most half the clip (one edge lower leaves a margin of 2×).
+TEST_CASE("streaming oja centred: the radius falls below the clip when the rows' spread is small", "[streaming_oja]") {
+  const Index d = 50;
+  privacy::SeededNoiseSource source(21);
+  MatrixXd rows(4000, d);
+  for (Index i = 0; i < rows.rows(); ++i) {
+    for (Index j = 0; j < d; ++j) rows(i, j) = 0.02 * source.gaussian();
+    rows(i, 0) += source.gaussian() >= 0 ? 0.8 : -0.8;
+    if (rows.row(i).norm() > 0.999) rows.row(i) *= 0.999 / rows.row(i).norm();
+  }
+  double clip[2] = {0, 0};
+  for (const bool centred : {false, true}) {
+    StreamingPrivateOjaOptions o;
+    o.horizon = 4000;
+    o.centred_updates = centred;
+    o.privacy.noise.seed = 5;
+    StreamingPrivateOja oja(d, o, test_budget::unaccounted());
+    oja.subscribe([&](const StreamingPrivateOja::Release& r) { clip[centred] = r.clip; });
+    oja.update_block(rows);
+    CHECK(std::abs(oja.basis()(0, 0)) > 0.99);  // both find the spike
+  }
+  CHECK(clip[0] == 1.0);
+  CHECK(clip[1] <= 0.5 * clip[0]);
 }
 
 }  // namespace test_streaming_oja_centred
