@@ -52,7 +52,9 @@
 //    estimate in one pass (streaming_oja_centre.hpp derives it). Minibatch t's centre c_t (d × p) is
 //    post-processing of the previous step's release (c_1 = 0); a slot holding x ≠ 0 contributes
 //    c_t + clip_r(g − c_t), a zero slot c_t; the histogram bins ‖g − c_t‖ (zero slots in no bin) and
-//    its quantile is the next radius r = C_{t+1}. Noise scales with r: σ_g = Δ·σ₁/√(1 − f), Δ = r.
+//    its quantile is the next radius r = C_{t+1}. Noise scales with r: σ_g = Δ·σ₁/√(1 − f), Δ = r
+//    (zero-out) or 2r (replace). Off by default: it gains only where the rows' spread off the top
+//    directions is small (docs/streaming-oja.md, "Centred updates").
 //
 // Privacy contract
 //  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
@@ -108,7 +110,8 @@
 // journal together; without a journal, feeding the same rows after a restore is the caller's duty.
 // load takes no accountant: the pass was charged once, when first built.
 //
-// Cost per row: O(d·k) dense, O(nnz·k) sparse; per minibatch O(d·k) noise and O(d·k²) for the QR.
+// Cost per row: O(d·k) dense, O(nnz·k) sparse (centred: O(d·k) either way, g − c is dense); per
+// minibatch O(d·k) noise and O(d·k²) for the QR.
 #pragma once
 
 #include <cstdint>
