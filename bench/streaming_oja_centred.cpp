@@ -11,7 +11,9 @@
 //           d ∈ {100, 784}, n ∈ {10·d, 30·d}, share ∈ {0.1, 0.3}, k = 1.
 //  fmnist — an IDX file's rows scaled to unit norm (argument 3; the first `limit` rows, argument 4,
 //           0: all), k = 1 and 10.
+// Also the last step's r/C (radius over the default's clip) and the passes' wall-time ratio on/off.
 // Argument 2: seeds (3).
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -62,6 +64,13 @@ MatrixXd analyze_gauss(const MatrixXd& rows, Index k, double bound, std::uint64_
 template <class Make>
 void run(const char* label, Index k, double bound, int seeds, Make make) {
   double off = 0, on = 0, gauss = 0, sin_off = 0, sin_on = 0, sin_gauss = 0, clip_ratio = 0;
+  double seconds_off = 0, seconds_on = 0;  // the two passes' wall time, for their ratio
+  auto timed = [](double& seconds, auto&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    auto out = f();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
   std::string per_seed;
   for (int s = 1; s <= seeds; ++s) {
     MatrixXd u;  // the planted spikes (d × j), when known
@@ -69,8 +78,8 @@ void run(const char* label, Index k, double bound, int seeds, Make make) {
     const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(rows.transpose() * rows);
     const double best = eig.eigenvalues().tail(k).sum();
     double clip_off = 0, clip_on = 0;
-    const MatrixXd v_off = one_pass(rows, k, bound, false, std::uint64_t(s), clip_off);
-    const MatrixXd v_on = one_pass(rows, k, bound, true, std::uint64_t(s), clip_on);
+    const MatrixXd v_off = timed(seconds_off, [&] { return one_pass(rows, k, bound, false, std::uint64_t(s), clip_off); });
+    const MatrixXd v_on = timed(seconds_on, [&] { return one_pass(rows, k, bound, true, std::uint64_t(s), clip_on); });
     clip_ratio += clip_on / clip_off;
     const MatrixXd v_g = analyze_gauss(rows, k, bound, std::uint64_t(s));
     const double a = (rows * v_off).squaredNorm() / best, b = (rows * v_on).squaredNorm() / best,
@@ -84,9 +93,9 @@ void run(const char* label, Index k, double bound, int seeds, Make make) {
       sin_off += sin2(v_off), sin_on += sin2(v_on), sin_gauss += sin2(v_g);
     }
   }
-  std::printf("%-34s k=%-2ld | gauss %.4f | off %.4f on %.4f | ratio off %.3f on %.3f | r/C %.3f |%s", label,
-              long(k), gauss / seeds, off / seeds, on / seeds, off / gauss, on / gauss, clip_ratio / seeds,
-              per_seed.c_str());
+  std::printf("%-34s k=%-2ld | gauss %.4f | off %.4f on %.4f | ratio off %.3f on %.3f | r/C %.3f | time on/off %.2f |%s",
+              label, long(k), gauss / seeds, off / seeds, on / seeds, off / gauss, on / gauss, clip_ratio / seeds,
+              seconds_on / seconds_off, per_seed.c_str());
   if (sin_gauss > 0)
     std::printf(" | sin2 gauss %.3g off %.3g on %.3g", sin_gauss / seeds, sin_off / seeds, sin_on / seeds);
   std::printf("\n");
