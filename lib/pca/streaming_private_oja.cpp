@@ -17,6 +17,7 @@
 #include "privacy/noise_source_state.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
+#include "dpstream/pca/streaming_oja_centre.hpp"
 #include "dpstream/stream/row_guard.hpp"
 
 namespace dpstream::pca {
@@ -50,6 +51,9 @@ StreamingPrivateOjaOptions validated(Index dimension, StreamingPrivateOjaOptions
   if (!o.scale_share) o.scale_share = derived_scale_share(dimension, o.clip_quantile);
   if (!(*o.scale_share >= 0.0 && *o.scale_share < 1.0))
     fail("scale_share must be in [0, 1), got " + base::format_value(*o.scale_share));
+  if (o.centred_updates && *o.scale_share == 0.0)
+    fail("centred_updates needs scale_share > 0 (the radius is the private quantile of the updates' "
+         "distances to the centre), got scale_share 0");
   return o;
 }
 
@@ -129,6 +133,7 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
   iterate_ = orthonormalized(start);
   previous_ = iterate_;
   basis_ = iterate_.leftCols(options_.k);
+  if (options_.centred_updates) centre_ = MatrixXd::Zero(dimension_, width_);  // c_1: no release yet
 }
 
 StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivateOjaOptions& options,
@@ -151,7 +156,8 @@ StreamingPrivateOja::StreamingPrivateOja(Index dimension, const StreamingPrivate
 // What the ledger says of the clip: the private quantile clip's share of μ², or the fixed clip.
 std::string StreamingPrivateOja::clip_label() const {
   if (scale_share() == 0.0) return "fixed clip " + base::format_value(clip_);
-  return "private clip scale, share " + base::format_value(scale_share()) + " of mu^2";
+  return "private clip scale, share " + base::format_value(scale_share()) + " of mu^2" +
+         (options_.centred_updates ? ", updates centred (centre from earlier releases, radius private)" : "");
 }
 
 // Into the journal before anyone sees them: the step's two releases, as published (the header).
@@ -246,6 +252,7 @@ void StreamingPrivateOja::check_dense(const Eigen::Ref<const VectorXd>& row, std
 
 void StreamingPrivateOja::update(const Eigen::Ref<const VectorXd>& row) {
   check_dense(row, rows_);
+  if (options_.centred_updates) return add_centred(row);
   projection_.noalias() = iterate_.transpose() * row;  // xᵀW (p), from the column-major W always
   const double norm = row.norm() * projection_.norm();  // ‖x (xᵀW)‖_F
   const double factor = clip_factor(norm);
@@ -288,6 +295,7 @@ void StreamingPrivateOja::update_sparse(const Eigen::Ref<const Eigen::VectorXi>&
   // The same checks as a dense row's (finite entries, ‖x‖ ≤ L): the absent entries are zeros.
   stream::require_bounded_row(values, rows_, values.size(), options_.privacy.row_norm_bound);
   if (!sparse_layout_) use_sparse_layout();
+  if (options_.centred_updates) return add_centred_sparse(indices, values);
   // p contiguous doubles of W and of S per non-zero (plain loops: p is small and known only at run
   // time; the same operations, in the same order, as the vector expressions they replace).
   const Index p = width_;
@@ -343,6 +351,7 @@ void StreamingPrivateOja::step() {
     noisy_ += sum_rows_;
   else
     noisy_ += sum_;
+  if (options_.centred_updates) noisy_ += batch * centre_;  // every slot's c (public B and c)
   privacy::snap_to_grid(std::span<double>(noisy_.data(), static_cast<std::size_t>(noisy_.size())),
                         privacy::snap_granularity(sigma_g));
   // h̃ = h + N(0, σ_h² I), snapped: the second (only with a scale share).
@@ -368,6 +377,11 @@ void StreamingPrivateOja::step() {
   MatrixXd published_before = std::move(basis_);
   basis_ = published_basis(batch, ritz);
   plan_rest(published_before, ritz, batch, clip);
+  if (options_.centred_updates) {
+    released_centre_ = std::exchange(
+        centre_, update_centre(iterate_, previous_, noisy_, batch,
+                               options_.privacy.row_norm_bound * options_.privacy.row_norm_bound));
+  }
   last_clip_ = clip;
   if (scale_share() > 0.0) {
     clip_ = quantile_edge(noisy_histogram_, options_.clip_quantile, batch,
@@ -379,7 +393,7 @@ void StreamingPrivateOja::step() {
   else
     sum_.setZero();
   pending_rows_ = 0;
-  const Release release{steps_, rows_, basis_, noisy_, previous_, clip, noisy_histogram_, eta};
+  const Release release{steps_, rows_, basis_, noisy_, previous_, clip, noisy_histogram_, eta, released_centre_};
   for (const Subscriber& s : subscribers_) s(release);
 }
 

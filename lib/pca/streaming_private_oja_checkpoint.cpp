@@ -74,6 +74,8 @@ void StreamingPrivateOja::save(proto::StreamingOjaCheckpoint& msg) const {
   msg.set_final_step(final_step_);
   msg.set_final_rows(final_rows_);
   msg.set_last_clip(last_clip_);
+  msg.set_centred_updates(options_.centred_updates);
+  put_matrix(centre_, msg.mutable_centre());
   privacy::put_noise_source(*source_, msg);  // a secure source as ratcheted at the last step: later noise only
   msg.set_journal_id(journal_.id());
 }
@@ -109,6 +111,8 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
                        (options.scale_share ? std::string() : " (derived: options without scale_share)") +
                        "; restore with options whose scale_share is the checkpoint's");
   expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
+  auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
+  expect("centred_updates", on_off(msg.centred_updates()), on_off(options.centred_updates));
   privacy::expect_noise(msg, options.privacy.noise, expect);
 
   StreamingPrivateOja oja(dimension, options, NoCharge{});
@@ -144,6 +148,8 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
   oja.pending_rows_ = msg.pending_rows();
   oja.steps_ = msg.steps();
   oja.clip_ = msg.clip();
+  if (options.centred_updates) get_matrix(msg.centre(), dimension, oja.width_, "centre", oja.centre_);
+  else if (msg.centre_size() != 0) throw CorruptInput("streaming Oja checkpoint: a centre without centred_updates");
   for (Index i = 0; i < oja.histogram_.size(); ++i) {
     const double c = msg.histogram(static_cast<int>(i));
     if (!(c >= 0.0 && c <= double(msg.pending_rows())))

@@ -45,9 +45,16 @@
 //    previous minibatch rather than half of the current one, so no row is buffered. With f = 0
 //    nothing is estimated and C = initial_clip throughout; the default C = L² then never clips. The
 //    scale matters at large d: a random W_0 has |xᵀW| ≈ ‖x‖/√d, so the updates start √d below L².
-//    DP-PCA's mean estimator further adapts its noise to the minibatch's spread; here the noise is
-//    the plain Gaussian one at the clip scale (that is where this falls short of the paper's rate
-//    when ‖g‖ varies widely within a minibatch).
+//    DP-PCA's mean estimator further adapts its noise to the minibatch's spread; by default the
+//    noise is the plain Gaussian one at the clip scale (that is where this falls short of the
+//    paper's rate when ‖g‖ varies widely within a minibatch).
+//  * Centred updates (centred_updates, default off; needs scale_share > 0): DP-PCA's adaptive mean
+//    estimate in one pass (streaming_oja_centre.hpp derives it). Minibatch t's centre c_t (d × p) is
+//    post-processing of the previous step's release (c_1 = 0); a slot holding x ≠ 0 contributes
+//    c_t + clip_r(g − c_t), a zero slot c_t; the histogram bins ‖g − c_t‖ (zero slots in no bin) and
+//    its quantile is the next radius r = C_{t+1}. Noise scales with r: σ_g = Δ·σ₁/√(1 − f), Δ = r
+//    (zero-out) or 2r (replace). Off by default: it gains only where the rows' spread off the top
+//    directions is small (docs/streaming-oja.md, "Centred updates").
 //
 // Privacy contract
 //  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
@@ -60,9 +67,11 @@
 //    naming the row, before anything is added or drawn; use RowGuard to clip or scale first).
 //  * Sensitivity, per minibatch, of (S, h) — the clipped sum and the histogram:
 //      S: ‖clip_C(g)‖_F ≤ C, so Δ_g = C add/remove, 2C replace (‖g − g'‖ ≤ ‖g‖ + ‖g'‖).
+//         Centred: S = B·c + Σ clip_r(g_i − c) with B and c public, so Δ_g = r zero-out (x against
+//         the zero slot's c: ‖clip_r(g − c)‖ ≤ r), 2r replace; C below stands for r.
 //      h: a row is in one bin or none (an empty slot is in none): Δ_h = 1 add/remove; replace moves
-//         one count from a bin to another: Δ_h = √2.
-//    C = min(C_t, L²) is fixed before the minibatch (it is post-processing of earlier releases).
+//         one count from a bin to another: Δ_h = √2. The same for the bins of ‖g − c‖.
+//    C = min(C_t, L²) (and c_t) are fixed before the minibatch (post-processing of earlier releases).
 //  * Noise: σ₁ = the Gaussian σ for sensitivity 1 and the target (tight: analytic_gaussian_sigma;
 //    paper: paper_gaussian_sigma). Then σ_g = Δ_g·σ₁/√(1 − f) and σ_h = Δ_h·σ₁/√f, so the minibatch's
 //    pair of releases is one Gaussian mechanism with (Δ_g/σ_g)² + (Δ_h/σ_h)² = 1/σ₁²: μ = 1/σ₁,
@@ -86,7 +95,9 @@
 //    The secure source is ratcheted after every minibatch, as ContinualSum's.
 //
 // Checkpoints (save / load, lib/proto/streaming_oja.proto, sealed: base/message_seal.hpp) hold W, C, the
-// step count, the rest's decision (final step, its rows, the last step's clip), the partial
+// step count, the rest's decision (final step, its rows, the last step's clip), the centre (centred
+// updates; a checkpoint without the option restores only with it off, a mismatch refused naming
+// centred_updates), the partial
 // minibatch's exact sum and histogram (raw data: as sensitive as the rows)
 // and the noise source's state, so a restored estimator continues bit-identically and a step
 // published after the last checkpoint is made again with the same noise, never a fresh draw (which
@@ -99,7 +110,8 @@
 // journal together; without a journal, feeding the same rows after a restore is the caller's duty.
 // load takes no accountant: the pass was charged once, when first built.
 //
-// Cost per row: O(d·k) dense, O(nnz·k) sparse; per minibatch O(d·k) noise and O(d·k²) for the QR.
+// Cost per row: O(d·k) dense, O(nnz·k) sparse (centred: O(d·k) either way, g − c is dense); per
+// minibatch O(d·k) noise and O(d·k²) for the QR.
 #pragma once
 
 #include <cstdint>
@@ -155,6 +167,10 @@ struct StreamingPrivateOjaOptions {
   // options that set scale_share = 0 explicitly.
   std::optional<double> scale_share;
   double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
+  // Clip each update around a centre from earlier releases, the radius the private quantile of
+  // ‖g − c‖ (header; streaming_oja_centre.hpp). Same μ, same charge; needs scale_share > 0. Off: the
+  // releases are bit for bit those without the option.
+  bool centred_updates = false;
   std::string journal;  // the release journal's path, "" for none (header; as ContinualSumOptions::journal)
 };
 
@@ -171,6 +187,7 @@ class StreamingPrivateOja {
     double clip;                 // C of this minibatch
     const Eigen::VectorXd& noisy_histogram;  // h̃_t (empty when scale_share = 0: nothing released)
     double step_size;            // η_t (+inf for a power step)
+    const Eigen::MatrixXd& centre;  // c_t, d × p, the rows' updates were clipped around (empty: not centred)
   };
   using Subscriber = std::function<void(const Release&)>;
 
@@ -235,6 +252,10 @@ class StreamingPrivateOja {
   struct NoCharge {};
   StreamingPrivateOja(Eigen::Index dimension, const StreamingPrivateOjaOptions& options, NoCharge);
   void check_dense(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
+  // Centred updates (streaming_oja_centre.cpp): the row's clip_r(g − c) and bin, then after_row().
+  void add_centred(const Eigen::Ref<const Eigen::VectorXd>& row);
+  void add_centred_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
+                          const Eigen::Ref<const Eigen::VectorXd>& values);
   double clip_factor(double update_norm) const noexcept;
   void after_row();
   void step();
@@ -281,6 +302,11 @@ class StreamingPrivateOja {
   std::uint64_t final_step_ = 0;
   std::uint64_t final_rows_ = 0;
   double last_clip_ = 0.0;  // 0: no step yet
+  // Centred updates only (else empty): c of the pending minibatch, the centre of the latest step (for
+  // its Release), and a row's deviation g − c (scratch).
+  Eigen::MatrixXd centre_;
+  Eigen::MatrixXd released_centre_;
+  Eigen::MatrixXd deviation_;
   std::vector<Subscriber> subscribers_;
   base::StreamJournal journal_;  // none unless options' journal names one
 };

@@ -1,0 +1,53 @@
+// The centre of StreamingPrivateOja's centred updates and a row's centred contribution
+// (streaming_oja_centre.hpp derives both).
+#include "dpstream/pca/streaming_oja_centre.hpp"
+
+#include <algorithm>
+
+#include <Eigen/Eigenvalues>
+
+#include "dpstream/pca/streaming_private_oja.hpp"
+
+namespace dpstream::pca {
+
+Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
+                              const Eigen::MatrixXd& noisy_sum, double batch, double l2) {
+  const Eigen::MatrixXd overlap = previous.transpose() * iterate;  // W_{t−1}ᵀW_t
+  Eigen::MatrixXd m = iterate.transpose() * noisy_sum * overlap / batch;
+  m = 0.5 * (m + m.transpose()).eval();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m);
+  // The range of W_tᵀΣ̂W_t for rows ‖x‖ ≤ L: the release's noise cannot push c outside it.
+  const Eigen::VectorXd values = eig.eigenvalues().cwiseMax(0.0).cwiseMin(l2);
+  const Eigen::MatrixXd clamped = eig.eigenvectors() * values.asDiagonal() * eig.eigenvectors().transpose();
+  return iterate * clamped;
+}
+
+// A slot holding x ≠ 0 adds clip_r(g − c) to S and counts ‖g − c‖ in its bin; a zero slot (exactly
+// zero, the zero-out relation's absent row) adds nothing and is in no bin. The step adds B·c for
+// every slot, so each slot contributes c + clip_r(g − c) or c: the sensitivity r (zero-out), 2r
+// (replace).
+void StreamingPrivateOja::add_centred(const Eigen::Ref<const Eigen::VectorXd>& row) {
+  if (row.isZero(0.0)) return after_row();
+  projection_.noalias() = iterate_.transpose() * row;
+  deviation_.noalias() = row * projection_.transpose();
+  deviation_ -= centre_;
+  const double norm = deviation_.norm();
+  const double factor = clip_factor(norm);
+  if (norm > 0.0)
+    histogram_[scale_bin(norm, options_.privacy.row_norm_bound * options_.privacy.row_norm_bound)] += 1.0;
+  if (sparse_layout_)
+    sum_rows_.noalias() += factor * deviation_;
+  else
+    sum_.noalias() += factor * deviation_;
+  after_row();
+}
+
+// g − c is dense: O(d·p) a sparse row, whatever its non-zeros (checked by update_sparse).
+void StreamingPrivateOja::add_centred_sparse(const Eigen::Ref<const Eigen::VectorXi>& indices,
+                                             const Eigen::Ref<const Eigen::VectorXd>& values) {
+  Eigen::VectorXd dense = Eigen::VectorXd::Zero(dimension_);
+  for (Eigen::Index i = 0; i < indices.size(); ++i) dense[indices[i]] = values[i];
+  add_centred(dense);
+}
+
+}  // namespace dpstream::pca
