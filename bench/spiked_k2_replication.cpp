@@ -20,6 +20,7 @@
 //
 // Methods (kMethods; each (ε, δ) = (1, 0.01) on the n rows, each row a privacy unit):
 //  * streaming-oja: StreamingPrivateOja, k = 2, its defaults, horizon n declared (zero-out-row).
+//  * streaming-oja centred: the same with centred_updates (DP-PCA's adaptive mean, one pass).
 //  * gauss (input) — DP-Gauss-1: GaussianPca, Analyze Gauss (add/remove row).
 //  * output — DP-Gauss-2 as Dwork et al. describe it (SVD first, then the top subspace released with
 //    noise for its gap-dependent sensitivity, the gap tested privately). Add/remove row. Two releases:
@@ -117,8 +118,9 @@ MatrixXd top_k(const MatrixXd& symmetric) {
   return eig.eigenvectors().rightCols(kRank);
 }
 
-MatrixXd run_streaming_oja(const Trial& t) {
+MatrixXd streaming_oja(const Trial& t, bool centred) {
   pca::StreamingPrivateOjaOptions o;
+  o.centred_updates = centred;
   o.k = kRank;
   o.horizon = std::uint64_t(t.rows.rows());
   o.privacy.row_norm_bound = t.l;
@@ -129,6 +131,8 @@ MatrixXd run_streaming_oja(const Trial& t) {
   oja.flush();
   return oja.basis();
 }
+MatrixXd run_streaming_oja(const Trial& t) { return streaming_oja(t, false); }
+MatrixXd run_streaming_oja_centred(const Trial& t) { return streaming_oja(t, true); }
 
 MatrixXd run_input_perturbation(const Trial& t) {
   pca::GaussianPcaOptions g;
@@ -188,6 +192,7 @@ struct Method {
   MatrixXd (*run)(const Trial&);
 };
 const std::vector<Method> kMethods = {{"streaming-oja", run_streaming_oja},
+                                      {"streaming-oja centred", run_streaming_oja_centred},
                                       {"gauss (input)", run_input_perturbation},
                                       {"output", run_output_perturbation},
                                       {"power", run_power_method}};

@@ -22,8 +22,8 @@
 //      of Jain, Jin, Kakade, Netrapalli & Sidford (COLT 2016) with the public L² ≥ λ₁ in place of
 //      the unknown gap; α (learning_rate) and t₀ (rate_offset) are tuning constants.
 //    qr is the retraction (k = 1: normalisation). Top k: block Oja (the k columns updated together
-//    and re-orthonormalised), the shape of k-DP-Ojas (Düngler & Sanyal, "An iterative algorithm for
-//    differentially private k-PCA with adaptive noise", NeurIPS 2025), not deflation: deflation
+//    and re-orthonormalised), not deflation (which Düngler & Sanyal, "An iterative algorithm for
+//    differentially private k-PCA with adaptive noise", NeurIPS 2025, appear to use): deflation
 //    would need k passes (a stream is read once) or k budget shares of one pass. The per-row update
 //    is clipped in Frobenius norm, so the sensitivity below is independent of k.
 //  * Minibatch sizes (streaming_oja_plan.hpp, which derives them): geometric by default, B_t =
