@@ -191,6 +191,15 @@ void CovarianceAccumulator::merge(const CovarianceAccumulator& other) {
   rows_ += other.rows_;
 }
 
+void CovarianceAccumulator::copy_value(const CovarianceAccumulator& other) {
+  require_size("covariance accumulator: copied accumulator", other.dimension_, dimension_);
+  if (this == &other) return;
+  other.flush();
+  batch_.clear();
+  for (Eigen::Index j = 0; j < dimension_; ++j) upper_.col(j).head(j + 1) = other.upper_.col(j).head(j + 1);
+  rows_ = other.rows_;
+}
+
 Eigen::MatrixXd CovarianceAccumulator::matrix() const {
   Eigen::MatrixXd full;
   matrix(full);
