@@ -1,6 +1,6 @@
 // Reductions over memory Eigen did not allocate give the same bits wherever the values sit: the
-// linalg helper, RowGuard's unit scaling, RegretMeter::add_gains and RatingsMatrix::mean (a sparse
-// matrix's values).
+// linalg helper, RowGuard's unit scaling, RegretMeter::add_gains, RatingsMatrix::mean (a sparse
+// matrix's values) and VectorAccumulator::update_block (the column sums of the caller's rows).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "dpstream/eval/regret.hpp"
 #include "dpstream/linalg/aligned_reduction.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "dpstream/stream/accumulators.hpp"
 #include "dpstream/stream/row_guard.hpp"
 #include "sanitized_build.hpp"
 
@@ -95,6 +96,25 @@ TEST_CASE("RegretMeter::add_gains: the same total wherever the caller's gains si
     meter.add_gains(0, elsewhere);
     INFO("offset " << offset << " doubles");
     CHECK(same_bits(meter.gain(0), reference.gain(0)));
+  }
+}
+
+TEST_CASE("VectorAccumulator::update_block: the same column sums wherever the caller's rows sit") {
+  // 1001 rows (odd: every column of the block starts at another residue) of d = 5, column-major as
+  // a MatrixXd, at every offset; the reference is each column's sum held in a VectorXd.
+  const Eigen::Index n = 1001, d = 5;
+  Eigen::MatrixXd held(n, d);
+  for (Eigen::Index j = 0; j < d; ++j) held.col(j) = spread_values(n, 40 + static_cast<std::uint64_t>(j));
+  Eigen::VectorXd expected(d);
+  for (Eigen::Index j = 0; j < d; ++j) expected(j) = Eigen::VectorXd(held.col(j)).sum();
+  std::vector<double> storage;
+  for (int offset = 0; offset < 8; ++offset) {
+    Eigen::Map<Eigen::MatrixXd> elsewhere(placed(storage, n * d, offset), n, d);
+    elsewhere = held;
+    stream::VectorAccumulator sum(d);
+    sum.update_block(elsewhere);
+    INFO("offset " << offset << " doubles");
+    for (Eigen::Index j = 0; j < d; ++j) CHECK(same_bits(sum.sum()(j), expected(j)));
   }
 }
 

@@ -110,6 +110,38 @@ TEST_CASE("ingest() in chunks that cut blocks keeps the protocol: rows scored be
   CHECK(chunks.meter().gain(0) == Approx(blocks.meter().gain(blocks.private_index())).epsilon(1e-12));
 }
 
+// The stream checks each piece before the learners score it or the meter sees it (the meter then
+// takes the stream's exact sum, not the piece's Gram a second time).
+TEST_CASE("a piece the stream refuses leaves the whole session as it was, the meter included") {
+  const Eigen::MatrixXd x = rows(false);
+  for (const std::string mechanism : {"tree", "blt"}) {
+    INFO(mechanism);
+    const OnlinePcaOptions o = options(mechanism);
+    OnlinePcaSession s(kDim, o), clean(kDim, o);
+    s.ingest(x.topRows(40));
+    clean.ingest(x.topRows(40));
+    Eigen::MatrixXd bad = x.middleRows(40, 10);
+    bad.row(6) *= 2.0;  // norm 2, over the bound 1
+    CHECK_THROWS_AS(s.ingest(bad), InvalidRow);
+    CHECK(s.sum()->rows() == 40);
+    CHECK(s.meter().rows() == 40);
+    // Nothing of the refused piece is left: the rest of the stream gives the clean session's bits.
+    for (OnlinePcaSession* t : {&s, &clean}) {
+      t->ingest(x.bottomRows(kRows - 40));
+      CHECK(t->meter().hindsight_covariance() == t->sum()->exact_sum().matrix());
+    }
+    // Past the horizon (16 releases of 32 rows: 12 more rows fit): the piece that would exceed it is
+    // refused before the meter sees it; the one before it is in.
+    CHECK_THROWS_AS(s.ingest(x.topRows(20)), BudgetExhausted);
+    CHECK(s.sum()->rows() == 512);
+    CHECK(s.meter().rows() == 512);
+    clean.ingest(x.topRows(12));
+    s.finish();
+    clean.finish();
+    CHECK(outcome(s) == outcome(clean));
+  }
+}
+
 TEST_CASE("an ingesting session charges the caller's budget, and may leave the evaluation out") {
   privacy::PrivacyAccountant caller(privacy::EpsDelta(2.0, 1e-5));
   caller.charge_pure("an earlier release", 0.5);

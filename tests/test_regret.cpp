@@ -322,22 +322,28 @@ TEST_CASE("RegretMeter: observe with the caller's exact sum equals observe alone
   VectorXd scales = VectorXd::Constant(d, 0.2);
   scales.head(4) << 2, 1.5, 1.2, 1;
   const MatrixXd a = rows_with_scales(300, scales, gen);
-  RegretMeter own(d, k, {"axes"}, 100), given(d, k, {"axes"}, 100);
+  // given: the packed sum (the replay's sum slots); held: the accumulator itself (session ingest).
+  RegretMeter own(d, k, {"axes"}, 100), given(d, k, {"axes"}, 100), held(d, k, {"axes"}, 100);
   stream::CovarianceAccumulator sum(d);
   VectorXd packed(sum.packed_size());
   for (Index i = 0; i < a.rows(); i += 60) {
     const auto block = a.middleRows(i, 60);
-    for (RegretMeter* m : {&own, &given}) m->score(0, block, MatrixXd::Identity(d, k));
+    for (RegretMeter* m : {&own, &given, &held}) m->score(0, block, MatrixXd::Identity(d, k));
     own.observe(block);
     sum.update_block(block);
     sum.pack(packed);
     given.observe(block, packed);
+    held.observe(block, sum);
     CHECK(given.leader().values == own.leader().values);
+    CHECK(held.leader().values == own.leader().values);
   }
-  const RegretMeter::State x = own.state(), y = given.state();
+  const RegretMeter::State x = own.state(), y = given.state(), z = held.state();
   CHECK(x.rows == y.rows);
   CHECK(x.exact_sum == y.exact_sum);
+  CHECK(x.rows == z.rows);
+  CHECK(x.exact_sum == z.exact_sum);
   CHECK(given.opt() == own.opt());
+  CHECK(held.opt() == own.opt());
   REQUIRE(given.curve().size() == own.curve().size());
   for (std::size_t i = 0; i < own.curve().size(); ++i) CHECK(given.curve()[i].opt == own.curve()[i].opt);
 
@@ -352,6 +358,18 @@ TEST_CASE("RegretMeter: observe with the caller's exact sum equals observe alone
   CHECK(given.rows() == 300);  // nothing changed
   given.observe(more, packed);
   CHECK(given.rows() == 310);
+
+  // The accumulator: one of other rows (its count), or of the same count but other values.
+  held.score(0, more, MatrixXd::Identity(d, k));
+  stream::CovarianceAccumulator other(d);
+  other.update_block(a.topRows(310));
+  CHECK_THROWS_NAMING(held.observe(more, other), InvalidParameter, Contains("diagonal entry 0"));
+  other.update_block(more);
+  CHECK_THROWS_NAMING(held.observe(more, other), InvalidParameter,
+                      Contains("sum is of 320 rows") && Contains("these are 310"));
+  CHECK(held.rows() == 300);  // nothing changed
+  held.observe(more, sum);
+  CHECK(held.state().exact_sum == given.state().exact_sum);
 }
 
 // ---- 5. Errors ----------------------------------------------------------------------------------------

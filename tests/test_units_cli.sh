@@ -2,7 +2,7 @@
 # dpstream-replay and dpstream-pca with a privacy unit (--user-column, --max-rows-per-user,
 # --min-separation) on a small generated CSV: the bound's counts, the unit-level relation in the
 # summary and the JSON line, the noise k times the row level's, and every bad combination refused
-# with a message naming the flag or the row (exit 2 before anything is read, 1 at a bad row).
+# with a message naming the flag or the row (exit 2 before anything is read, 1 at a bad row, 2 at the memory limit).
 #   usage: test_units_cli.sh PATH/TO/dpstream-replay PATH/TO/dpstream-pca
 set -uo pipefail
 replay="$1"
@@ -72,8 +72,8 @@ refused checkpoint 2 "not checkpointed" "$replay" "${common[@]}" --out "$work/o4
 # A row without a key: named with its line.
 sed '40s/,u[0-9]*,/,,/' "$work/events.csv" > "$work/hole.csv"
 refused empty_key 1 "line 40 (row 38).*empty unit key" "$replay" --input "$work/hole.csv" --k 2 --out "$work/o4" --user-column user --max-rows-per-user 3
-# More users than the state budget (a quarter of --max-memory): refused naming the row.
-refused too_many 1 "row [0-9]* (line [0-9]*): its unit is distinct unit number" "$pca" "${common[@]}" --method gauss --user-column user --max-rows-per-user 3 --max-memory 2k
+# More users than the state budget (a quarter of --max-memory): a ResourceLimit naming the row (exit 2, --max-memory).
+refused too_many 2 "row [0-9]* (line [0-9]*): its unit is distinct unit number.*(--max-memory)$" "$pca" "${common[@]}" --method gauss --user-column user --max-rows-per-user 3 --max-memory 2k
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)" >&2; exit 1; fi
 echo "units cli: all checks passed"

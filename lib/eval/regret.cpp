@@ -119,23 +119,42 @@ void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in) {
   after_observe(before);
 }
 
+// A given sum's diagonal against the meter's plus these rows' squares (the header: within 1e-10 relative).
+void RegretMeter::check_sum_diagonal(const Eigen::Ref<const MatrixXd>& rows_in, const VectorXd& given) const {
+  const VectorXd old_diagonal = exact_.diagonal();
+  const VectorXd squares = rows_in.colwise().squaredNorm().transpose();
+  for (Index j = 0; j < dimension(); ++j) {
+    const double expected = old_diagonal(j) + squares(j);
+    if (!(std::abs(given(j) - expected) <= 1e-10 * (std::abs(given(j)) + std::abs(expected))))
+      throw InvalidParameter("RegretMeter::observe: the packed sum is not the meter's plus these rows: its "
+                             "diagonal entry " + std::to_string(j) + " is " + base::format_value(given(j)) +
+                             ", the rows make it " + base::format_value(expected));
+  }
+}
+
 void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in, const Eigen::Ref<const VectorXd>& packed_sum) {
   check_observe(rows_in);
   if (packed_sum.size() != exact_.packed_size())
     throw InvalidParameter("RegretMeter::observe: the packed sum holds " + std::to_string(packed_sum.size()) +
                            " values, a meter of dimension " + std::to_string(dimension()) + " needs " +
                            std::to_string(exact_.packed_size()));
-  const VectorXd old_diagonal = exact_.diagonal();
-  const VectorXd squares = rows_in.colwise().squaredNorm().transpose();
-  for (Index j = 0; j < dimension(); ++j) {
-    const double given = packed_sum(j * (j + 1) / 2 + j), expected = old_diagonal(j) + squares(j);
-    if (!(std::abs(given - expected) <= 1e-10 * (std::abs(given) + std::abs(expected))))
-      throw InvalidParameter("RegretMeter::observe: the packed sum is not the meter's plus these rows: its "
-                             "diagonal entry " + std::to_string(j) + " is " + base::format_value(given) +
-                             ", the rows make it " + base::format_value(expected));
-  }
+  VectorXd given(dimension());
+  for (Index j = 0; j < dimension(); ++j) given(j) = packed_sum(j * (j + 1) / 2 + j);
+  check_sum_diagonal(rows_in, given);
   const std::uint64_t before = rows();
   exact_.unpack(packed_sum, before + static_cast<std::uint64_t>(rows_in.rows()));
+  after_observe(before);
+}
+
+void RegretMeter::observe(const Eigen::Ref<const MatrixXd>& rows_in, const stream::CovarianceAccumulator& sum) {
+  check_observe(rows_in);
+  const std::uint64_t before = rows(), after = before + static_cast<std::uint64_t>(rows_in.rows());
+  if (sum.dimension() != dimension() || sum.rows() != after)
+    throw InvalidParameter("RegretMeter::observe: the sum is of " + std::to_string(sum.rows()) + " rows of dimension " +
+                           std::to_string(sum.dimension()) + ", the meter's rows and these are " +
+                           std::to_string(after) + " of dimension " + std::to_string(dimension()));
+  check_sum_diagonal(rows_in, sum.diagonal());
+  exact_.copy_value(sum);
   after_observe(before);
 }
 

@@ -274,7 +274,7 @@ CsvRowWriter::CsvRowWriter(const std::string& path, Eigen::Index dimension,
   try {
     staged_ = std::make_unique<base::StagedFile>(path, existing);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(csv_name(path) + ": cannot create: " + e.what());
+    rethrow_with_message(csv_name(path) + ": cannot create: " + e.what());
   }
   // A stream of its own over a duplicate of the staged descriptor: fclose closes the duplicate, and
   // the StagedFile then syncs and renames (or, without close(), removes) the temporary.
@@ -331,7 +331,7 @@ void CsvRowWriter::close() {
   try {
     staged_->commit();
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(csv_name(path_) + ": " + e.what());
+    rethrow_with_message(csv_name(path_) + ": " + e.what());
   }
 }
 

@@ -40,8 +40,8 @@ bool GuardedRows::within_bound() {
   if (!bound_) return true;
   try {
     return bound_->admit(record_.has_unit ? &record_.unit : nullptr, record_.row_index, used_ / block_rows_);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(where() + ": " + reason_of(e));
+  } catch (const std::exception& e) {  // ResourceLimit (the units' state budget) or InvalidRow: kept as such
+    rethrow_with_message(where() + ": " + reason_of(e));
   }
 }
 
@@ -58,7 +58,9 @@ bool GuardedRows::admit(Eigen::VectorXd& row) {
     return true;
   } catch (const InvalidRow& e) {
     const std::string what = reason_of(e);
-    if (!skip_) throw std::runtime_error(where() + ": " + what + " (--skip-malformed counts and skips such rows)");
+    if (!skip_)
+      throw InvalidRow::with_message(record_.row_index, where() + ": " + what +
+                                                            " (--skip-malformed counts and skips such rows)");
     if (first_reject_.empty()) first_reject_ = where() + ": " + what;
     return false;
   }

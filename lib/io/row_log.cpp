@@ -67,7 +67,7 @@ RowLogWriter::RowLogWriter(const std::string& path, const RowLogHeader& header, 
   try {
     impl_ = std::make_unique<Impl>(path, existing);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(log_name(path) + ": cannot create: " + e.what());
+    rethrow_with_message(log_name(path) + ": cannot create: " + e.what());
   }
   // The descriptor is the StagedFile's: the stream only flushes into it (no close-on-delete).
   impl_->out = std::make_unique<google::protobuf::io::FileOutputStream>(impl_->file.fd(), kBlockSize);
@@ -155,7 +155,7 @@ void RowLogWriter::close() {
   try {
     impl_->file.commit();
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(log_name(path_) + ": " + e.what());
+    rethrow_with_message(log_name(path_) + ": " + e.what());
   }
 }
 

@@ -159,19 +159,27 @@ void OnlinePcaSession::ingest(const Eigen::Ref<const MatrixXd>& rows) {
   }
 }
 
-// Rows within one block, in the order of the block path's steps: scored by the private learner
-// (the subspace of the releases before this block), by follow-the-leader and the row-fed learners,
-// observed, then streamed (on_release follows a release at once: ingesting_).
+// Rows within one block, in the order of the block path's steps: checked by the stream first (a row
+// it refuses, or rows past its horizon, leave the whole session as it was), the private learner's
+// gains (with the subspace of the releases before this block, so before the stream may complete a
+// release), then the evaluation's sequence, in which the stream takes the rows (on_release follows a
+// release at once: ingesting_) and the meter the stream's exact sum.
 void OnlinePcaSession::ingest_piece(const Eigen::Ref<const MatrixXd>& piece) {
-  if (meter_) {
-    if (private_) meter_->add_gains(private_index_, private_->gains(piece));
-    if (ftl_) meter_->add_gains(ftl_index_, ftl_->gains(piece));
-    if (rows_) rows_->step(piece, *meter_);
-    meter_->observe(piece);
-    if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
-    rows_done_.store(meter_->rows(), std::memory_order_relaxed);
+  if (sum_) sum_->check_block(piece);
+  if (!meter_) {
+    if (sum_) sum_->update_block(piece);
+  } else {
+    const Eigen::VectorXd gains = private_ ? private_->gains(piece) : Eigen::VectorXd();
+    score_and_observe(piece, private_ ? &gains : nullptr, [&] {
+      if (!sum_) {
+        meter_->observe(piece);
+      } else {
+        sum_->update_block(piece);
+        meter_->observe(piece, sum_->exact_sum());  // not the piece's Gram a second time
+      }
+      return true;
+    });
   }
-  if (sum_) sum_->update_block(piece);
   ingested_ += static_cast<std::uint64_t>(piece.rows());
 }
 
@@ -359,28 +367,42 @@ bool OnlinePcaSession::learner_step(std::uint64_t b) {
 // Projection thread: projects the next full release it can claim (the argument, a step count, is unused).
 bool OnlinePcaSession::projection_step(std::uint64_t) { return projections_->help(); }
 
+// The evaluation's sequence on rows (block b on the evaluation thread; a piece of the current block
+// in ingest): FTL's gains and the private learner's (`private_gains`, made with the subspace of the
+// releases before the rows' block; nullptr without a private learner), the row-fed learners scored
+// and fed, then `observe` gives the meter the rows with the exact sum (false: the session stopped
+// while it waited for the sum). FTL's leader is the exact Σ a aᵀ the meter already holds, and the
+// meter solves its top k for the curve anyway (RegretMeter::leader): FTL takes that solution rather
+// than accumulating a second copy of the sum and solving it again, at each multiple of B rows, as
+// refresh_every = B.
+template <class Observe>
+bool OnlinePcaSession::score_and_observe(const Eigen::Ref<const MatrixXd>& rows, const Eigen::VectorXd* private_gains,
+                                         Observe&& observe) {
+  if (ftl_) meter_->add_gains(ftl_index_, ftl_->gains(rows));
+  if (private_gains) meter_->add_gains(private_index_, *private_gains);
+  if (rows_) rows_->step(rows, *meter_);
+  if (!observe()) return false;
+  if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
+  rows_done_.store(meter_->rows(), std::memory_order_relaxed);
+  return true;
+}
+
 // Evaluation thread: block b into the meter and FTL.
 bool OnlinePcaSession::evaluation_step(std::uint64_t b) {
   if (!wait_until(private_ ? ready_ : produced_signal_, b + 1)) return false;
   const MatrixXd& m = ring_[b % slots_.ring];
-  if (!meter_) {  // evaluation = none: nothing to score, nothing to observe
-    signal(evaluation_done_, b + 1);
-    return true;
+  if (meter_) {  // evaluation = none: nothing to score, nothing to observe
+    const bool observed = score_and_observe(m, private_ ? &gains_[b % slots_.ring] : nullptr, [&] {
+      if (!private_) {
+        meter_->observe(m);  // nonprivate: no stream adds up the sum
+        return true;
+      }
+      if (!wait_until(stream_done_, b + 1)) return false;
+      meter_->observe(m, exact_sum_slot(b));  // the sum the stream thread packed after block b
+      return true;
+    });
+    if (!observed) return false;
   }
-  if (ftl_) meter_->add_gains(ftl_index_, ftl_->gains(m));
-  if (private_) meter_->add_gains(private_index_, gains_[b % slots_.ring]);
-  if (rows_) rows_->step(m, *meter_);
-  if (private_) {
-    if (!wait_until(stream_done_, b + 1)) return false;
-    meter_->observe(m, exact_sum_slot(b));  // the sum the stream thread packed after block b
-  } else {
-    meter_->observe(m);
-  }
-  // FTL's leader is the exact Σ a aᵀ the meter already holds, and the meter solves its top k for the
-  // curve anyway (RegretMeter::leader): FTL takes that solution rather than accumulating a second
-  // copy of the sum and solving it again. At each multiple of B rows, as refresh_every = B.
-  if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
-  rows_done_.store(meter_->rows(), std::memory_order_relaxed);
   signal(evaluation_done_, b + 1);
   return true;
 }

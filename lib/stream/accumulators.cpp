@@ -9,6 +9,7 @@
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/memory_limit.hpp"
 #include "dpstream/base/validate.hpp"
+#include "dpstream/linalg/aligned_reduction.hpp"
 #include "dpstream/linalg/mirror.hpp"
 #include "dpstream/privacy/snap.hpp"
 #include "dpstream/privacy/symmetric_gaussian.hpp"
@@ -53,7 +54,10 @@ void VectorAccumulator::update(const Eigen::Ref<const Eigen::VectorXd>& row) {
 
 void VectorAccumulator::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
   require_size("vector accumulator: block columns", rows.cols(), dimension());
-  sum_ += rows.colwise().sum().transpose();
+  // Each column as a VectorXd of it would sum (linalg/aligned_reduction.hpp): colwise().sum() on the
+  // caller's memory starts its packets at each column's first aligned entry, so the same rows at
+  // another address (another offset in a block, a Python array) would be added in another order.
+  for (Eigen::Index j = 0; j < dimension(); ++j) sum_(j) += linalg::aligned_sum(rows.col(j).data(), rows.rows());
   rows_ += static_cast<std::uint64_t>(rows.rows());
 }
 
@@ -189,6 +193,15 @@ void CovarianceAccumulator::merge(const CovarianceAccumulator& other) {
   other.flush();
   upper_.triangularView<Eigen::Upper>() += other.upper_;
   rows_ += other.rows_;
+}
+
+void CovarianceAccumulator::copy_value(const CovarianceAccumulator& other) {
+  require_size("covariance accumulator: copied accumulator", other.dimension_, dimension_);
+  if (this == &other) return;
+  other.flush();
+  batch_.clear();
+  for (Eigen::Index j = 0; j < dimension_; ++j) upper_.col(j).head(j + 1) = other.upper_.col(j).head(j + 1);
+  rows_ = other.rows_;
 }
 
 Eigen::MatrixXd CovarianceAccumulator::matrix() const {

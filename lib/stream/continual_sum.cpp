@@ -190,13 +190,18 @@ void ContinualSum<Accumulator>::update(const Eigen::Ref<const Eigen::VectorXd>& 
 }
 
 template <class Accumulator>
-void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+void ContinualSum<Accumulator>::check_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) const {
   journal_.require_usable("continual sum");
   if (rows.cols() != dimension_)
     throw InvalidRow(this->rows(), "block of dimension " + std::to_string(rows.cols()) + ", expected " +
                                        std::to_string(dimension_));
   for (Eigen::Index i = 0; i < rows.rows(); ++i) check_row(rows.row(i).transpose(), this->rows() + static_cast<std::uint64_t>(i));
   check_capacity(static_cast<std::uint64_t>(rows.rows()));
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+  check_block(rows);
   Eigen::Index done = 0;
   while (done < rows.rows()) {
     const auto room = static_cast<Eigen::Index>(options_.block_rows - rows_pending());

@@ -9,18 +9,9 @@ namespace dpstream::stream {
 
 namespace {
 
-// The refusal `e` again, its message prefixed with the rule it enforces (same type).
-[[noreturn]] void refuse(const std::string& what, const char* rule) {
-  const std::string prefix = what + ": restore refused (" + rule + "): ";
-  try {
-    throw;
-  } catch (const CorruptInput& e) {
-    throw CorruptInput(prefix + e.what());
-  } catch (const InvalidParameter& e) {
-    throw InvalidParameter(prefix + e.what());
-  } catch (const BudgetExhausted& e) {
-    throw BudgetExhausted(prefix + e.what());
-  }
+// The refusal being handled again, its message prefixed with the rule it enforces (same type).
+[[noreturn]] void refuse(const std::string& what, const char* rule, const std::exception& e) {
+  rethrow_with_message(what + ": restore refused (" + rule + "): " + e.what());
 }
 
 constexpr const char* kJournalRule = "a restored stream never publishes a step again on other rows";
@@ -39,10 +30,10 @@ base::StreamJournal restore_publication(const Publication& published, const std:
   base::StreamJournal journal;
   try {
     journal = base::StreamJournal::open(journal_path, published.journal_id, published.steps, what);
-  } catch (const CorruptInput&) {
-    refuse(what, kJournalRule);
-  } catch (const InvalidParameter&) {
-    refuse(what, kJournalRule);
+  } catch (const CorruptInput& e) {
+    refuse(what, kJournalRule, e);
+  } catch (const InvalidParameter& e) {
+    refuse(what, kJournalRule, e);
   }
   if (!budget.accounted()) return journal;
   if (published.ledger.empty()) {
@@ -51,10 +42,10 @@ base::StreamJournal restore_publication(const Publication& published, const std:
   }
   try {
     budget.accountant()->restore(published.ledger);
-  } catch (const CorruptInput&) {
-    refuse(what, kLedgerRule);
-  } catch (const BudgetExhausted&) {
-    refuse(what, kLedgerRule);
+  } catch (const CorruptInput& e) {
+    refuse(what, kLedgerRule, e);
+  } catch (const BudgetExhausted& e) {
+    refuse(what, kLedgerRule, e);
   }
   return journal;
 }

@@ -144,8 +144,8 @@ struct Replay {
 void Replay::open() {
   try {
     in = io::open_rows({a.input, a.format, "auto", false});
-  } catch (const std::exception& e) {
-    throw InvalidParameter(std::string("replay: cannot read the input: ") + e.what());
+  } catch (const std::exception& e) {  // a dpstream error keeps its class (ResourceLimit: MemoryError)
+    rethrow_with_message<InvalidParameter>(std::string("replay: cannot read the input: ") + e.what());
   }
   d = in.source->dimension();
   width = static_cast<std::size_t>(d);

@@ -190,3 +190,15 @@ def test_streams_refuse_complex_and_sparse_rows_without_echoing_them():
         s.update([["x", SECRET, 1]])
     assert str(SECRET) not in str(error.value)
     assert s.rows == 0 and s.guard_counts["seen"] == 0
+
+
+def test_replay_names_a_row_over_the_bound_as_an_invalid_row(tmp_path):
+    # The reader's refusals keep their class (io/guarded_rows.hpp): an InvalidRow (a ValueError) with
+    # the file's row index, naming the file, row and line, not a bare RuntimeError.
+    rows = np.full((40, 3), 0.1)
+    rows[25] = [3.0, 4.0, 0.0]
+    path = tmp_path / "rows.csv"
+    np.savetxt(path, rows, delimiter=",")
+    with pytest.raises(dpstream.InvalidRow, match=r"rows\.csv: row 25 \(line 26\): .*exceeds the bound") as error:
+        dpstream.replay(path, out=tmp_path / "out", seed=1, normalize="none", k=2, block=8)
+    assert error.value.row_index == 25

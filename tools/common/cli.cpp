@@ -31,6 +31,16 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
   return std::nullopt;
 }
 
+void refuse_unusable(const std::string& message) {
+  try {
+    throw;
+  } catch (const ResourceLimit&) {
+    throw ResourceLimit(message);
+  } catch (const std::exception&) {
+    throw UsageError(message);
+  }
+}
+
 int run_tool(const char* tool, const std::function<int()>& run) {
   base::remove_temporaries_on_signal();  // SIGINT / SIGTERM leave no OUTPUT.tmp-* behind
   try {

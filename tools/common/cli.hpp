@@ -28,6 +28,11 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Inside a catch block, for an input or output that cannot be used: a UsageError with `message`,
+// except that a ResourceLimit stays one (exit 2 naming --max-memory: the memory limit refused it,
+// not the input).
+[[noreturn]] void refuse_unusable(const std::string& message);
+
 // Parses argv into `app`: nullopt to go on, or the exit status (0 after --help, 2 on an error).
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const char* tool);
 

@@ -30,7 +30,7 @@ OpenedInput open_input(const InputFlags& flags) {
   try {
     return io::open_rows({flags.path, flags.format, flags.header, flags.skip_malformed, flags.unit_column});
   } catch (const std::exception& e) {
-    throw UsageError(std::string("cannot read the input: ") + e.what());
+    refuse_unusable(std::string("cannot read the input: ") + e.what());
   }
 }
 

@@ -98,7 +98,7 @@ void Conversion::open_input() {
   try {
     source_ = io::open_row_source(s_.input, report_.input_format, options);
   } catch (const std::exception& e) {
-    throw UsageError(std::string("cannot read the input: ") + e.what());
+    refuse_unusable(std::string("cannot read the input: ") + e.what());
   }
   report_.dimension = source_->dimension();
   // A row in, a row (and its sparse form) out.
@@ -132,7 +132,7 @@ void Conversion::open_output() {
     else
       csv_ = std::make_unique<io::CsvRowWriter>(s_.output, report_.dimension, std::vector<std::string>{}, policy);
   } catch (const std::exception& e) {
-    throw UsageError("--output " + s_.output + ": " + e.what());
+    refuse_unusable("--output " + s_.output + ": " + e.what());
   }
 }
 

@@ -276,6 +276,14 @@ RecommendSettings refresh_settings(const RecommendSettings& s, const RefreshBudg
   return r;
 }
 
+// The flags behind the refreshes' composed charges, and the library's reason for refusing them.
+UsageError refreshes_refused(const RecommendSettings& s, long planned, const std::exception& e) {
+  return calibration_refused(s.privacy, "--refresh-every " + std::to_string(s.refresh_every) +
+                                            ", --planned-refreshes " + std::to_string(planned) +
+                                            " (the refreshes' charges, composed)",
+                             e.what());
+}
+
 // The planned refreshes' charges on a throwaway accountant with the run's budget, each made by the
 // refresh's own method as its run will make it (its Δ and σ, not an ideal Gaussian of the share's μ):
 // at extreme ε (1e-20, 1e100) a calibration that misses its share by ~1e-8 relative composes past the
@@ -287,11 +295,10 @@ void probe_refresh_charges(const RecommendSettings& s, const Trainer& refresh, l
   try {
     privacy::PrivacyAccountant probe(s.privacy.target());
     for (long r = 0; r < std::min(planned, kMaxProbed); ++r) refresh.charge_run(probe, "refresh");
-  } catch (const std::exception& e) {  // InvalidParameter or BudgetExhausted: the floating point, not the data
-    throw calibration_refused(s.privacy, "--refresh-every " + std::to_string(s.refresh_every) +
-                                             ", --planned-refreshes " + std::to_string(planned) +
-                                             " (the refreshes' charges, composed)",
-                              e.what());
+  } catch (const InvalidParameter& e) {  // the floating point, not the data
+    throw refreshes_refused(s, planned, e);
+  } catch (const BudgetExhausted& e) {  // a ResourceLimit or anything else keeps its own class
+    throw refreshes_refused(s, planned, e);
   }
 }
 

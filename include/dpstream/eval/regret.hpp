@@ -81,6 +81,10 @@ class RegretMeter {
   // O(d) per row, the sum itself O(d²)); InvalidParameter naming the first coordinate that does
   // not fit.
   void observe(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::Ref<const Eigen::VectorXd>& packed_sum);
+  // The same with the exact sum held by an accumulator (an unthreaded caller's stream, which summed
+  // these rows already: session::OnlinePcaSession::ingest): its upper triangle is copied, not packed
+  // and unpacked. Checked as above, and that it holds exactly the meter's rows and these.
+  void observe(const Eigen::Ref<const Eigen::MatrixXd>& rows, const stream::CovarianceAccumulator& sum);
   // Takes the last curve sample (if the curve is on and the last rows were not sampled) and fixes
   // OPT by a full eigendecomposition. Further observe() calls reopen the stream.
   void finish();
@@ -138,6 +142,7 @@ class RegretMeter {
  private:
   void check_learner(std::size_t learner, const char* where) const;
   void check_observe(const Eigen::Ref<const Eigen::MatrixXd>& rows) const;
+  void check_sum_diagonal(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::VectorXd& given) const;
   void after_observe(std::uint64_t before);
   void take_sample();
 

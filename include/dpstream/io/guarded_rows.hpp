@@ -37,7 +37,9 @@ class GuardedRows {
 
   // The next admitted row (normalised), valid until the next call; nullptr once the input (or the
   // limit) is exhausted. A reader error propagates as CorruptInput naming file and row; a refused
-  // row without skip_malformed as std::runtime_error naming file, row and line.
+  // row without skip_malformed as InvalidRow (its row_index the file's row) naming file, row and
+  // line; the bound's refusals keep their class too (InvalidRow for a missing key, ResourceLimit
+  // past the units' state budget), named the same way.
   const Eigen::VectorXd* next();
 
   std::uint64_t used() const { return used_; }

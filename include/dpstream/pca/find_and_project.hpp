@@ -69,6 +69,7 @@
 #include <Eigen/Core>
 
 #include "dpstream/pca/private_subspace.hpp"
+#include "dpstream/pca/range_finder_calibration.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 #include "dpstream/privacy/params.hpp"
@@ -115,27 +116,7 @@ LowRankFactors top_k_svd(const Eigen::Ref<const Eigen::MatrixXd>& m, Eigen::Inde
 // values (these include the noise energy — about n·σ² per direction — and are not debiased).
 PrivateSubspace to_private_subspace(const LowRankFactors& factors, const std::string& method);
 
-// ---- Range finder (Fig 2) ---------------------------------------------------------------------
-
-struct RangeFinderCalibration {
-  double sigma = 0;                    // ρ, per entry of AΩ (Δ included)
-  double paper_bound = 0;              // c = Δ√(2K ln(4K/δ)): Lemma 4.1's bound on ‖eᵀΩ‖ (union bound)
-  double paper_conditional_delta = 0;  // analytic_gaussian_delta(c, ρ, ε): the Gaussian step's exact δ
-                                       // given ‖eᵀΩ‖ ≤ c (the paper claims δ/2)
-  double certified_delta = 0;          // the mixture bound at ε for this ρ: what is proven
-};
-
-// columns K ≥ 1, row_change Δ > 0, target δ in (0, 1).
-RangeFinderCalibration range_finder_calibration(Eigen::Index columns, double row_change,
-                                                const privacy::EpsDelta& target,
-                                                privacy::Calibration calibration);
-// The mixture bound: an upper bound on E_{X~χ_K}[δ_G(ε; ΔX/σ)] (a Riemann sum over 2000 cells of the
-// χ_K law up to its 1 − 1e-30 quantile, each at its right end; the mass beyond counts as δ_G = 1).
-// Over-estimates the integral by a few per cent at most. ε ≥ 0, σ > 0.
-double range_finder_certified_delta(Eigen::Index columns, double row_change, double sigma, double epsilon);
-// The corrected two-part calibration Δ√(2K ln(4K/δ))·√(2 ln(2.5/δ))/ε (classical Gaussian
-// at δ/2 given the union bound): for reference; valid for ε < 1, ≥ 2.7× the tight ρ.
-double range_finder_sigma_two_part(Eigen::Index columns, double row_change, const privacy::EpsDelta& target);
+// ---- Range finder (Fig 2); its calibration: range_finder_calibration.hpp ----------------------
 
 struct RangeFinderOptions {
   Eigen::Index k = 1;             // target rank (HR12's r), ≥ 1

@@ -122,10 +122,11 @@ class OnlinePcaSession {
   void run(const Eigen::Ref<const Eigen::MatrixXd>& rows);
 
   // Rows in chunks of any size, on the caller's thread (threaded = false, instead of
-  // next_slot/publish): cut where a release ends, each piece is scored by the learners, observed by
-  // the meter, then streamed, and a release is followed as it is made — the steps above, per piece.
-  // finish() closes a partial last block. An error leaves the stream as it was (the meter has
-  // already seen the piece, as the block path's evaluation would have).
+  // next_slot/publish): cut where a release ends, each piece is scored by the learners, streamed
+  // (a release followed as it is made), then observed by the meter with the stream's exact sum (as
+  // the block path's sum slots give it, without their copy) — the steps above, per piece. finish()
+  // closes a partial last block. The stream checks each piece before anything else sees it: a row
+  // it refuses, or rows past its horizon, leave the session as it was (the pieces before stay in).
   void ingest(const Eigen::Ref<const Eigen::MatrixXd>& rows);
   // A pre-summed part of the current block (stream/block_aggregate.hpp; distributed ingestion), in
   // row order: to the stream, its release followed. Needs evaluation = none (the meter needs rows).
@@ -199,6 +200,9 @@ class OnlinePcaSession {
   bool learner_step(std::uint64_t b);
   bool projection_step(std::uint64_t);
   bool evaluation_step(std::uint64_t b);
+  template <class Observe>
+  bool score_and_observe(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::VectorXd* private_gains,
+                         Observe&& observe);
 
   Eigen::Index d_;
   OnlinePcaOptions options_;

@@ -81,6 +81,10 @@ class CovarianceAccumulator {
   void update(const Eigen::Ref<const Eigen::VectorXd>& row);
   void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);  // one row per matrix row
   void merge(const CovarianceAccumulator& other);
+  // Takes the value and row count of `other` (same dimension; InvalidParameter otherwise): its upper
+  // triangle copied into this one's storage, with no allocation (operator= also rebuilds the row
+  // batch), for a reader that keeps its own copy of a sum another object adds up (eval::RegretMeter).
+  void copy_value(const CovarianceAccumulator& other);
 
   // The exact Σ a aᵀ, full and symmetric (for evaluation sinks such as a regret meter's OPT).
   Eigen::MatrixXd matrix() const;

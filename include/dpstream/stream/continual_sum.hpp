@@ -170,6 +170,10 @@ class ContinualSum {
   // Several rows, one per matrix row. All are checked before any is ingested (a bad row leaves the
   // stream unchanged); the block may span release boundaries.
   void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
+  // update_block's checks alone, changing nothing: InvalidRow (a width, a norm over the bound, NaN),
+  // BudgetExhausted (past the horizon). For a caller that must know before it acts on the rows
+  // elsewhere (session::OnlinePcaSession::ingest scores them first).
+  void check_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) const;
   // A part of the current block summed elsewhere (distributed ingestion; block_aggregate.hpp says
   // why the privacy is unchanged). It must start at rows() and end inside the current block, and
   // come from a guard with this stream's bound; everything is checked before anything changes
