@@ -35,6 +35,9 @@ StreamingPrivateOjaOptions centred_options(std::uint64_t seed) {
   o.batch_growth = 1.0;  // fixed minibatches: many steps, so the centre moves
   o.scale_share = 0.2;
   o.centred_updates = true;
+  // ε = 8: σ₁ = 0.48, so a 25-row release shows the spike (Ritz value ≈ 0.64) above the centre's
+  // gate τ = 2·√(2p)·σ_g/B ≈ 0.15·r (p = 6, r ≤ 1): the centre is exercised, not gated to zero.
+  o.privacy.target = privacy::EpsDelta(8.0, 1e-3);
   o.privacy.noise.seed = seed;
   return o;
 }
@@ -77,13 +80,16 @@ TEST_CASE("streaming oja centred: each release is B·c + the clipped deviations 
     StreamingPrivateOja oja(d, o, test_budget::unaccounted());
     std::vector<double> residuals;
     MatrixXd earlier_iterate, earlier_sum;  // W_{t−2} and S̃_{t−1}: the previous release's
+    double earlier_sigma = 0;               // and its σ_g
     int centred_steps = 0;
     oja.subscribe([&](const StreamingPrivateOja::Release& r) {
       // c_t from the previous release (W_{t−1} is this release's `previous`), never from this minibatch.
       if (r.step == 1) CHECK(r.centre.isZero(0.0));
-      else CHECK(r.centre == update_centre(r.previous, earlier_iterate, earlier_sum, double(batch), 1.0));
+      else CHECK(r.centre == update_centre(r.previous, earlier_iterate, earlier_sum, double(batch), earlier_sigma, 1.0));
       earlier_iterate = r.previous;
       earlier_sum = r.noisy_sum;
+      earlier_sigma = (relation == privacy::Neighbours::replace_row ? 2 * r.clip : r.clip) * oja.unit_sigma() /
+                      std::sqrt(1.0 - oja.scale_share());
       centred_steps += r.centre.norm() > 0.3 ? 1 : 0;
       MatrixXd exact = double(batch) * r.centre;
       for (Index i = Index((r.step - 1) * batch); i < Index(r.step * batch); ++i) {
@@ -178,6 +184,60 @@ TEST_CASE("streaming oja centred: the radius falls below the clip when the rows'
   }
   CHECK(clip[0] == 1.0);
   CHECK(clip[1] <= 0.5 * clip[0]);
+}
+
+// Before the pass has found anything its releases are mostly noise; a centre computed from them would
+// sit ~ν = √(2p)·σ_g/B from every row's update and raise the radius — hence the noise — above the
+// uncentred clip. Rows of the textbook spiked covariance (x ~ N(0, diag(10, 5, 0.025², …)), d = 200,
+// ε = 1, δ = 0.01, n = 500: three minibatches, none of whose releases shows the spikes above the gate
+// τ = 2ν). The rule (streaming_oja_centre.hpp): a release with no Ritz value above τ gives c = 0
+// exactly, so every step's radius is the uncentred pass's clip (the same histogram of ‖g‖, the same
+// noise draws: equal edges, not merely close). Before the gate, the second step's centre had norm
+// ~20 (‖g‖ ≈ 3) and the last radius was 2–4× the uncentred clip on these seeds.
+TEST_CASE("streaming oja centred: a release that shows no signal gives no centre", "[streaming_oja]") {
+  const Index d = 200, n = 500;
+  const double bound = std::sqrt(10.0 * 2.0 * std::log(1e6)) + 0.025 * std::sqrt(d + 6.0 * std::sqrt(2.0 * d));
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    privacy::SeededNoiseSource source(300 + seed);
+    MatrixXd rows(n, d);
+    for (Index i = 0; i < n; ++i) {
+      for (Index j = 0; j < d; ++j) rows(i, j) = 0.025 * source.gaussian();
+      rows(i, 0) += std::sqrt(10.0) * source.gaussian();
+      rows(i, 1) += std::sqrt(5.0) * source.gaussian();
+      if (rows.row(i).norm() > bound) rows.row(i) *= bound * (1.0 - 1e-12) / rows.row(i).norm();
+    }
+    std::vector<double> clips[2];
+    int gated = 0;
+    for (const bool centred : {false, true}) {
+      StreamingPrivateOjaOptions o;
+      o.k = 2;
+      o.horizon = n;
+      o.centred_updates = centred;
+      o.privacy.row_norm_bound = bound;
+      o.privacy.target = privacy::EpsDelta(1.0, 0.01);
+      o.privacy.noise.seed = seed;
+      StreamingPrivateOja oja(d, o, test_budget::unaccounted());
+      bool no_signal = true;  // the previous release's Ritz values all ≤ τ (c_1 = 0 by definition)
+      oja.subscribe([&](const StreamingPrivateOja::Release& r) {
+        clips[centred].push_back(r.clip);
+        if (!centred) return;
+        if (no_signal) {
+          CHECK(r.centre.isZero(0.0));
+          ++gated;
+        }
+        const double batch = double(oja.planned_rows(r.step));
+        MatrixXd ritz = r.previous.transpose() * r.noisy_sum / batch;
+        ritz = 0.5 * (ritz + ritz.transpose()).eval();
+        const double sigma = r.clip * oja.unit_sigma() / std::sqrt(1.0 - oja.scale_share());
+        no_signal = Eigen::SelfAdjointEigenSolver<MatrixXd>(ritz).eigenvalues().maxCoeff() <=
+                    centre_threshold(r.previous.cols(), sigma, batch);
+      });
+      oja.update_block(rows);
+    }
+    REQUIRE(clips[0].size() == 3);
+    CHECK(gated == 3);  // no release of these seeds clears the gate: the case this test is about
+    CHECK(clips[1] == clips[0]);
+  }
 }
 
 }  // namespace test_streaming_oja_centred

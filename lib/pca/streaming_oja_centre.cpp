@@ -3,6 +3,7 @@
 #include "dpstream/pca/streaming_oja_centre.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <Eigen/Eigenvalues>
 
@@ -10,16 +11,25 @@
 
 namespace dpstream::pca {
 
+double centre_threshold(Eigen::Index width, double sigma, double batch) noexcept {
+  return 2.0 * std::sqrt(2.0 * static_cast<double>(width)) * sigma / batch;
+}
+
 Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
-                              const Eigen::MatrixXd& noisy_sum, double batch, double l2) {
-  const Eigen::MatrixXd overlap = previous.transpose() * iterate;  // W_{t−1}ᵀW_t
-  Eigen::MatrixXd m = iterate.transpose() * noisy_sum * overlap / batch;
+                              const Eigen::MatrixXd& noisy_sum, double batch, double sigma, double l2) {
+  const double threshold = centre_threshold(iterate.cols(), sigma, batch);
+  // The gate: H = sym(W_{t−1}ᵀS̃_t)/B, whose noise is G exactly (header). No Ritz value above τ: no
+  // signal the release can vouch for, so no centre (the update is the uncentred one).
+  Eigen::MatrixXd ritz = previous.transpose() * noisy_sum / batch;
+  ritz = 0.5 * (ritz + ritz.transpose()).eval();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> gate(ritz, Eigen::EigenvaluesOnly);
+  if (!(gate.eigenvalues().maxCoeff() > threshold)) return Eigen::MatrixXd::Zero(iterate.rows(), iterate.cols());
+  // M = sym(W_tᵀS̃_t·W_{t−1}ᵀW_t)/B, its eigenvalues soft-thresholded at τ and kept below L².
+  Eigen::MatrixXd m = iterate.transpose() * noisy_sum * (previous.transpose() * iterate) / batch;
   m = 0.5 * (m + m.transpose()).eval();
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m);
-  // The range of W_tᵀΣ̂W_t for rows ‖x‖ ≤ L: the release's noise cannot push c outside it.
-  const Eigen::VectorXd values = eig.eigenvalues().cwiseMax(0.0).cwiseMin(l2);
-  const Eigen::MatrixXd clamped = eig.eigenvectors() * values.asDiagonal() * eig.eigenvectors().transpose();
-  return iterate * clamped;
+  const Eigen::VectorXd kept = (eig.eigenvalues().array() - threshold).cwiseMax(0.0).cwiseMin(l2);
+  return iterate * (eig.eigenvectors() * kept.asDiagonal() * eig.eigenvectors().transpose());
 }
 
 // A slot holding x ≠ 0 adds clip_r(g − c) to S and counts ‖g − c‖ in its bin; a zero slot (exactly

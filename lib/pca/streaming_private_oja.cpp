@@ -379,7 +379,7 @@ void StreamingPrivateOja::step() {
   plan_rest(published_before, ritz, batch, clip);
   if (options_.centred_updates) {
     released_centre_ = std::exchange(
-        centre_, update_centre(iterate_, previous_, noisy_, batch,
+        centre_, update_centre(iterate_, previous_, noisy_, batch, sigma_g,
                                options_.privacy.row_norm_bound * options_.privacy.row_norm_bound));
   }
   last_clip_ = clip;

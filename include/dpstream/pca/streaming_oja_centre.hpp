@@ -14,12 +14,25 @@
 // the uncentred sum with C replaced by r, so the noise σ_g = Δ·σ₁/√(1 − f) and the accounting are
 // unchanged (streaming_private_oja.hpp).
 //
-// The centre: the mean update at iterate W is Σ̂W. Once span(W_t) ≈ span(W_{t−1}) (the iterate has
-// settled), Σ̂W_t ≈ Σ̂W_{t−1}(W_{t−1}ᵀW_t) and W_t's own span carries it: c = W_t·M̂ with
-// M̂ = sym(W_tᵀ·S̃_t·W_{t−1}ᵀW_t)/B_t — the p × p estimate of W_tᵀΣ̂W_t from the release S̃_t (its
-// noise enters only through p × p numbers). Its eigenvalues are clamped to [0, L²], the range of
-// W_tᵀΣ̂W_t for rows ‖x‖ ≤ L. Before the pass settles c is a poor centre and the quantile radius
-// grows to cover the deviations; clipping never breaks the bound, only biases the step.
+// The centre. The mean update at iterate W is Σ̂W. Once span(W_t) ≈ span(W_{t−1}) (the iterate has
+// settled), Σ̂W_t ≈ Σ̂W_{t−1}(W_{t−1}ᵀW_t) and W_t's own span carries it: c = W_t·M with
+// M = sym(W_tᵀ·S̃_t·W_{t−1}ᵀW_t)/B_t, the p × p estimate of W_tᵀΣ̂W_t from the release S̃_t.
+// Before it settles the release is mostly noise, and so is M: with Z ~ N(0, σ_t²) the release's noise,
+// W_tᵀS̃_t = R (power steps: W_t = S̃_t·R⁻¹) and M = sym(R·H̄·R⁻¹) with H̄ = W_{t−1}ᵀS̃_t/B_t, whose
+// noise W_{t−1}ᵀZ/B_t is i.i.d. N(0, s²), s = σ_t/B_t (W_{t−1} is fixed before Z). While Z dominates,
+// R ≈ σ_t√d·I and M's noise is a symmetric Gaussian p × p matrix of spectral norm ≈ ν = √(2p)·s —
+// large while B_t is small — so c = W_t·M is a centre of norm ~ν, far from every row's update, and
+// ‖g − c‖ (hence the radius, hence the noise) exceeds the uncentred ‖g‖. The rule:
+//  * gate: H = sym(H̄) (the step's Ritz matrix) has noise G = sym(W_{t−1}ᵀZ)/B_t exactly, E λ_max(G)
+//    ≲ ν (take_rest_next's Ritz noise, streaming_oja_plan.hpp), and λ_max(G) is s-Lipschitz in the
+//    noise's entries, so P(λ_max(G) > τ) ≤ e^{−p} for τ = 2ν = ν + √(2p)·s (Gaussian concentration).
+//    No Ritz value above τ: the release shows no signal, c = 0 (exactly the uncentred update).
+//  * shrink: M's eigenvalues become min(L², max(0, m_i − τ)) — what the noise alone reaches (≲ ν where
+//    R is near a multiple of I, the columns without signal) is dropped; a direction with signal loses
+//    τ, ≪ its eigenvalue once B_t is large. L² caps W_tᵀΣ̂W_t for rows ‖x‖ ≤ L.
+// Where a column carries signal R is far from a multiple of I and M's noise there is not bounded by
+// ν (the similarity R·(·)·R⁻¹ amplifies it); the clamp bounds c, and the radius still covers whatever
+// deviation remains: clipping never breaks the sensitivity, only biases the step.
 #pragma once
 
 #include <Eigen/Core>
@@ -27,8 +40,13 @@
 namespace dpstream::pca {
 
 // c for the minibatch after a step: `iterate` W_t (d × p), `previous` W_{t−1}, `noisy_sum` S̃_t, the
-// step's slot count `batch` and L² (`l2`). Post-processing of a release and public numbers only.
+// step's slot count `batch`, its noise σ_t (`sigma`, the release's per-entry standard deviation) and
+// L² (`l2`). Post-processing of a release and public numbers only; exactly zero when no Ritz value
+// exceeds the threshold τ.
 Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
-                              const Eigen::MatrixXd& noisy_sum, double batch, double l2);
+                              const Eigen::MatrixXd& noisy_sum, double batch, double sigma, double l2);
+
+// τ = 2·√(2p)·σ/B: the threshold on the Ritz values of a release with noise σ on B slots, p columns.
+double centre_threshold(Eigen::Index width, double sigma, double batch) noexcept;
 
 }  // namespace dpstream::pca

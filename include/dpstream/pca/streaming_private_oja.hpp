@@ -50,7 +50,8 @@
 //    paper's rate when ‖g‖ varies widely within a minibatch).
 //  * Centred updates (centred_updates, default off; needs scale_share > 0): DP-PCA's adaptive mean
 //    estimate in one pass (streaming_oja_centre.hpp derives it). Minibatch t's centre c_t (d × p) is
-//    post-processing of the previous step's release (c_1 = 0); a slot holding x ≠ 0 contributes
+//    post-processing of the previous step's release (c_1 = 0, and c = 0 while the releases show no
+//    signal above their noise: the gate); a slot holding x ≠ 0 contributes
 //    c_t + clip_r(g − c_t), a zero slot c_t; the histogram bins ‖g − c_t‖ (zero slots in no bin) and
 //    its quantile is the next radius r = C_{t+1}. Noise scales with r: σ_g = Δ·σ₁/√(1 − f), Δ = r
 //    (zero-out) or 2r (replace). Off by default: it gains only where the rows' spread off the top
