@@ -22,10 +22,10 @@
 #include <Eigen/Dense>
 
 #include "dpstream/io/row_source.hpp"
-#include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/privacy/noise_source.hpp"
+#include "spiked_streams.hpp"
 
 namespace {
 
@@ -145,22 +145,7 @@ void spiked(int seeds) {
       for (const double share : {0.1, 0.3}) {
         const auto n = std::uint64_t(multiple * d);
         auto make = [&](std::uint64_t seed, MatrixXd&) {
-          dpstream::io::SyntheticRowsOptions g;
-          g.dimension = d;
-          g.rows = n;
-          g.shares.clear();
-          double total = 0;
-          for (int j = 0; j < 10; ++j) g.shares.push_back(share * std::ldexp(1.0, -j)), total += g.shares.back();
-          g.isotropic = std::max(0.0, 1.0 - total);
-          g.seed = 1000 + seed;
-          dpstream::io::SyntheticRowSource source(g);
-          MatrixXd rows(Index(n), d);
-          dpstream::io::RowRecord r;
-          for (Index i = 0; source.next(r); ++i) {
-            const double norm = r.dense.norm();
-            rows.row(i) = (norm > 0.999 ? r.dense * (0.999 / norm) : r.dense).transpose();
-          }
-          return rows;
+          return bench_streams::spiked_unit_rows(d, n, share, 1000 + seed);
         };
         char label[64];
         std::snprintf(label, sizeof label, "spiked d=%ld n=%llu share=%.1f", long(d), (unsigned long long)n, share);

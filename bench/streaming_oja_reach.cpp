@@ -15,34 +15,15 @@
 
 #include <Eigen/Dense>
 
-#include "dpstream/io/synthetic_rows.hpp"
 #include "dpstream/pca/gaussian_pca.hpp"
 #include "dpstream/pca/streaming_oja_plan.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
+#include "spiked_streams.hpp"
 
 namespace {
 
 using Eigen::Index;
 using Eigen::MatrixXd;
-
-MatrixXd rows_of(Index d, std::uint64_t n, double share, std::uint64_t seed) {
-  dpstream::io::SyntheticRowsOptions g;
-  g.dimension = d;
-  g.rows = n;
-  g.shares.clear();
-  double total = 0;
-  for (int j = 0; j < 10; ++j) g.shares.push_back(share * std::ldexp(1.0, -j)), total += g.shares.back();
-  g.isotropic = std::max(0.0, 1.0 - total);
-  g.seed = seed;
-  dpstream::io::SyntheticRowSource source(g);
-  MatrixXd rows(Index(n), d);
-  dpstream::io::RowRecord r;
-  for (Index i = 0; source.next(r); ++i) {
-    const double norm = r.dense.norm();
-    rows.row(i) = (norm > 0.999 ? r.dense * (0.999 / norm) : r.dense).transpose();
-  }
-  return rows;
-}
 
 }  // namespace
 
@@ -67,7 +48,7 @@ int main(int argc, char** argv) {
           double oja_sum = 0, gauss_sum = 0, gap = 0, reach = 0;
           std::string per_seed;
           for (int s = 1; s <= seeds; ++s) {
-            const MatrixXd rows = rows_of(d, n, share, 1000 + std::uint64_t(s));
+            const MatrixXd rows = bench_streams::spiked_unit_rows(d, n, share, 1000 + std::uint64_t(s));
             const MatrixXd c = rows.transpose() * rows;
             const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(c);
             const double best = eig.eigenvalues().tail(k).sum();
