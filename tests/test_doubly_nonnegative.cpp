@@ -12,10 +12,10 @@
 #include <vector>
 
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
 
 #include "check_throws.hpp"
 #include "dpstream/base/errors.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/linalg/psd_projection.hpp"
 #include "dpstream/pca/doubly_nonnegative.hpp"
 #include "dpstream/pca/subspace.hpp"
@@ -223,7 +223,7 @@ TEST_CASE("doubly nonnegative reader: full solves where the schedule says, max(C
   CHECK(reader.cheap_steps() == 60 - expected.size());
   // The correction is PSD (−P₋(C_s)): its smallest eigenvalue is ≥ 0 up to the eigensolver's
   // backward error, ~d·2⁻⁵³·‖C‖ ≪ 1e-9·‖C‖_F.
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> spectrum(correction);
+  const dpstream::linalg::SymmetricEigenSolver spectrum(correction);
   CHECK(spectrum.eigenvalues().minCoeff() >= -1e-9 * releases.back().norm());
 }
 

@@ -13,6 +13,7 @@
 #include "check_throws.hpp"
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 #include "dpstream/privacy/accountant.hpp"
 #include "dpstream/privacy/calibration.hpp"
@@ -61,7 +62,7 @@ MatrixXd spiked_rows(Index n, Index d, const std::vector<double>& spikes, std::u
 // tr(WᵀCW) / (sum of C's top-k eigenvalues): the captured share of the best k-subspace's variance.
 double captured_ratio(const MatrixXd& basis, const MatrixXd& rows) {
   const MatrixXd c = rows.transpose() * rows;
-  Eigen::SelfAdjointEigenSolver<MatrixXd> eig(c);
+  const dpstream::linalg::SymmetricEigenSolver eig(c);
   const double best = eig.eigenvalues().tail(basis.cols()).sum();
   return (basis.transpose() * c * basis).trace() / best;
 }

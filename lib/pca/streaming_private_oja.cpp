@@ -7,13 +7,11 @@
 #include <string>
 #include <utility>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
-
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/base/validate.hpp"
 #include "dpstream/base/message_seal.hpp"
+#include "dpstream/linalg/decompositions.hpp"
 #include "privacy/noise_source_state.hpp"
 #include "dpstream/privacy/calibration.hpp"
 #include "dpstream/privacy/snap.hpp"
@@ -70,18 +68,14 @@ double calibrated_unit_sigma(const StreamingPrivateOjaOptions& o) {
 MatrixXd orthonormalized(const MatrixXd& m) {
   int e = 0;
   (void)std::frexp(m.cwiseAbs().maxCoeff(), &e);
-  Eigen::HouseholderQR<MatrixXd> qr(std::abs(e) > 500 ? MatrixXd(m * std::ldexp(1.0, -e)) : m);
-  MatrixXd q = qr.householderQ() * MatrixXd::Identity(m.rows(), m.cols());
-  const MatrixXd& r = qr.matrixQR();
-  for (Index j = 0; j < m.cols(); ++j)
-    if (r(j, j) < 0.0) q.col(j) *= -1.0;
-  return q;
+  const linalg::HouseholderQr qr(std::abs(e) > 500 ? MatrixXd(m * std::ldexp(1.0, -e)) : m);
+  return qr.q_nonnegative_r(m.cols());
 }
 
 // ‖sin Θ(V_new, V_old)‖₂ for orthonormal d × k bases: the largest singular value of (I − V_old V_oldᵀ)V_new.
 double subspace_change(const MatrixXd& from, const MatrixXd& to) {
   const MatrixXd off = to - from * (from.transpose() * to);
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(off.transpose() * off, Eigen::EigenvaluesOnly);
+  const linalg::SymmetricEigenSolver eig(off.transpose() * off, Eigen::EigenvaluesOnly);
   return std::sqrt(std::clamp(eig.eigenvalues().maxCoeff(), 0.0, 1.0));
 }
 
@@ -211,7 +205,7 @@ MatrixXd StreamingPrivateOja::published_basis(double batch, VectorXd& ritz) cons
   if (width_ == options_.k) return iterate_;
   MatrixXd rayleigh = previous_.transpose() * noisy_;
   rayleigh = 0.5 * (rayleigh + rayleigh.transpose()).eval();
-  const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(rayleigh);  // ascending eigenvalues
+  const linalg::SymmetricEigenSolver eig(rayleigh);  // ascending eigenvalues
   ritz = eig.eigenvalues().reverse() / batch;
   return orthonormalized(noisy_ * eig.eigenvectors().rightCols(options_.k).rowwise().reverse());
 }

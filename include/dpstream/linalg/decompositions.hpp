@@ -12,6 +12,8 @@
 #include <Eigen/QR>
 #include <Eigen/SVD>
 
+#include "dpstream/linalg/dense_kernels.hpp"
+
 namespace dpstream::linalg {
 
 // Eigenvalues (ascending) and, unless Eigen::EigenvaluesOnly, orthonormal eigenvectors of a symmetric

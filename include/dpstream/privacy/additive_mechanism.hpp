@@ -14,6 +14,7 @@
 
 #include <Eigen/Core>
 
+#include "dpstream/linalg/dense_kernels.hpp"
 #include "dpstream/privacy/budget.hpp"
 #include "dpstream/privacy/noise_source.hpp"
 

@@ -20,6 +20,7 @@
 #include <Eigen/Core>
 #include <boost/circular_buffer.hpp>
 
+#include "dpstream/linalg/dense_kernels.hpp"
 #include "dpstream/privacy/params.hpp"
 
 namespace dpstream::stream {
