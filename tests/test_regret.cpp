@@ -362,7 +362,8 @@ TEST_CASE("RegretMeter: observe with the caller's exact sum equals observe alone
   // The accumulator: one of other rows (its count), or of the same count but other values.
   held.score(0, more, MatrixXd::Identity(d, k));
   stream::CovarianceAccumulator other(d);
-  other.update_block(a.topRows(310));
+  other.update_block(a);
+  other.update_block(a.topRows(10));  // 310 rows, the last 10 not `more`
   CHECK_THROWS_NAMING(held.observe(more, other), InvalidParameter, Contains("diagonal entry 0"));
   other.update_block(more);
   CHECK_THROWS_NAMING(held.observe(more, other), InvalidParameter,
