@@ -3,7 +3,8 @@
 // real rows: an IDX image file (Fashion-MNIST by default) scaled to unit rows, the first `limit` rows
 // (0: all), k = 1 and 10, ε = 1, δ = 1e-6, horizon declared, seeds 1..S. Printed per k and seed: the
 // captured variance Σ‖Wᵀx‖² as a share of the exact top k's, for both clips and Analyze Gauss
-// (GaussianPca) on the same rows. Arguments (optional): the IDX path, the row limit (7840), seeds (3).
+// (GaussianPca) on the same rows. Arguments (optional): the IDX path, the row limit (7840), seeds (3), the private clip's
+// quantile γ (0: the library's default).
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -37,12 +38,14 @@ MatrixXd unit_rows(const std::string& path, long limit) {
   return out;
 }
 
-double one_pass(const MatrixXd& rows, Index k, std::optional<double> scale_share, std::uint64_t seed) {
+double one_pass(const MatrixXd& rows, Index k, std::optional<double> scale_share, double clip_quantile,
+                std::uint64_t seed) {
   pca::StreamingPrivateOjaOptions o;
   o.k = k;
   o.horizon = std::uint64_t(rows.rows());
   o.privacy.noise.seed = seed;
   o.scale_share = scale_share;
+  if (clip_quantile > 0) o.clip_quantile = clip_quantile;
   pca::StreamingPrivateOja oja(rows.cols(), o, privacy::Budget::unaccounted("a benchmark: nothing is published"));
   oja.update_block(rows);
   oja.flush();
@@ -55,9 +58,11 @@ int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
   const long limit = argc > 2 ? std::stol(argv[2]) : 7840;
   const int seeds = argc > 3 ? std::stoi(argv[3]) : 3;
+  const double clip_quantile = argc > 4 ? std::stod(argv[4]) : 0.0;
+  const double gamma = clip_quantile > 0 ? clip_quantile : pca::StreamingPrivateOjaOptions{}.clip_quantile;
   const MatrixXd rows = unit_rows(path, limit);
   const Eigen::SelfAdjointEigenSolver<MatrixXd> eig(rows.transpose() * rows);
-  std::printf("%s: %ld rows, d = %ld\n", path.c_str(), long(rows.rows()), long(rows.cols()));
+  std::printf("%s: %ld rows, d = %ld, clip quantile %.3f\n", path.c_str(), long(rows.rows()), long(rows.cols()), gamma);
   for (const Index k : {Index(1), Index(10)}) {
     const double best = eig.eigenvalues().tail(k).sum();
     for (int s = 1; s <= seeds; ++s) {
@@ -66,9 +71,9 @@ int main(int argc, char** argv) {
       g.mechanism.privacy.noise.seed = 100 + std::uint64_t(s);
       const double gauss = (rows * pca::GaussianPca(rows.cols(), g).release(rows, privacy::Budget::unaccounted("a benchmark: nothing is published")).subspace.vectors).squaredNorm();
       std::printf("k=%-2ld seed=%d  C=L^2 %.4f  default (derived scale_share %.4f) %.4f  Analyze Gauss %.4f\n",
-                  long(k), s, one_pass(rows, k, 0.0, std::uint64_t(s)) / best,
-                  pca::derived_scale_share(rows.cols(), pca::StreamingPrivateOjaOptions{}.clip_quantile),
-                  one_pass(rows, k, std::nullopt, std::uint64_t(s)) / best, gauss / best);
+                  long(k), s, one_pass(rows, k, 0.0, gamma, std::uint64_t(s)) / best,
+                  pca::derived_scale_share(rows.cols(), gamma),
+                  one_pass(rows, k, std::nullopt, gamma, std::uint64_t(s)) / best, gauss / best);
       std::fflush(stdout);
     }
   }

@@ -4,10 +4,14 @@
 // both methods with their defaults (the horizon declared, as dpstream-pca does). Per configuration:
 // the captured variance of each (Σ‖Wᵀx‖² over the rows, as a share of the exact top k's), their
 // ratio (the bar: ≥ 0.9), the eigengap λ_k − λ_{k+1} of the rows' second moment (a share of
-// L² = 1) and the smallest gap the pre-run estimate says one pass resolves (resolvable_gap, tan θ ≤
-// 0.3). Arguments (optional): seeds per configuration (2), the largest n multiple (100), the one pass's
+// L² = 1), the smallest gap the pre-run estimate says one pass resolves (resolvable_gap, tan θ ≤
+// 0.3) and the one pass's last clip C (a share of L², mean over seeds). Arguments (optional): seeds per configuration (2), the largest n multiple (100), the one pass's
 // scale_share (negative, the default: derived; 0: the fixed clip C = L²), the most rows a configuration may hold in memory
-// (100,000: n·d doubles are kept for the exact and the Analyze Gauss figures), one d only (0: both).
+// (100,000: n·d doubles are kept for the exact and the Analyze Gauss figures), one d only (0: both;
+// any other d runs that d alone), a fixed clip C as a share of L² (0: none; with scale_share 0, the
+// pass runs at that C throughout — an oracle clip chosen off the data, to measure the one-pass class's
+// bound of docs/streaming-oja.md, not a private setting), the private clip's quantile γ (0: the
+// library's default).
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -35,17 +39,22 @@ int main(int argc, char** argv) {
   const std::optional<double> scale_share = share_arg < 0 ? std::nullopt : std::optional<double>(share_arg);
   const std::uint64_t max_rows = argc > 4 ? std::stoull(argv[4]) : 100000;
   const Index only_d = argc > 5 ? std::stol(argv[5]) : 0;
-  std::printf("one pass: scale_share %s\n", scale_share ? std::to_string(*scale_share).c_str() : "derived (default)");
-  std::printf("%5s %7s %3s %5s | %8s %8s | %7s %7s %7s | %s\n", "d", "n", "k", "share", "gap", "reach", "oja",
+  const double fixed_clip = argc > 6 ? std::stod(argv[6]) : 0.0;
+  const double clip_quantile = argc > 7 ? std::stod(argv[7]) : 0.0;
+  std::printf("one pass: scale_share %s", scale_share ? std::to_string(*scale_share).c_str() : "derived (default)");
+  if (fixed_clip > 0) std::printf(", fixed clip %.3f L² (an oracle choice, not private)", fixed_clip);
+  if (clip_quantile > 0) std::printf(", clip quantile %.3f", clip_quantile);
+  std::printf("\n");
+  std::printf("%5s %7s %3s %5s | %8s %8s %6s | %7s %7s %7s | %s\n", "d", "n", "k", "share", "gap", "reach", "clip", "oja",
               "gauss", "ratio", "ratios per seed");
-  for (const Index d : {Index(100), Index(784)}) {
-    if (only_d != 0 && d != only_d) continue;
+  const std::vector<Index> dims = only_d != 0 ? std::vector<Index>{only_d} : std::vector<Index>{100, 784};
+  for (const Index d : dims) {
     for (const int multiple : {10, 30, 100, 300, 1000}) {
       const auto n = static_cast<std::uint64_t>(multiple * d);
       if (multiple > max_multiple || n > max_rows) continue;
       for (const double share : {0.1, 0.3})
         for (const Index k : {Index(1), Index(5), Index(10)}) {
-          double oja_sum = 0, gauss_sum = 0, gap = 0, reach = 0;
+          double oja_sum = 0, gauss_sum = 0, gap = 0, reach = 0, last_clip_sum = 0;
           std::string per_seed;
           for (int s = 1; s <= seeds; ++s) {
             const MatrixXd rows = bench_streams::spiked_unit_rows(d, n, share, 1000 + std::uint64_t(s));
@@ -58,7 +67,11 @@ int main(int argc, char** argv) {
             o.horizon = n;
             o.privacy.noise.seed = std::uint64_t(s);
             o.scale_share = scale_share;
+            o.initial_clip = fixed_clip;
+            if (clip_quantile > 0) o.clip_quantile = clip_quantile;
             dpstream::pca::StreamingPrivateOja oja(d, o, dpstream::privacy::Budget::unaccounted("a benchmark: nothing is published"));
+            double last_clip = 0;  // the last step's clip, a share of L² = 1
+            oja.subscribe([&last_clip](const dpstream::pca::StreamingPrivateOja::Release& r) { last_clip = r.clip; });
             oja.update_block(rows);
             oja.flush();
             reach = dpstream::pca::resolvable_gap(n, d, oja.unit_sigma(), o.batch_growth, 0.3, oja.scale_share()).one_pass;
@@ -71,10 +84,11 @@ int main(int argc, char** argv) {
             char buf[32];
             std::snprintf(buf, sizeof buf, " %.3f", a / b);
             per_seed += buf;
+            last_clip_sum += last_clip;
           }
-          std::printf("%5ld %7llu %3ld %5.2f | %8.4f %8.4f | %7.4f %7.4f %7.3f |%s\n", long(d), (unsigned long long)n,
-                      long(k), share, gap, reach, oja_sum / seeds, gauss_sum / seeds, oja_sum / gauss_sum,
-                      per_seed.c_str());
+          std::printf("%5ld %7llu %3ld %5.2f | %8.4f %8.4f %6.3f | %7.4f %7.4f %7.3f |%s\n", long(d),
+                      (unsigned long long)n, long(k), share, gap, reach, last_clip_sum / seeds, oja_sum / seeds,
+                      gauss_sum / seeds, oja_sum / gauss_sum, per_seed.c_str());
           std::fflush(stdout);
         }
     }

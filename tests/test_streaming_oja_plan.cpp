@@ -70,7 +70,7 @@ TEST_CASE("streaming oja plan: the derived first minibatch is ceil(sigma1 sqrt(d
   const double sigma1 = privacy::gaussian_sigma(1.0, o.privacy.target, o.privacy.calibration);
   CHECK(oja.first_batch() == std::uint64_t(std::ceil(sigma1 * 12.0)));
   CHECK(oja.planned_rows(2) == 2 * oja.first_batch());
-  CHECK(std::isinf(oja.step_size(1)));  // power steps
+  CHECK(std::isinf(oja.step_size(1, oja.clip())));  // power steps
 }
 
 TEST_CASE("streaming oja plan: flush keeps a remainder under half its minibatch pending", "[streaming_oja]") {
@@ -119,7 +119,12 @@ TEST_CASE("streaming oja plan: a checkpoint from before the plan restores as fix
 
 TEST_CASE("streaming oja plan: the private clip share is derived by default and the split adds up",
           "[streaming_oja]") {
-  // f = min(1/4, 1/((1 − γ)²·d)) (streaming_oja_plan.hpp): γ = 0.9 gives 100/d, capped at d ≤ 400.
+  // f = min(1/4, 1/((1 − γ)²·d)) (streaming_oja_plan.hpp): γ = 0.9 gives 100/d, capped at d ≤ 400;
+  // the default γ = 1/2 gives 4/d, capped at d ≤ 16.
+  CHECK(StreamingPrivateOjaOptions{}.clip_quantile == 0.5);
+  CHECK(derived_scale_share(784, 0.5) == Approx(4.0 / 784.0).epsilon(1e-12));
+  CHECK(derived_scale_share(100, 0.5) == Approx(0.04).epsilon(1e-12));
+  CHECK(derived_scale_share(16, 0.5) == 0.25);
   CHECK(derived_scale_share(784, 0.9) == Approx(100.0 / 784.0).epsilon(1e-12));
   CHECK(derived_scale_share(100, 0.9) == 0.25);
   CHECK(derived_scale_share(784, 0.8) == Approx(25.0 / 784.0).epsilon(1e-12));
@@ -147,7 +152,7 @@ TEST_CASE("streaming oja plan: the pre-run reach is the private clip's worst cas
   const Index d = 784;
   const std::uint64_t n = 10 * std::uint64_t(d);
   const double sigma1 = privacy::gaussian_sigma(1.0, privacy::EpsDelta(1.0, 1e-6), privacy::Calibration::tight);
-  const double f = derived_scale_share(d, 0.9);
+  const double f = derived_scale_share(d, StreamingPrivateOjaOptions{}.clip_quantile);
   const ResolvableGap fixed = resolvable_gap(n, d, sigma1, 2.0, 0.3);
   const ResolvableGap shared = resolvable_gap(n, d, sigma1, 2.0, 0.3, f);
   CHECK(shared.one_pass == Approx(fixed.one_pass / std::sqrt(1.0 - f)).epsilon(1e-12));
@@ -183,6 +188,27 @@ TEST_CASE("streaming oja plan: a checkpoint written with share 0 restores only w
   CHECK(StreamingPrivateOja::load(current.save(), 4, now).scale_share() == 0.25);
   CHECK_THROWS_NAMING(StreamingPrivateOja::load(current.save(), 4, o), CorruptInput,
                       Contains("scale_share is 0.25, the estimator being restored has 0;"));
+}
+
+TEST_CASE("streaming oja plan: a checkpoint written at the quantile 0.9 restores only with options saying 0.9",
+          "[streaming_oja]") {
+  // At d = 100 the derived share follows γ: 0.25 at γ = 0.9 (the default before), 0.04 at 1/2. The
+  // refusal names γ, not the share it implies, so setting γ alone restores the checkpoint.
+  StreamingPrivateOjaOptions before;
+  before.batch_rows = 10;
+  before.privacy.noise.seed = 1;
+  before.clip_quantile = 0.9;
+  StreamingPrivateOja oja(100, before, test_budget::unaccounted());
+  oja.update_block(spiked_rows(25, 100, 0.5, 0.3, 3));
+  REQUIRE(oja.scale_share() == 0.25);
+  const std::string old = oja.save();
+  auto now = before;
+  now.clip_quantile = StreamingPrivateOjaOptions{}.clip_quantile;
+  CHECK_THROWS_NAMING(StreamingPrivateOja::load(old, 100, now), CorruptInput,
+                      Contains("clip_quantile is 0.9, the estimator being restored has 0.5"));
+  const StreamingPrivateOja restored = StreamingPrivateOja::load(old, 100, before);
+  CHECK(restored.rows() == 25);
+  CHECK(restored.scale_share() == 0.25);
 }
 
 TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gauss at n = 30 d",

@@ -277,6 +277,27 @@ TEST_CASE("streaming oja: converges on planted spiked streams at epsilon = 1", "
   }
 }
 
+TEST_CASE("streaming oja: the Oja step is a share of the clip: scaled rows and clip give one pass",
+          "[streaming_oja]") {
+  // Rows x/2 at the fixed clip C = L²/4 against rows x at C = L² (no row clipped in either): every
+  // update, noise draw and snap grid is the first pass's /4 exactly (powers of two), so with
+  // η_t = α/(C·(t₀ + t)) the iterates agree bit for bit; with α/L², the second pass's steps would be
+  // a quarter of the first's.
+  const Index d = 20;
+  const MatrixXd rows = spiked_rows(600, d, {0.4}, 31);
+  auto full = seeded_options(1, 100, 5);
+  full.scale_share = 0.0;
+  auto quarter = full;
+  quarter.initial_clip = 0.25;
+  StreamingPrivateOja a(d, full, test_budget::unaccounted()), b(d, quarter, test_budget::unaccounted());
+  a.update_block(rows);
+  b.update_block(rows * 0.5);
+  REQUIRE(a.steps() == 6);
+  REQUIRE(b.steps() == 6);
+  CHECK(b.clip() == 0.25);
+  CHECK(a.basis() == b.basis());
+}
+
 TEST_CASE("streaming oja: the sparse path agrees with the dense one", "[streaming_oja]") {
   const Index d = 30;
   MatrixXd rows = spiked_rows(300, d, {0.5}, 8);

@@ -190,10 +190,12 @@ Index StreamingPrivateOja::scale_bin(double update_norm, double l2) noexcept {
   return static_cast<Index>(std::clamp(i, 0.0, static_cast<double>(kScaleBins - 1)));
 }
 
-double StreamingPrivateOja::step_size(std::uint64_t step) const noexcept {
+double StreamingPrivateOja::step_size(std::uint64_t step, double clip) const noexcept {
   if (options_.step_rule == StepRule::power) return std::numeric_limits<double>::infinity();
+  // The scale a slot's update is bounded by: C, or L² for a centred one (c + clip_r(g − c)).
   const double l2 = options_.privacy.row_norm_bound * options_.privacy.row_norm_bound;
-  return options_.learning_rate / (l2 * (options_.rate_offset + static_cast<double>(step)));
+  const double scale = options_.centred_updates ? l2 : clip;
+  return options_.learning_rate / (scale * (options_.rate_offset + static_cast<double>(step)));
 }
 
 // The published k columns: with oversampling (p > k), the top k Ritz directions of the step — the
@@ -362,7 +364,7 @@ void StreamingPrivateOja::step() {
   source_->ratchet();
   ++steps_;
   // Post-processing of the two releases: Oja's step, the retraction, the next clip scale.
-  const double eta = step_size(steps_);
+  const double eta = step_size(steps_, clip);
   previous_ = iterate_;
   iterate_ = options_.step_rule == StepRule::power ? orthonormalized(noisy_)
                                                    : orthonormalized(previous_ + (eta / batch) * noisy_);

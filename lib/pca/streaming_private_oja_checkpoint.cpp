@@ -102,6 +102,9 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
   expect("learning_rate", format_value(msg.learning_rate()), format_value(options.learning_rate));
   expect("rate_offset", format_value(msg.rate_offset()), format_value(options.rate_offset));
   expect("initial_clip", format_value(msg.initial_clip()), format_value(options.initial_clip));
+  // γ first: the derived share follows it, so a checkpoint written with the default before (0.9) is
+  // refused naming clip_quantile, and options that set it resolve the checkpoint's share.
+  expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
   // The share as the options resolve it (unset: derived), so a checkpoint written with f = 0 — the
   // default before the derived share — is refused here, naming scale_share, unless the options set 0.
   const StreamingPrivateOja probe(dimension, options, NoCharge{});
@@ -110,7 +113,6 @@ StreamingPrivateOja StreamingPrivateOja::load(const proto::StreamingOjaCheckpoin
                        ", the estimator being restored has " + format_value(probe.scale_share()) +
                        (options.scale_share ? std::string() : " (derived: options without scale_share)") +
                        "; restore with options whose scale_share is the checkpoint's");
-  expect("clip_quantile", format_value(msg.clip_quantile()), format_value(options.clip_quantile));
   auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
   expect("centred_updates", on_off(msg.centred_updates()), on_off(options.centred_updates));
   privacy::expect_noise(msg, options.privacy.noise, expect);

@@ -40,7 +40,7 @@ struct PcaSettings {
   std::uint64_t limit = 0;  // 0: all rows (the generated stream: 20000)
   // streaming-oja: rows of the first minibatch, each next twice as many (0: derived, streaming_oja_plan.hpp).
   std::uint64_t batch = 0;
-  double learning_rate = 0;  // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
+  double learning_rate = 0;  // streaming-oja: α of η_t = α/(C_t·(1 + t)), C_t the clip (0: the library's default)
   std::string max_memory;   // --max-memory ("": the default share of the machine's memory)
   UnitFlags unit;           // --user-column, --max-rows-per-user (gauss only; unit_flags.hpp)
 };

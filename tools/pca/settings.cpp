@@ -19,7 +19,7 @@ std::function<void()> add_pca_options(CLI::App& app, PcaSettings& s) {
   CLI::Option* iterations = app.add_option("--iterations", s.iterations, "power: rounds (default 5); oja: Γ (default 100)");
   app.add_option("--batch", s.batch, "streaming-oja: rows of the first minibatch, each next twice as many, ending at the row count (0: derived)")
       ->check(at_least(0));
-  app.add_option("--learning-rate", s.learning_rate, "streaming-oja: the Oja step eta_t = alpha/(L^2 (1 + t)) on fixed minibatches (--batch, else n/32) instead of the power step (0: power step)")
+  app.add_option("--learning-rate", s.learning_rate, "streaming-oja: the Oja step eta_t = alpha/(C_t (1 + t)), C_t the minibatch's clip, on fixed minibatches (--batch, else n/32) instead of the power step (0: power step)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--limit", s.limit, "use the first N valid rows (0: all; the generated stream: 20000)")
       ->check(at_least(0));

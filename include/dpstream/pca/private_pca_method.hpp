@@ -37,7 +37,7 @@ struct PrivatePcaMethodOptions {
   int iterations = 5;
   bool iterations_given = false;
   std::uint64_t batch = 0;     // streaming-oja: rows of the first minibatch (0: derived, streaming_oja_plan.hpp)
-  double learning_rate = 0;    // streaming-oja: α of η_t = α/(L²(1 + t)) (0: the library's default)
+  double learning_rate = 0;    // streaming-oja: α of η_t = α/(C_t·(1 + t)), C_t the clip (0: the library's default)
   // Target, calibration, L and the noise's seed (set: reproducible, NOT secure). privacy.relation
   // must be the method's (private_pca_relation(method)), else InvalidParameter: the release's
   // guarantee is stated for that relation only.

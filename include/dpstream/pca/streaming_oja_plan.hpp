@@ -42,7 +42,19 @@
 //    the clip is located to about a bin from the first step whatever k): f = 1/((1 − γ)²·d). σ₁ —
 //    hence ε, δ — cancels; each later minibatch doubles B, so its count error halves. Capped at
 //    f_max = 1/4 (the gradient noise rises at most 1/√(3/4) ≈ 1.15×, whatever the clip saves), which
-//    binds at d ≤ 400 for γ = 0.9.
+//    binds at d ≤ 16 for γ = 1/2 (f = 4/d).
+//  * The quantile γ = 1/2 (clip_quantile), the median of ‖g‖. A step's floor is σ/gap̃, σ ∝ C and
+//    gap̃ the gap of the clipped second moment Σᵢ wᵢ·xᵢxᵢᵀ, wᵢ = min(1, C/‖gᵢ‖). Lowering C never
+//    costs noise against the updates' norm: a row's clipped norm min(‖g‖, C) falls at most as fast
+//    as C, so Σ min(‖gᵢ‖, C)/C only grows, and at the γ-quantile it is at least (1 − γ)·B (every row
+//    above contributes C): 1/2 of B at the median, 1/10 at γ = 0.9. What a lower C costs is the
+//    weights: the rows above it enter with wᵢ < 1, and they are the rows along the iterate; the
+//    weighted moment keeps symmetric data's top directions but its relative gap narrows, and once
+//    most rows are weighted the rows off the iterate (‖Wᵀx‖ → 0, weight → 1 against C/‖g‖ → 0)
+//    take over. The median is the lowest clip that leaves at least half the rows unweighted —
+//    Σ wᵢxᵢxᵢᵀ ⪰ Σ_{‖gᵢ‖ ≤ C} xᵢxᵢᵀ, a majority — with the signal-to-clip ratio ≥ B/2. It is also the
+//    cheapest quantile to locate privately: the tail count (1 − γ)·B is largest, so f = 4/d, 25×
+//    less than at γ = 0.9.
 //  * The rest in one minibatch (take_rest_next, below): with a declared horizon, the planned last
 //    minibatch holds n/2 rows only because the plan cannot know when the iterate will have settled.
 //    Once the releases say it has (a public test at this step's own noise level), a last minibatch
@@ -61,7 +73,7 @@ namespace dpstream::pca {
 // How each minibatch's noisy sum moves the iterate.
 enum class StepRule {
   power,  // W_t = qr(S̃_t): the noisy power step (default; with geometric minibatches)
-  oja,    // W_t = qr(W_{t−1} + η_t·S̃_t/B_t), η_t = α/(L²·(t₀ + t)) (DP-PCA's minibatch Oja step)
+  oja,    // W_t = qr(W_{t−1} + η_t·S̃_t/B_t), η_t = α/(C_t·(t₀ + t)) (DP-PCA's minibatch Oja step)
 };
 
 // The minibatch sizes of a pass: a pure function of public numbers.

@@ -18,9 +18,12 @@
 //  * Per minibatch: S̃ = S + Z, Z ~ N(0, σ_g² I_{d×k}) (σ_g = Δ_g·σ₁/√(1 − f), below), snapped;
 //    then the step (options.step_rule):
 //      power (default): W_t = qr(S̃_t) — Oja's step with η = ∞, the noisy power step;
-//      oja: W_t = qr(W_{t−1} + η_t·S̃/B), η_t = α/(L²·(t₀ + t)) — DP-PCA's step, the 1/t schedule
-//      of Jain, Jin, Kakade, Netrapalli & Sidford (COLT 2016) with the public L² ≥ λ₁ in place of
-//      the unknown gap; α (learning_rate) and t₀ (rate_offset) are tuning constants.
+//      oja: W_t = qr(W_{t−1} + η_t·S̃/B), η_t = α/(C_t·(t₀ + t)) — DP-PCA's step, the 1/t schedule
+//      of Jain, Jin, Kakade, Netrapalli & Sidford (COLT 2016) with the public bound C_t on a row's
+//      update (the minibatch's clip; L² for centred updates, whose c + clip_r(g − c) only L² bounds)
+//      in place of the unknown gap, so the step is the share α/(t₀ + t) of a full-size update
+//      whatever the clip (with C_t ≪ L², α/L² would shrink Oja's steps by C_t/L² and stall the
+//      pass); α (learning_rate) and t₀ (rate_offset) are tuning constants.
 //    qr is the retraction (k = 1: normalisation). Top k: block Oja (the k columns updated together
 //    and re-orthonormalised), not deflation (which Düngler & Sanyal, "An iterative algorithm for
 //    differentially private k-PCA with adaptive noise", NeurIPS 2025, appear to use): deflation
@@ -55,7 +58,8 @@
 //    c_t + clip_r(g − c_t), a zero slot c_t; the histogram bins ‖g − c_t‖ (zero slots in no bin) and
 //    its quantile is the next radius r = C_{t+1}. Noise scales with r: σ_g = Δ·σ₁/√(1 − f), Δ = r
 //    (zero-out) or 2r (replace). Off by default: it gains only where the rows' spread off the top
-//    directions is small (docs/streaming-oja.md, "Centred updates").
+//    directions is small, and at the median clip it loses where the pass runs long (only the residual
+//    is clipped, and it holds what moves the iterate; docs/streaming-oja.md, "Centred updates").
 //
 // Privacy contract
 //  * Neighbouring relation (options.relation): streams of the same length that differ in one row —
@@ -159,7 +163,7 @@ struct StreamingPrivateOjaOptions {
   // replace_row), L (every row ‖x‖₂ ≤ L, checked) and the noise's seed (set: seeded, reproducible,
   // NOT secure; unset: the secure source).
   privacy::PrivacySpec privacy{.relation = privacy::Neighbours::zero_out_row};
-  double learning_rate = 8.0;       // α > 0: η_t = α/(L²·(t₀ + t)) (step_rule oja only)
+  double learning_rate = 8.0;       // α > 0: η_t = α/(C_t·(t₀ + t)) (step_rule oja only)
   double rate_offset = 1.0;         // t₀ ≥ 0 (step_rule oja only)
   double initial_clip = 0.0;        // C_1 in (0, L²]; 0 means L²
   // f ∈ [0, 1): the share of μ² spent on the scale histogram; 0: the fixed clip C = initial_clip.
@@ -167,7 +171,10 @@ struct StreamingPrivateOjaOptions {
   // resolved f, so one written with f = 0 (the default before the derived share) is restored with
   // options that set scale_share = 0 explicitly.
   std::optional<double> scale_share;
-  double clip_quantile = 0.9;       // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to
+  // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to; the median by default (streaming_oja_plan.hpp
+  // says why). Checkpoints hold γ: one written with 0.9 (the default before) restores with options
+  // that set it, and its resolved scale_share, explicitly.
+  double clip_quantile = 0.5;
   // Clip each update around a centre from earlier releases, the radius the private quantile of
   // ‖g − c‖ (header; streaming_oja_centre.hpp). Same μ, same charge; needs scale_share > 0. Off: the
   // releases are bit for bit those without the option.
@@ -228,7 +235,8 @@ class StreamingPrivateOja {
   // The next clip from a step's noisy histogram h̃ of B rows (header: the γ-quantile's edge).
   static double quantile_edge(const Eigen::VectorXd& noisy_histogram, double quantile, double batch,
                               double l2) noexcept;
-  double step_size(std::uint64_t step) const noexcept;         // η_t (+inf: power steps)
+  // η_t of a minibatch at clip C (+inf: power steps; the header's oja rule).
+  double step_size(std::uint64_t step, double clip) const noexcept;
   std::uint64_t first_batch() const noexcept { return first_batch_; }  // B₁ as resolved
   // Rows of minibatch `step`: the plan's, or, once the pass has settled (take_rest_next), the rest.
   std::uint64_t planned_rows(std::uint64_t step) const noexcept;
