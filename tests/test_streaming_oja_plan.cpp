@@ -214,8 +214,8 @@ TEST_CASE("streaming oja plan: a checkpoint written at the quantile 0.9 restores
 TEST_CASE("streaming oja plan: k = 1 with the defaults within 10% of Analyze Gauss at n = 30 d",
           "[streaming_oja]") {
   // d = 64, n = 1920, spike 0.4 over an isotropic 0.3: gap ≈ 0.4. The pre-run estimate (tan θ ≤ 0.3)
-  // says one pass resolves gaps ≥ 2σ₁√d/(0.3 n·√(1 − f)) ≈ 0.14 here (f = 1/4, the derived private
-  // clip share, at its worst case C = L²), so this stream is inside the promise.
+  // says one pass resolves gaps ≥ 2σ₁√d/(0.3 n·√(1 − f)) ≈ 0.12 here (f = 4/d = 1/16, the derived
+  // private clip share, at its worst case C = L²), so this stream is inside the promise.
   // Expected: tan θ ≈ 2σ₁√d/(n·gap) ≈ 0.09, plus the sampling error √(d·λ₁/n)/gap ≈ 0.2, so the
   // captured share of the top direction's variance loses sin²θ·(1 − λ_bulk/λ₁) ≲ 0.06 — the bar 0.9
   // of Analyze Gauss's (which loses ~0.01 here) holds on each of the 5 seeds with that margin.
