@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -263,6 +264,22 @@ TEST_CASE("bad rows are refused with their index, and the stream is unchanged", 
   CHECK_THROWS_WITH(sum.update_block(block), Catch::Contains("row 3:"));
   CHECK(sum.rows() == 1);
   CHECK(sum.steps() == 0);
+  // update_block's `checked` (a session scoring the rows elsewhere first) runs only for a block that
+  // passed, and before any of its rows is taken; if it throws, nothing is taken.
+  ContinualCovariance fed(3, seeded(100, 8, 1), test_budget::unaccounted());
+  int calls = 0;
+  CHECK_THROWS_AS(fed.update_block(block, [&] { ++calls; }), InvalidRow);
+  CHECK(calls == 0);
+  Eigen::MatrixXd good = Eigen::MatrixXd::Constant(3, 3, 0.5);
+  CHECK_THROWS_AS(fed.update_block(good, [] { throw std::runtime_error("the caller's own failure"); }),
+                  std::runtime_error);
+  CHECK(fed.rows() == 0);
+  fed.update_block(good, [&] {
+    ++calls;
+    CHECK(fed.rows() == 0);
+  });
+  CHECK(calls == 1);
+  CHECK(fed.rows() == 3);
   // A row RowGuard clipped passes (the guard and the sum use the same norm).
   stream::RowGuard guard({3, 1.0, stream::OverNormPolicy::clip});
   Eigen::VectorXd big = Eigen::Vector3d(3.0, 4.0, 12.0);

@@ -4,6 +4,8 @@
 // exception class can tell a memory refusal from bad data.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -53,6 +55,46 @@ TEST_CASE("rethrow_with_message keeps each dpstream error's class, and InvalidRo
   }(), InvalidParameter);
 }
 
+// A caller that names a row its own way (a part's place in the stream, a file's row and line) takes
+// the error's typed reason: a reason holding ": " or starting with "row ", and an error whose message
+// the caller wrote whole (no "row N: " to strip), come through intact, which cutting what() at its
+// first ": " would not do.
+TEST_CASE("a row's reason is typed: renumbered and rethrown intact") {
+  const std::string tricky = "row 9 of the part: a: b";
+  const InvalidRow plain(4, tricky);
+  CHECK(plain.row_index() == 4);
+  CHECK(plain.reason() == tricky);
+  CHECK(std::string(plain.at_row(12).what()) == "row 12: " + tricky);
+  // Whole message (a file's row and line): renumbering keeps the reason, not the file's text.
+  const InvalidRow whole = InvalidRow::with_message(3, "rows.csv: row 3 (line 4): " + tricky, tricky);
+  CHECK(std::string(whole.what()) == "rows.csv: row 3 (line 4): " + tricky);
+  const InvalidRow moved = whole.at_row(7);
+  CHECK(moved.row_index() == 7);
+  CHECK(moved.reason() == tricky);
+  CHECK(std::string(moved.what()) == "row 7: " + tricky);
+  try {
+    rethrown(InvalidRow(7, tricky));
+    FAIL("no exception");
+  } catch (const InvalidRow& e) {
+    CHECK(e.row_index() == 7);
+    CHECK(e.reason() == tricky);
+    CHECK(reason_without_row(e) == tricky);
+  }
+  // A limit met at a row keeps its row through rethrowing; one met at none is its whole message.
+  try {
+    rethrown(ResourceLimit(5, tricky));
+    FAIL("no exception");
+  } catch (const ResourceLimit& e) {
+    CHECK(std::string(e.what()) == "where: it");
+    CHECK(e.row_index() == std::optional<std::uint64_t>(5));
+    CHECK(reason_without_row(e) == tricky);
+  }
+  const ResourceLimit unrowed("row budget: a state of 10 B");
+  CHECK_FALSE(unrowed.row_index().has_value());
+  CHECK(reason_without_row(unrowed) == "row budget: a state of 10 B");
+  CHECK(std::string(ResourceLimit(5, "r").what()) == "row 5: r");
+}
+
 io::GuardedRowsOptions options(bool bounded) {
   io::GuardedRowsOptions o;
   o.guard.dimension = 2;
@@ -86,6 +128,8 @@ TEST_CASE("GuardedRows: a refused row is an InvalidRow, the units' state budget 
       CHECK(e.row_index() == 2);
       CHECK_THAT(e.what(), Contains(path + ": row 2 (line 4)") && Contains("exceeds the bound") &&
                                Contains("--skip-malformed"));
+      CHECK_THAT(e.reason(), Catch::StartsWith("l2 norm") && Contains("exceeds the bound") &&
+                                 !Contains(path) && !Contains("--skip-malformed"));
     }
   }
   {
@@ -99,7 +143,8 @@ TEST_CASE("GuardedRows: a refused row is an InvalidRow, the units' state budget 
       rows.next();
       FAIL("a third user was admitted past the budget of two");
     } catch (const ResourceLimit& e) {
-      CHECK_THAT(e.what(), Contains(path + ": row 3 (line 5)") && Contains("distinct unit number 3"));
+      CHECK_THAT(e.what(), Contains(path + ": row 3 (line 5): its unit is distinct unit number 3"));
+      CHECK(e.row_index() == std::optional<std::uint64_t>(3));
     }
   }
 }

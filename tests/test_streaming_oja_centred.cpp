@@ -113,6 +113,42 @@ TEST_CASE("streaming oja centred: each release is B·c + the clipped deviations 
   }
 }
 
+// The pass's gate reads the Ritz values its published basis solved for (p > k) or solves them (p = k);
+// either way each centre is, bit for bit, update_centre of the previous release alone, which solves
+// them itself (step_ritz_values).
+TEST_CASE("streaming oja centred: the centre is the previous release's, with p > k and p = k", "[streaming_oja]") {
+  const Index d = 12;
+  const std::uint64_t batch = 25;
+  const MatrixXd rows = low_noise_rows(Index(batch) * 20, d, 9);
+  for (const Index oversampling : {Index(4), Index(0)}) {
+    INFO("oversampling " << oversampling);
+    auto o = centred_options(13);
+    o.oversampling = oversampling;
+    o.privacy.relation = privacy::Neighbours::zero_out_row;  // Δ = r
+    StreamingPrivateOja oja(d, o, test_budget::unaccounted());
+    MatrixXd earlier_iterate, earlier_sum;
+    double earlier_sigma = 0;
+    int centred = 0;
+    oja.subscribe([&](const StreamingPrivateOja::Release& r) {
+      CHECK(r.previous.cols() == 2 + oversampling);
+      if (r.step > 1) {
+        const MatrixXd expected = update_centre(r.previous, earlier_iterate, earlier_sum, double(batch), earlier_sigma, 1.0);
+        CHECK(r.centre == expected);
+        CHECK(r.centre == update_centre(r.previous, earlier_iterate, earlier_sum,
+                                        step_ritz_values(earlier_iterate, earlier_sum, double(batch)),
+                                        double(batch), earlier_sigma, 1.0));
+        centred += r.centre.isZero(0.0) ? 0 : 1;
+      }
+      earlier_iterate = r.previous;
+      earlier_sum = r.noisy_sum;
+      earlier_sigma = r.clip * oja.unit_sigma() / std::sqrt(1.0 - oja.scale_share());
+    });
+    oja.update_block(rows);
+    CHECK(oja.steps() == 20);
+    CHECK(centred >= 10);  // the spike clears the gate (centred_options): the centre is exercised
+  }
+}
+
 TEST_CASE("streaming oja centred: sparse rows give the dense path's releases bit for bit", "[streaming_oja]") {
   const Index d = 10;
   const MatrixXd rows = low_noise_rows(200, d, 7);

@@ -6,19 +6,6 @@
 
 namespace dpstream::io {
 
-namespace {
-
-// An InvalidRow's reason without its "row N: " (N the guard's or the bound's own count): the caller
-// names the file's row and line instead.
-std::string reason_of(const std::exception& e) {
-  std::string what = e.what();
-  const auto colon = what.find(": ");
-  if (what.rfind("row ", 0) == 0 && colon != std::string::npos) what = what.substr(colon + 2);
-  return what;
-}
-
-}  // namespace
-
 GuardedRows::GuardedRows(RowSource& source, const GuardedRowsOptions& o)
     : source_(source),
       guard_(o.guard),
@@ -41,7 +28,7 @@ bool GuardedRows::within_bound() {
   try {
     return bound_->admit(record_.has_unit ? &record_.unit : nullptr, record_.row_index, used_ / block_rows_);
   } catch (const std::exception& e) {  // ResourceLimit (the units' state budget) or InvalidRow: kept as such
-    rethrow_with_message(where() + ": " + reason_of(e));
+    rethrow_with_message(where() + ": " + reason_without_row(e));  // the file's row, not the bound's
   }
 }
 
@@ -57,11 +44,11 @@ bool GuardedRows::admit(Eigen::VectorXd& row) {
     guard_.admit(row);
     return true;
   } catch (const InvalidRow& e) {
-    const std::string what = reason_of(e);
     if (!skip_)
-      throw InvalidRow::with_message(record_.row_index, where() + ": " + what +
-                                                            " (--skip-malformed counts and skips such rows)");
-    if (first_reject_.empty()) first_reject_ = where() + ": " + what;
+      throw InvalidRow::with_message(record_.row_index,
+                                     where() + ": " + e.reason() + " (--skip-malformed counts and skips such rows)",
+                                     e.reason());
+    if (first_reject_.empty()) first_reject_ = where() + ": " + e.reason();
     return false;
   }
 }

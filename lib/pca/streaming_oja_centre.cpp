@@ -7,6 +7,7 @@
 
 #include <Eigen/Eigenvalues>
 
+#include "dpstream/linalg/decompositions.hpp"
 #include "dpstream/pca/streaming_private_oja.hpp"
 
 namespace dpstream::pca {
@@ -15,15 +16,30 @@ double centre_threshold(Eigen::Index width, double sigma, double batch) noexcept
   return 2.0 * std::sqrt(2.0 * static_cast<double>(width)) * sigma / batch;
 }
 
+Eigen::MatrixXd step_ritz_matrix(const Eigen::MatrixXd& previous, const Eigen::MatrixXd& noisy_sum) {
+  Eigen::MatrixXd rayleigh = previous.transpose() * noisy_sum;
+  return 0.5 * (rayleigh + rayleigh.transpose());
+}
+
+// Eigenvalues alone: the same bits as with the eigenvectors (the solver's rotations of the
+// tridiagonal do not depend on whether it accumulates them).
+Eigen::VectorXd step_ritz_values(const Eigen::MatrixXd& previous, const Eigen::MatrixXd& noisy_sum, double batch) {
+  const linalg::SymmetricEigenSolver eig(step_ritz_matrix(previous, noisy_sum), Eigen::EigenvaluesOnly);
+  return eig.eigenvalues().reverse() / batch;
+}
+
 Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
                               const Eigen::MatrixXd& noisy_sum, double batch, double sigma, double l2) {
+  return update_centre(iterate, previous, noisy_sum, step_ritz_values(previous, noisy_sum, batch), batch, sigma, l2);
+}
+
+Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
+                              const Eigen::MatrixXd& noisy_sum, const Eigen::VectorXd& ritz, double batch,
+                              double sigma, double l2) {
   const double threshold = centre_threshold(iterate.cols(), sigma, batch);
   // The gate: H = sym(W_{t−1}ᵀS̃_t)/B, whose noise is G exactly (header). No Ritz value above τ: no
   // signal the release can vouch for, so no centre (the update is the uncentred one).
-  Eigen::MatrixXd ritz = previous.transpose() * noisy_sum / batch;
-  ritz = 0.5 * (ritz + ritz.transpose()).eval();
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> gate(ritz, Eigen::EigenvaluesOnly);
-  if (!(gate.eigenvalues().maxCoeff() > threshold)) return Eigen::MatrixXd::Zero(iterate.rows(), iterate.cols());
+  if (!(ritz.maxCoeff() > threshold)) return Eigen::MatrixXd::Zero(iterate.rows(), iterate.cols());
   // M = sym(W_tᵀS̃_t·W_{t−1}ᵀW_t)/B, its eigenvalues soft-thresholded at τ and kept below L².
   Eigen::MatrixXd m = iterate.transpose() * noisy_sum * (previous.transpose() * iterate) / batch;
   m = 0.5 * (m + m.transpose()).eval();

@@ -205,9 +205,7 @@ double StreamingPrivateOja::step_size(std::uint64_t step, double clip) const noe
 MatrixXd StreamingPrivateOja::published_basis(double batch, VectorXd& ritz) const {
   ritz.resize(0);
   if (width_ == options_.k) return iterate_;
-  MatrixXd rayleigh = previous_.transpose() * noisy_;
-  rayleigh = 0.5 * (rayleigh + rayleigh.transpose()).eval();
-  const linalg::SymmetricEigenSolver eig(rayleigh);  // ascending eigenvalues
+  const linalg::SymmetricEigenSolver eig(step_ritz_matrix(previous_, noisy_));  // ascending eigenvalues
   ritz = eig.eigenvalues().reverse() / batch;
   return orthonormalized(noisy_ * eig.eigenvectors().rightCols(options_.k).rowwise().reverse());
 }
@@ -374,9 +372,11 @@ void StreamingPrivateOja::step() {
   basis_ = published_basis(batch, ritz);
   plan_rest(published_before, ritz, batch, clip);
   if (options_.centred_updates) {
-    released_centre_ = std::exchange(
-        centre_, update_centre(iterate_, previous_, noisy_, batch, sigma_g,
-                               options_.privacy.row_norm_bound * options_.privacy.row_norm_bound));
+    // The gate reads the Ritz values published_basis solved for (p > k); with p = k it solves them.
+    const double l2 = options_.privacy.row_norm_bound * options_.privacy.row_norm_bound;
+    released_centre_ = std::exchange(centre_, ritz.size() > 0
+                                                  ? update_centre(iterate_, previous_, noisy_, ritz, batch, sigma_g, l2)
+                                                  : update_centre(iterate_, previous_, noisy_, batch, sigma_g, l2));
   }
   last_clip_ = clip;
   if (scale_share() > 0.0) {

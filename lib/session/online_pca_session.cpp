@@ -163,22 +163,23 @@ void OnlinePcaSession::ingest(const Eigen::Ref<const MatrixXd>& rows) {
 // it refuses, or rows past its horizon, leave the whole session as it was), the private learner's
 // gains (with the subspace of the releases before this block, so before the stream may complete a
 // release), then the evaluation's sequence, in which the stream takes the rows (on_release follows a
-// release at once: ingesting_) and the meter the stream's exact sum.
+// release at once: ingesting_) and the meter the stream's exact sum. The stream checks each row once:
+// the scoring runs inside its update_block, after the checks and before it takes any row.
 void OnlinePcaSession::ingest_piece(const Eigen::Ref<const MatrixXd>& piece) {
-  if (sum_) sum_->check_block(piece);
   if (!meter_) {
     if (sum_) sum_->update_block(piece);
-  } else {
-    const Eigen::VectorXd gains = private_ ? private_->gains(piece) : Eigen::VectorXd();
-    score_and_observe(piece, private_ ? &gains : nullptr, [&] {
-      if (!sum_) {
-        meter_->observe(piece);
-      } else {
-        sum_->update_block(piece);
-        meter_->observe(piece, sum_->exact_sum());  // not the piece's Gram a second time
-      }
+  } else if (!sum_) {  // no private learner, no stream: the meter takes the rows
+    score_and_observe(piece, nullptr, [&] {
+      meter_->observe(piece);
       return true;
     });
+  } else {
+    sum_->update_block(piece, [&] {
+      const Eigen::VectorXd gains = private_->gains(piece);
+      score(piece, &gains);
+    });
+    meter_->observe(piece, sum_->exact_sum());  // not the piece's Gram a second time
+    observed();
   }
   ingested_ += static_cast<std::uint64_t>(piece.rows());
 }
@@ -375,15 +376,23 @@ bool OnlinePcaSession::projection_step(std::uint64_t) { return projections_->hel
 // meter solves its top k for the curve anyway (RegretMeter::leader): FTL takes that solution rather
 // than accumulating a second copy of the sum and solving it again, at each multiple of B rows, as
 // refresh_every = B.
-template <class Observe>
-bool OnlinePcaSession::score_and_observe(const Eigen::Ref<const MatrixXd>& rows, const Eigen::VectorXd* private_gains,
-                                         Observe&& observe) {
+void OnlinePcaSession::score(const Eigen::Ref<const MatrixXd>& rows, const Eigen::VectorXd* private_gains) {
   if (ftl_) meter_->add_gains(ftl_index_, ftl_->gains(rows));
   if (private_gains) meter_->add_gains(private_index_, *private_gains);
   if (rows_) rows_->step(rows, *meter_);
-  if (!observe()) return false;
+}
+
+void OnlinePcaSession::observed() {
   if (ftl_ && meter_->rows() % block_ == 0) ftl_->follow_solved(meter_->leader());
   rows_done_.store(meter_->rows(), std::memory_order_relaxed);
+}
+
+template <class Observe>
+bool OnlinePcaSession::score_and_observe(const Eigen::Ref<const MatrixXd>& rows, const Eigen::VectorXd* private_gains,
+                                         Observe&& observe) {
+  score(rows, private_gains);
+  if (!observe()) return false;
+  observed();
   return true;
 }
 

@@ -30,10 +30,7 @@ BlockAggregate sum_part(const Eigen::Ref<const Eigen::MatrixXd>& rows, Eigen::In
     try {
       guard.admit(row);
     } catch (const InvalidRow& e) {
-      // The guard numbers rows from 0 within this part: name the row by its place in the stream.
-      const std::string what = e.what();
-      const auto colon = what.find(": ");
-      throw InvalidRow(global, colon == std::string::npos ? what : what.substr(colon + 2));
+      throw e.at_row(global);  // the guard numbers rows from 0 within this part: name its place in the stream
     }
     guarded.row(i - begin) = row.transpose();
   }

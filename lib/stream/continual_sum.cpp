@@ -201,7 +201,14 @@ void ContinualSum<Accumulator>::check_block(const Eigen::Ref<const Eigen::Matrix
 
 template <class Accumulator>
 void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
+  update_block(rows, {});
+}
+
+template <class Accumulator>
+void ContinualSum<Accumulator>::update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows,
+                                             const std::function<void()>& checked) {
   check_block(rows);
+  if (checked) checked();
   Eigen::Index done = 0;
   while (done < rows.rows()) {
     const auto room = static_cast<Eigen::Index>(options_.block_rows - rows_pending());

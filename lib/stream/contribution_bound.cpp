@@ -28,11 +28,12 @@ ContributionBound::UnitState& ContributionBound::unit(std::string_view key, std:
   if (const auto found = units_.find(key); found != units_.end()) return found->second;
   const std::uint64_t bytes = unit_state_bytes(key.size());
   if (state_bytes_ + bytes > max_state_bytes_)
-    throw ResourceLimit("row " + std::to_string(row_index) + ": its unit is distinct unit number " +
-                        std::to_string(units_.size() + 1) + ", and the per-unit state (" + std::to_string(kBytesPerUnit) +
-                        " bytes a unit, more for keys over 15 bytes) would exceed its budget of " +
-                        bytes_text(static_cast<double>(max_state_bytes_)) + " (a quarter of the memory limit unless set; "
-                        "raise --max-memory, or bound fewer distinct units)");
+    throw ResourceLimit(row_index, "its unit is distinct unit number " + std::to_string(units_.size() + 1) +
+                                       ", and the per-unit state (" + std::to_string(kBytesPerUnit) +
+                                       " bytes a unit, more for keys over 15 bytes) would exceed its budget of " +
+                                       bytes_text(static_cast<double>(max_state_bytes_)) +
+                                       " (a quarter of the memory limit unless set; "
+                                       "raise --max-memory, or bound fewer distinct units)");
   state_bytes_ += bytes;
   ++counts_.units;
   return units_.emplace(std::string(key), UnitState{}).first->second;

@@ -4,7 +4,7 @@
   or any budget spent.
 * InvalidRow (a ValueError): a row refused by RowGuard or a stream (wrong dimension, NaN/Inf naming
   the column, a norm over the bound under normalize='none'); ``row_index`` is its index in the
-  stream, and the stream is unchanged (no row of the refused block was ingested).
+  stream, ``reason`` what was wrong (the message without "row N: "), and the stream is unchanged (no row of the refused block was ingested).
 * CorruptInput (a ValueError): a checkpoint, ledger or aggregate that is corrupt or was made with
   other parameters.
 * BudgetExhausted (a RuntimeError): a charge over the accountant's budget, or rows past a fixed

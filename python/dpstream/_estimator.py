@@ -124,9 +124,9 @@ def check_rows(X, where, n_features=None, *, allow_1d=False, allow_empty=False, 
     if finite is not False and not np.isfinite(a).all():
         row, col = np.argwhere(~np.isfinite(a))[0]
         first = 0 if finite is True else int(finite)
-        error = InvalidRow(f"row {first + row}: {where}: Input contains NaN or infinity (column {col}; "
-                           "nothing was charged)")
-        error.row_index = first + int(row)
+        reason = f"{where}: Input contains NaN or infinity (column {col}; nothing was charged)"
+        error = InvalidRow(f"row {first + row}: {reason}")
+        error.row_index, error.reason = first + int(row), reason
         raise error
     return a
 

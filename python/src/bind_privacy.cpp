@@ -19,11 +19,12 @@ PyObject* new_error(py::module_& m, const char* name, py::tuple bases, const cha
   return type;
 }
 
-// Raises `type` with the C++ message; InvalidRow also carries row_index.
-void raise(PyObject* type, const char* message, std::optional<std::uint64_t> row = std::nullopt) {
+// Raises `type` with the C++ message; InvalidRow also carries row_index and reason (what was wrong,
+// without "row N: ", a file or a line).
+void raise(PyObject* type, const char* message, const RowReason* row = nullptr) {
   py::object error = py::reinterpret_steal<py::object>(PyObject_CallFunction(type, "s", message));
   if (!error) return;  // the call set a Python error already
-  if (row) error.attr("row_index") = *row;
+  if (row) error.attr("row_index") = row->row_index, error.attr("reason") = row->reason;
   PyErr_SetObject(type, error.ptr());
 }
 
@@ -39,7 +40,8 @@ void bind_errors(py::module_& m) {
       "Raised before any noise is drawn or budget spent.");
   static PyObject* invalid_row = new_error(m, "InvalidRow", py::make_tuple(value_error, b),
       "A row refused by RowGuard or a stream (wrong dimension, NaN/Inf naming the column, a norm over the "
-      "bound under reject); row_index is its index in the stream. The stream is unchanged.");
+      "bound under reject); row_index is its index in the stream, reason what was wrong (without "
+      "'row N: ', a file or a line). The stream is unchanged.");
   static PyObject* corrupt_input = new_error(m, "CorruptInput", py::make_tuple(value_error, b),
       "Serialized state (checkpoint, ledger, aggregate) is corrupt or was made with other parameters.");
   static PyObject* budget_exhausted = new_error(m, "BudgetExhausted", py::make_tuple(runtime_error, b),
@@ -51,7 +53,8 @@ void bind_errors(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InvalidRow& e) {
-      raise(invalid_row, e.what(), e.row_index());
+      const RowReason row{e.row_index(), e.reason()};
+      raise(invalid_row, e.what(), &row);
     } catch (const InvalidParameter& e) {
       raise(invalid_parameter, e.what());
     } catch (const CorruptInput& e) {

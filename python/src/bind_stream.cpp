@@ -192,9 +192,7 @@ void bind_stream(py::module_& m) {
     try {
       return Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>(guard_block(rows, guard));
     } catch (const InvalidRow& e) {
-      const std::string what = e.what();
-      const auto colon = what.find(": ");
-      throw InvalidRow(first_row + e.row_index(), colon == std::string::npos ? what : what.substr(colon + 2));
+      throw e.at_row(first_row + e.row_index());
     }
   });
 }

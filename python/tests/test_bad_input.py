@@ -30,6 +30,7 @@ def test_a_nan_row_is_refused_by_index_and_column_and_the_stream_is_unchanged():
     with pytest.raises(dpstream.InvalidRow, match=r"^row 3: .*column 1") as error:
         s.update(block)
     assert error.value.row_index == 3
+    assert error.value.reason.startswith("entry at column 1") and str(error.value) == "row 3: " + error.value.reason
     assert s.rows == 1 and s.steps == 0 and s.guard_counts["seen"] == 1  # nothing of the block was taken
     s.update(np.zeros((1, 3)))  # the stream goes on; the next row is row 1 again
     assert s.steps == 1
@@ -202,3 +203,18 @@ def test_replay_names_a_row_over_the_bound_as_an_invalid_row(tmp_path):
     with pytest.raises(dpstream.InvalidRow, match=r"rows\.csv: row 25 \(line 26\): .*exceeds the bound") as error:
         dpstream.replay(path, out=tmp_path / "out", seed=1, normalize="none", k=2, block=8)
     assert error.value.row_index == 25
+    # reason: what was wrong, without the file, row and line the message adds
+    assert "exceeds the bound" in error.value.reason and "rows.csv" not in error.value.reason
+
+
+def test_a_workers_bad_row_is_named_by_its_global_index_with_its_reason_intact():
+    # dpstream.dask's workers guard their rows from 0; the row is renamed by its place in the stream
+    # from the error's typed reason, never by cutting its message.
+    from dpstream import _core
+    rows = np.zeros((4, 3))
+    rows[2, 1] = np.inf
+    with pytest.raises(dpstream.InvalidRow) as error:
+        _core.guard_rows(rows, 100, dim=3)
+    assert error.value.row_index == 102
+    assert error.value.reason.startswith("entry at column 1 is inf")
+    assert str(error.value) == "row 102: " + error.value.reason

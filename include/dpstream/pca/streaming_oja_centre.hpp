@@ -45,6 +45,16 @@ namespace dpstream::pca {
 // exceeds the threshold τ.
 Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
                               const Eigen::MatrixXd& noisy_sum, double batch, double sigma, double l2);
+// The same with the step's Ritz values given (`ritz`, as step_ritz_values computes them: the step's
+// published basis solves the same matrix, and its values are not solved for again).
+Eigen::MatrixXd update_centre(const Eigen::MatrixXd& iterate, const Eigen::MatrixXd& previous,
+                              const Eigen::MatrixXd& noisy_sum, const Eigen::VectorXd& ritz, double batch,
+                              double sigma, double l2);
+
+// The step's Ritz matrix sym(W_{t−1}ᵀS̃_t) (p × p; the gate's H times B), and its eigenvalues over B,
+// descending: the Ritz values that the gate reads and the published basis is chosen by.
+Eigen::MatrixXd step_ritz_matrix(const Eigen::MatrixXd& previous, const Eigen::MatrixXd& noisy_sum);
+Eigen::VectorXd step_ritz_values(const Eigen::MatrixXd& previous, const Eigen::MatrixXd& noisy_sum, double batch);
 
 // τ = 2·√(2p)·σ/B: the threshold on the Ritz values of a release with noise σ on B slots, p columns.
 double centre_threshold(Eigen::Index width, double sigma, double batch) noexcept;

@@ -200,6 +200,10 @@ class OnlinePcaSession {
   bool learner_step(std::uint64_t b);
   bool projection_step(std::uint64_t);
   bool evaluation_step(std::uint64_t b);
+  // score_and_observe's halves: the learners' gains and the row-fed learners' step before the meter
+  // observes the rows; FTL's follow and the rows done after.
+  void score(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::VectorXd* private_gains);
+  void observed();
   template <class Observe>
   bool score_and_observe(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::VectorXd* private_gains,
                          Observe&& observe);

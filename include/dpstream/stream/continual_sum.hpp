@@ -170,10 +170,12 @@ class ContinualSum {
   // Several rows, one per matrix row. All are checked before any is ingested (a bad row leaves the
   // stream unchanged); the block may span release boundaries.
   void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows);
-  // update_block's checks alone, changing nothing: InvalidRow (a width, a norm over the bound, NaN),
-  // BudgetExhausted (past the horizon). For a caller that must know before it acts on the rows
-  // elsewhere (session::OnlinePcaSession::ingest scores them first).
-  void check_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) const;
+  // The same, with `checked` called once every row has passed the checks (InvalidRow: a width, a
+  // norm over the bound, NaN; BudgetExhausted: past the horizon) and before any is taken: for a
+  // caller that must act on the rows elsewhere first (session::OnlinePcaSession::ingest scores
+  // them), so that a refused block reaches neither and each row is checked once. If `checked`
+  // throws, nothing was taken.
+  void update_block(const Eigen::Ref<const Eigen::MatrixXd>& rows, const std::function<void()>& checked);
   // A part of the current block summed elsewhere (distributed ingestion; block_aggregate.hpp says
   // why the privacy is unchanged). It must start at rows() and end inside the current block, and
   // come from a guard with this stream's bound; everything is checked before anything changes
@@ -228,6 +230,8 @@ class ContinualSum {
                const privacy::Budget& budget, NoCharge);
   void charge_stream();
   void check_row(const Eigen::Ref<const Eigen::VectorXd>& row, std::uint64_t index) const;
+  // update_block's checks alone, changing nothing.
+  void check_block(const Eigen::Ref<const Eigen::MatrixXd>& rows) const;
   void check_capacity(std::uint64_t more_rows) const;
   void release_step();
   void record_release();
