@@ -32,5 +32,30 @@ if hits=$(grep -rnE '^#include "(common|replay|pca|recommend|convert|privacy_dem
   echo "$hits"
   status=1
 fi
-((status == 0)) && echo "no include runs from a lower layer to a higher one, and no tools/ header is included outside tools/"
+# CLI11 (header-only, seconds of compile in each translation unit that includes it) is included only
+# by the tools' sources that build or parse a CLI::App; headers forward-declare it
+# (tools/common/cli_fwd.hpp), so that a source or test reading a tools/ header does not compile it.
+if hits=$(grep -rnE '^#include <CLI/' "$root" --include='*.hpp' --include='*.h' --include='*.hpp.in' \
+            --exclude-dir=.git --exclude-dir='build*'); then
+  echo "a header includes CLI11 (forward-declare it: common/cli_fwd.hpp):"
+  echo "$hits"
+  status=1
+fi
+if hits=$(grep -rnE '^#include <CLI/' "$root" --include='*.cpp' --exclude-dir=.git --exclude-dir='build*' \
+            --exclude-dir=tools); then
+  echo "CLI11 included outside tools/:"
+  echo "$hits"
+  status=1
+fi
+# ...and those sources are listed together (tools_cli_sources), so that a unity build compiles CLI11
+# in as few chunks as it can.
+cli_listed=$(sed -n '/^tools_cli_sources = files(/,/^)/p' "$root/tools/meson.build")
+for f in $(grep -rlE '^#include <CLI/' "$root/tools" --include='*.cpp'); do
+  if ! grep -qF "'${f#"$root/tools/"}'" <<<"$cli_listed"; then
+    echo "${f#"$root/"} includes CLI11 but is not in tools_cli_sources (tools/meson.build)"
+    status=1
+  fi
+done
+((status == 0)) && echo "no include runs from a lower layer to a higher one, no tools/ header is included outside tools/," \
+  "and CLI11 only in tools/ sources"
 exit $status

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "dpstream/base/errors.hpp"
 #include "dpstream/base/staged_file.hpp"
 #include "dpstream/base/format.hpp"

@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 
 #include "common/text.hpp"  // printable: every message quoting input bytes
 

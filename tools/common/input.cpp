@@ -4,6 +4,8 @@
 #include <exception>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 #include "common/cli.hpp"
 
 namespace dpstream::tools {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 
 #include "dpstream/io/open_rows.hpp"
 #include "dpstream/io/row_source.hpp"

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
+
 #include "common/cli.hpp"
 #include "dpstream/base/memory_limit.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 
 #include "dpstream/base/memory_limit.hpp"  // bytes_text, machine_memory_limit
 

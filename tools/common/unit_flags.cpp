@@ -1,5 +1,7 @@
 #include "common/unit_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "common/cli.hpp"
 #include "common/privacy_labels.hpp"
 #include "dpstream/base/memory_limit.hpp"

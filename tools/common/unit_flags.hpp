@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 
 #include "common/input.hpp"
 #include "common/json.hpp"

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <system_error>
 
+#include <CLI/CLI.hpp>
+
 #include <sys/stat.h>
 
 #include "common/cli.hpp"

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 #include <Eigen/Core>
 
 #include "dpstream/io/row_source.hpp"

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 #include <Eigen/Core>
 
 #include "common/cli.hpp"

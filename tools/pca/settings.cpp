@@ -1,6 +1,8 @@
 // dpstream-pca's flags and their checks (pca.hpp).
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "common/memory.hpp"
 #include "common/work.hpp"
 #include "pca/pca.hpp"

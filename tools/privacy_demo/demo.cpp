@@ -5,6 +5,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
+
 #include <Eigen/Core>
 
 #include "common/json.hpp"

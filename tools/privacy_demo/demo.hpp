@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 
 #include "common/cli.hpp"
 #include "dpstream/privacy/accountant.hpp"

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
+
 #include "common/memory.hpp"
 #include "dpstream/base/format.hpp"
 #include "dpstream/privacy/params.hpp"

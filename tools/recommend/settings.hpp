@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "common/cli_fwd.hpp"
 #include <Eigen/Core>
 
 #include "common/cli.hpp"

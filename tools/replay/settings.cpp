@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include <CLI/CLI.hpp>
+
 #include <unistd.h>
 
 #include "common/json.hpp"
