@@ -173,7 +173,7 @@ struct StreamingPrivateOjaOptions {
   std::optional<double> scale_share;
   // γ ∈ (0, 1): the quantile of ‖g‖ that C is set to; the median by default (streaming_oja_plan.hpp
   // says why). Checkpoints hold γ: one written with 0.9 (the default before) restores with options
-  // that set it, and its resolved scale_share, explicitly.
+  // that set clip_quantile = 0.9 (an unset scale_share is then derived from it, as when written).
   double clip_quantile = 0.5;
   // Clip each update around a centre from earlier releases, the radius the private quantile of
   // ‖g − c‖ (header; streaming_oja_centre.hpp). Same μ, same charge; needs scale_share > 0. Off: the
