@@ -371,17 +371,15 @@ void StreamingPrivateOja::step() {
   MatrixXd published_before = std::move(basis_);
   basis_ = published_basis(batch, ritz);
   plan_rest(published_before, ritz, batch, clip);
+  const double l2 = options_.privacy.row_norm_bound * options_.privacy.row_norm_bound;
   if (options_.centred_updates) {
-    // The gate reads the Ritz values published_basis solved for (p > k); with p = k it solves them.
-    const double l2 = options_.privacy.row_norm_bound * options_.privacy.row_norm_bound;
-    released_centre_ = std::exchange(centre_, ritz.size() > 0
-                                                  ? update_centre(iterate_, previous_, noisy_, ritz, batch, sigma_g, l2)
-                                                  : update_centre(iterate_, previous_, noisy_, batch, sigma_g, l2));
+    // The gate reads the Ritz values published_basis solved for (p > k); with p = k none were solved.
+    if (ritz.size() == 0) ritz = step_ritz_values(previous_, noisy_, batch);
+    released_centre_ = std::exchange(centre_, update_centre(iterate_, previous_, noisy_, ritz, batch, sigma_g, l2));
   }
   last_clip_ = clip;
   if (scale_share() > 0.0) {
-    clip_ = quantile_edge(noisy_histogram_, options_.clip_quantile, batch,
-                          options_.privacy.row_norm_bound * options_.privacy.row_norm_bound);
+    clip_ = quantile_edge(noisy_histogram_, options_.clip_quantile, batch, l2);
     histogram_.setZero();
   }
   if (sparse_layout_)
